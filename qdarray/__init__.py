@@ -1,0 +1,67 @@
+"""qdarray: an Array API namespace on every device, kernels over safe windows, and reverse-mode
+autodiff through kernels with data-dependent loops.
+
+Example::
+
+    import qdarray as qd
+    x = qd.linspace(0, 1, 5, dtype=qd.float32)
+    print(qd.sum(qd.sin(x) * 2 + x))
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+__array_api_version__ = "2024.12"
+
+from ._array import Array
+from ._devices import Device
+from ._dtypes import (
+    DType,
+    bool,
+    complex64,
+    complex128,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from ._errors import (
+    AdStackOverflowError,
+    AdStackSizingError,
+    AutodiffError,
+    BufferViewIndexError,
+    DeviceMismatchError,
+    KernelIndexError,
+    KernelSyntaxError,
+    KernelTypeError,
+    QdarrayError,
+)
+from ._creation_functions import (
+    asarray,
+    empty,
+    empty_like,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
+from ._interchange import from_dlpack
+
+__all__ = [
+    "Array", "Device", "DType", "__array_api_version__", "__version__",
+    "bool", "complex64", "complex128", "float32", "float64", "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64",
+    "AdStackOverflowError", "AdStackSizingError", "AutodiffError", "BufferViewIndexError",
+    "DeviceMismatchError", "KernelIndexError", "KernelSyntaxError", "KernelTypeError",
+    "QdarrayError",
+    "asarray", "empty", "empty_like", "full", "full_like", "ones", "ones_like", "zeros",
+    "zeros_like", "from_dlpack",
+]

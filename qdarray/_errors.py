@@ -1,0 +1,48 @@
+"""Every exception qdarray raises beyond the builtins, each also an instance of a builtin.
+
+Catching the builtin (`TypeError`, `IndexError`, ...) keeps working for code written against
+NumPy; catching `QdarrayError` catches everything qdarray-specific.
+"""
+
+from __future__ import annotations
+
+
+class QdarrayError(Exception):
+    """Base class of qdarray's own exceptions."""
+
+
+class KernelSyntaxError(QdarrayError, SyntaxError):
+    """A kernel uses Python outside the kernel language (raised when it compiles)."""
+
+    def __str__(self) -> str:
+        # SyntaxError.__str__ appends "(file, line N)" when filename is set; the message
+        # already carries the location with the source line and caret.
+        return str(self.msg) if self.msg is not None else ""
+
+
+class KernelTypeError(QdarrayError, TypeError):
+    """A kernel's types do not check: at compile time, or an argument at the call."""
+
+
+class KernelIndexError(QdarrayError, IndexError):
+    """An array access out of bounds, found by a kernel running in debug mode."""
+
+
+class BufferViewIndexError(KernelIndexError):
+    """A BufferView access or subview out of its window, found in debug mode."""
+
+
+class DeviceMismatchError(QdarrayError, ValueError):
+    """Arrays from different devices were combined."""
+
+
+class AutodiffError(QdarrayError, NotImplementedError):
+    """Reverse mode cannot differentiate something (an op without a derivative, ...)."""
+
+
+class AdStackOverflowError(QdarrayError, RuntimeError):
+    """An adstack push went beyond its capacity; nothing was written out of bounds."""
+
+
+class AdStackSizingError(QdarrayError, RuntimeError):
+    """A loop-bound array changed between a forward launch and its reverse."""

@@ -1,0 +1,106 @@
+"""Conversion from foreign arrays (NumPy, DLPack producers) and DLPack export."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._array import Array, Buffer
+from ._devices import CPU, Device, as_device
+
+# DLPack device type codes (dlpack.h)
+DL_CPU = 1
+DL_CUDA = 2
+DL_OPENCL = 4
+
+
+def as_native(obj: Any) -> tuple[Any, Device | None, Buffer | None]:
+    """(native array, device, buffer token) for array-like objects; (None, None, None) for
+    Python scalars and sequences, which the target backend converts itself."""
+    if type(obj) is Array:
+        return obj._data, obj._device, obj._buffer
+    view_array = getattr(obj, "_as_array", None)
+    if view_array is not None:  # BufferView and similar windows
+        arr = view_array()
+        return arr._data, arr._device, arr._buffer
+    if type(obj) is np.ndarray:
+        return obj, CPU, None
+    if isinstance(obj, np.generic):
+        return np.asarray(obj), CPU, None
+    if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):
+        return _import_dlpack(obj)
+    if hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):
+        return np.asarray(obj), CPU, None
+    return None, None, None
+
+
+def _import_dlpack(obj: Any) -> tuple[Any, Device, None]:
+    dev_type, dev_id = obj.__dlpack_device__()
+    if dev_type == DL_CPU:
+        return np.from_dlpack(obj), CPU, None
+    if dev_type == DL_CUDA:
+        device = Device(f"cuda:{dev_id}")
+        return device.backend.from_dlpack(obj), device, None  # type: ignore[attr-defined]
+    raise BufferError(f"DLPack device type {dev_type} is not supported by qdarray.")
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
+    """Import an array from any DLPack producer, zero-copy where possible.
+
+    Args:
+        x: an object with `__dlpack__` and `__dlpack_device__` (NumPy, CuPy, PyTorch, JAX, ...).
+        device: the device for the result; the producer's device when None.
+        copy: True always copies, False never copies (BufferError if it must), None as needed.
+    """
+    if not (hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__")):
+        raise TypeError(
+            f"from_dlpack expects an object with __dlpack__ and __dlpack_device__; "
+            f"got {type(x).__name__}. Use qd.asarray for sequences and scalars."
+        )
+    if type(x) is Array and device is None and copy is not True:
+        return Array._new(x._data, x._device, x._buffer)
+    target = None if device is None else as_device(device)
+    dev_type, _ = x.__dlpack_device__()
+    if dev_type == DL_CPU and (target is None or target is CPU):
+        kwargs: dict[str, Any] = {} if copy is None else {"copy": copy}
+        data = np.from_dlpack(x, **kwargs)
+        if not data.flags.writeable and copy is not False:
+            data = data.copy()
+        return Array._new(data, CPU)
+    data, src, _ = _import_dlpack(x)
+    result = Array._new(data, src)
+    if target is not None and target is not src:
+        if copy is False:
+            raise BufferError(
+                f"from_dlpack(copy=False) cannot move data from {src} to {target}."
+            )
+        result = result.to_device(target)
+    elif copy:
+        native = src.backend.asarray(result._data, None, True, src)
+        result = Array._new(native, src)
+    return result
+
+
+def dlpack_export(x: Array, *, stream: Any, max_version: tuple[int, int] | None,
+                  dl_device: tuple[int, int] | None, copy: bool | None) -> Any:
+    """`x.__dlpack__(...)`: export through the native array's own DLPack support."""
+    kwargs: dict[str, Any] = {}
+    if stream is not None:
+        kwargs["stream"] = stream
+    if max_version is not None:
+        kwargs["max_version"] = max_version
+    if dl_device is not None:
+        if dl_device != x.__dlpack_device__():
+            if tuple(dl_device) == (DL_CPU, 0) and copy is not False:
+                return np.ascontiguousarray(x._host()).__dlpack__(
+                    max_version=max_version, copy=True)
+            raise BufferError(
+                f"Cannot export an array on {x.device} to DLPack device {dl_device}."
+            )
+        kwargs["dl_device"] = dl_device
+    if copy is not None:
+        kwargs["copy"] = copy
+    # A zero-copy export can be written through by the consumer.
+    x._buffer.generation += 1
+    return x._data.__dlpack__(**kwargs)

@@ -1,0 +1,52 @@
+"""The CPU backend: NumPy storage, array-api-compat's NumPy namespace, numba kernels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import array_api_compat.numpy as compat_numpy
+import numpy as np
+
+from .._devices import CPU, Device
+
+
+class CpuBackend:
+    """NumPy arrays on the host; kernels through the numba CPU code generator."""
+
+    kind = "cpu"
+    target = "numba_cpu"
+    xp = compat_numpy
+    native_type = np.ndarray
+
+    def devices(self) -> list[Device]:
+        return [CPU]
+
+    def supports_dtype(self, np_dtype: np.dtype, device: Device) -> bool:
+        return True
+
+    def normalize(self, result: Any) -> Any:
+        if type(result) is np.ndarray:
+            return result
+        return np.asarray(result)
+
+    def asarray(self, obj: Any, np_dtype: np.dtype | None, copy: bool | None,
+                device: Device) -> Any:
+        if copy is False:
+            return np.asarray(obj, dtype=np_dtype)
+        return np.array(obj, dtype=np_dtype, copy=copy)
+
+    def to_host(self, native: Any) -> np.ndarray:
+        return native
+
+    def synchronize(self, device: Device) -> None:
+        return None
+
+    def capabilities(self, device: Device) -> dict[str, Any]:
+        return {
+            "boolean indexing": True,
+            "data-dependent shapes": True,
+            "max dimensions": 64,
+        }
+
+
+BACKEND = CpuBackend()
