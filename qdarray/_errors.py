@@ -46,3 +46,11 @@ class AdStackOverflowError(QdarrayError, RuntimeError):
 
 class AdStackSizingError(QdarrayError, RuntimeError):
     """A loop-bound array changed between a forward launch and its reverse."""
+
+
+class AxisError(QdarrayError, ValueError, IndexError):
+    """An axis argument outside [-ndim, ndim), or repeated where axes must be unique.
+
+    Like NumPy's AxisError it is both a ValueError and an IndexError, so code catching either
+    (the standard asks for IndexError in some functions) keeps working.
+    """
