@@ -55,6 +55,9 @@ from ._creation_functions import (
 )
 from ._interchange import from_dlpack
 
+# -- BufferView ------------------------------------------------------------------------
+from .buffer_view import BufferView
+
 __all__ = [
     "Array", "Device", "DType", "__array_api_version__", "__version__",
     "bool", "complex64", "complex128", "float32", "float64", "int8", "int16", "int32", "int64",
@@ -64,4 +67,5 @@ __all__ = [
     "QdarrayError",
     "asarray", "empty", "empty_like", "full", "full_like", "ones", "ones_like", "zeros",
     "zeros_like", "from_dlpack",
+    "BufferView",
 ]

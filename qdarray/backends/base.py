@@ -48,6 +48,11 @@ class Backend(Protocol):
         """A NumPy array with the same values (zero-copy on the CPU)."""
         ...
 
+    def window_root(self, native: Any) -> tuple[Any, int]:
+        """For a 1-D contiguous native array: the outermost 1-D contiguous array of the same
+        dtype it is a slice of, and its element offset there (BufferView's base and offset)."""
+        ...
+
     def synchronize(self, device: Device) -> None:
         """Wait for all work queued on `device`."""
         ...

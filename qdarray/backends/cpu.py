@@ -38,6 +38,20 @@ class CpuBackend:
     def to_host(self, native: Any) -> np.ndarray:
         return native
 
+    def window_root(self, native: np.ndarray) -> tuple[np.ndarray, int]:
+        """The outermost 1-D contiguous array of the same dtype that `native` (1-D, contiguous)
+        is a slice of, and `native`'s element offset in it."""
+        root = native
+        base = native.base
+        while (type(base) is np.ndarray and base.ndim == 1 and base.dtype == native.dtype
+               and base.strides[0] == base.itemsize):
+            root = base
+            base = base.base
+        if root is native:
+            return native, 0
+        start = native.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        return root, start // native.itemsize
+
     def synchronize(self, device: Device) -> None:
         return None
 
