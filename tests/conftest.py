@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
+# SciPy reads this once, at import: its Array API support must be on before any test imports it.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
