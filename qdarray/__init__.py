@@ -69,3 +69,57 @@ __all__ = [
     "zeros_like", "from_dlpack",
     "BufferView",
 ]
+
+# -- indexing, manipulation, searching, sorting and set functions ----------------------
+from ._errors import AxisError
+from ._indexing import (
+    take,
+    take_along_axis,
+)
+from ._manipulation_functions import (
+    broadcast_arrays,
+    broadcast_shapes,
+    broadcast_to,
+    concat,
+    expand_dims,
+    flip,
+    moveaxis,
+    permute_dims,
+    repeat,
+    reshape,
+    roll,
+    squeeze,
+    stack,
+    tile,
+    unstack,
+)
+from ._searching_functions import (
+    argmax,
+    argmin,
+    count_nonzero,
+    nonzero,
+    searchsorted,
+    where,
+)
+from ._set_functions import (
+    isin,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
+from ._sorting_functions import (
+    argsort,
+    sort,
+)
+
+__all__ += [
+    "AxisError",
+    "take", "take_along_axis",
+    "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
+    "moveaxis", "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile",
+    "unstack",
+    "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where",
+    "argsort", "sort",
+    "isin", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+]

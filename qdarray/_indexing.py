@@ -1,0 +1,451 @@
+"""Indexing: `x[key]`, `x[key] = value`, and the standard's `take` / `take_along_axis`.
+
+Keys follow NumPy: integers, slices, `...`, `None`, integer arrays (vectorized indexing, which
+contains the standard's 2024.12 integer-array indexing) and boolean arrays. Keys made only of
+integers, slices, `...` and `None` select a *view*: the result shares the base's `Buffer`
+token, so writes through it count as writes of the base (`generation` bumps), which the adstack
+sizing cache relies on. Array keys select a copy.
+
+Every index is bounds-checked here rather than left to the backend, because not every backend
+checks (CuPy wraps integer-array indices around). Errors name the index, axis and size.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ._array import Array
+from ._axis import normalize_axis
+from ._dispatch import require_array, same_device
+from ._dtypes import DType
+
+_SCALAR_KINDS = {
+    # Python scalar type -> dtype kinds it may be written into (NumPy same-kind casting).
+    bool: "buifc",
+    int: "iufc",
+    float: "fc",
+    complex: "c",
+}
+
+
+# -- keys ------------------------------------------------------------------------------------
+
+
+def _as_int(value: Any) -> int | None:
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _slice(s: slice) -> slice:
+    parts = []
+    for name, part in (("start", s.start), ("stop", s.stop), ("step", s.step)):
+        if part is None:
+            parts.append(None)
+            continue
+        i = _as_int(part)
+        if i is None:
+            raise IndexError(
+                f"Slice {name} must be an integer or None; got {type(part).__name__} "
+                f"{part!r}. Use integers in slices, e.g. x[1:5:2]."
+            )
+        parts.append(i)
+    if parts[2] == 0:
+        raise ValueError("Slice step cannot be zero; use a positive or negative step.")
+    return slice(parts[0], parts[1], parts[2])
+
+
+def _from_sequence(x: Array, seq: Any) -> Any:
+    """A Python list used as an index (NumPy semantics) as a native index array."""
+    host = np.asarray(seq)
+    if host.size == 0:
+        host = host.astype(np.int64)
+    if host.dtype.kind not in "biu":
+        raise IndexError(
+            f"A list used as an index must hold integers or booleans; got {seq!r}. "
+            "Use qd.asarray(...) with an integer or boolean dtype."
+        )
+    return x._device.backend.asarray(host, None, None, x._device)
+
+
+def _bounds_message(index: int, axis: int, size: int) -> str:
+    return (
+        f"index {index} is out of bounds for axis {axis} with size {size}; "
+        f"use an index in [{-size}, {size})."
+    )
+
+
+def check_index_array(native: Any, size: int, axis: int, xp: Any) -> None:
+    """IndexError unless every element of the native integer array lies in [-size, size)."""
+    if native.size == 0:
+        return
+    lo = int(xp.min(native))
+    hi = int(xp.max(native))
+    if lo < -size:
+        raise IndexError(_bounds_message(lo, axis, size))
+    if hi >= size:
+        raise IndexError(_bounds_message(hi, axis, size))
+
+
+def _check_int(index: int, axis: int, size: int) -> None:
+    if not -size <= index < size:
+        raise IndexError(_bounds_message(index, axis, size))
+
+
+def _classify(x: Array, key: tuple[Any, ...]) -> tuple[list[tuple[str, Any]], int]:
+    """Each key element as (kind, normalized value), and the number of axes they consume."""
+    items: list[tuple[str, Any]] = []
+    consumed = 0
+    for k in key:
+        tk = type(k)
+        if tk is int:
+            items.append(("int", k))
+            consumed += 1
+        elif tk is slice:
+            items.append(("slice", _slice(k)))
+            consumed += 1
+        elif k is None:
+            items.append(("none", None))
+        elif k is Ellipsis:
+            items.append(("ellipsis", None))
+        elif tk is bool or isinstance(k, np.bool_):
+            # Note: NumPy treats a scalar boolean as a 0-D boolean array index.
+            items.append(("bool", builtins_bool(k)))
+        elif tk is Array:
+            same_device(x, k, "Indexing")
+            kind = k._dtype.kind
+            if kind == "b":
+                items.append(("mask", k._data))
+                consumed += k.ndim
+            elif kind in "iu":
+                items.append(("intarray", k._data))
+                consumed += 1
+            else:
+                raise IndexError(
+                    f"Arrays used as indices must have an integer or boolean dtype; got "
+                    f"{k._dtype}. Use qd.astype(index, qd.int64) for positions."
+                )
+        elif tk is list:
+            native = _from_sequence(x, k)
+            if native.dtype.kind == "b":
+                items.append(("mask", native))
+                consumed += native.ndim
+            else:
+                items.append(("intarray", native))
+                consumed += 1
+        elif (i := _as_int(k)) is not None:
+            items.append(("int", i))
+            consumed += 1
+        else:
+            raise IndexError(
+                f"Only integers, slices, ..., None and integer or boolean arrays are valid "
+                f"indices; got {type(k).__name__} {k!r}. Use qd.asarray(...) for array indices."
+            )
+    return items, consumed
+
+
+def normalize_key(x: Array, key: Any) -> tuple[Any, bool]:
+    """The native key for `x._data[...]`, and whether it selects a view (basic indexing).
+
+    Raises:
+        IndexError: for out-of-range indices (naming index, axis and size), too many
+            indices, more than one ellipsis, mismatched boolean shapes or bad index types.
+        DeviceMismatchError: for index arrays on another device than `x`.
+    """
+    if type(key) is not tuple:
+        key = (key,)
+    items, consumed = _classify(x, key)
+    n_ellipsis = sum(1 for kind, _ in items if kind == "ellipsis")
+    if n_ellipsis > 1:
+        raise IndexError(f"An index can have only one ellipsis (...); got {n_ellipsis}.")
+    shape = x.shape
+    if consumed > len(shape):
+        raise IndexError(
+            f"Too many indices for an array of shape {shape}: the key indexes {consumed} "
+            f"dimensions but the array has {len(shape)}."
+        )
+    advanced = any(kind in ("mask", "intarray", "bool") for kind, _ in items)
+    if not advanced:
+        return _basic_key(items, shape), True
+    if not any(kind == "mask" or (kind == "intarray" and v.ndim > 0) for kind, v in items):
+        # Only 0-D integer arrays (and scalar booleans): a 0-D integer array index is the
+        # same as an int (the standard), which keeps the view semantics of basic indexing.
+        if not any(kind == "bool" for kind, _ in items):
+            items = [("int", int(v)) if kind == "intarray" else (kind, v) for kind, v in items]
+            return _basic_key(items, shape), True
+    return _advanced_key(x, items, shape), False
+
+
+def _basic_key(items: list[tuple[str, Any]], shape: tuple[int, ...]) -> tuple[Any, ...]:
+    native: list[Any] = []
+    axis = 0
+    has_ellipsis = False
+    consumed = sum(1 for kind, _ in items if kind in ("int", "slice"))
+    for kind, value in items:
+        if kind == "int":
+            _check_int(value, axis, shape[axis])
+            axis += 1
+        elif kind == "slice":
+            axis += 1
+        elif kind == "ellipsis":
+            has_ellipsis = True
+            axis += len(shape) - consumed
+        native.append(Ellipsis if kind == "ellipsis" else value)
+    if not has_ellipsis:
+        # A trailing ellipsis makes NumPy return a 0-D view instead of a scalar copy.
+        native.append(Ellipsis)
+    return tuple(native)
+
+
+def _advanced_key(x: Array, items: list[tuple[str, Any]],
+                  shape: tuple[int, ...]) -> tuple[Any, ...]:
+    xp = x._device.backend.xp
+    consumed = 0
+    for kind, value in items:
+        if kind in ("int", "slice", "intarray"):
+            consumed += 1
+        elif kind == "mask":
+            consumed += value.ndim
+    native: list[Any] = []
+    axis = 0
+    for kind, value in items:
+        if kind == "int":
+            _check_int(value, axis, shape[axis])
+            axis += 1
+        elif kind == "slice":
+            axis += 1
+        elif kind == "intarray":
+            check_index_array(value, shape[axis], axis, xp)
+            axis += 1
+        elif kind == "mask":
+            _check_mask(value.shape, shape, axis)
+            axis += value.ndim
+        elif kind == "ellipsis":
+            axis += len(shape) - consumed
+        native.append(Ellipsis if kind == "ellipsis" else value)
+    return tuple(native)
+
+
+def _check_mask(mask_shape: tuple[int, ...], shape: tuple[int, ...], axis: int) -> None:
+    covered = shape[axis:axis + len(mask_shape)]
+    if tuple(mask_shape) != tuple(covered):
+        last = axis + len(mask_shape) - 1
+        where = f"axis {axis}" if last == axis else f"axes {axis} to {last}"
+        raise IndexError(
+            f"Boolean index of shape {tuple(mask_shape)} does not match the indexed array's "
+            f"dimensions {tuple(covered)} ({where} of shape {shape}); use a mask with exactly "
+            "the shape of the axes it selects."
+        )
+
+
+# -- getitem / setitem -----------------------------------------------------------------------
+
+
+def getitem(x: Array, key: Any) -> Array:
+    """`x[key]`: a view for basic keys (sharing `x`'s buffer token), a copy for array keys."""
+    device = x._device
+    tk = type(key)
+    if tk is int and x._data.ndim:
+        size = x._data.shape[0]
+        if not -size <= key < size:
+            raise IndexError(_bounds_message(key, 0, size))
+        return Array._new(x._data[key, ...], device, x._buffer)
+    if tk is slice and x._data.ndim and key.step != 0:
+        if (key.start is None or type(key.start) is int) and (
+                key.stop is None or type(key.stop) is int) and (
+                key.step is None or type(key.step) is int):
+            return Array._new(x._data[key], device, x._buffer)
+    native_key, view = normalize_key(x, key)
+    data = x._data[native_key]
+    if view:
+        return Array._new(data, device, x._buffer)
+    return Array._new(device.backend.normalize(data), device)
+
+
+def setitem(x: Array, key: Any, value: Any) -> None:
+    """`x[key] = value`, with the value checked before anything is written.
+
+    The value is an Array on `x`'s device or a Python scalar; its dtype must cast to
+    `x.dtype` by NumPy's same-kind rule, and integer values must fit `x.dtype`'s range.
+    Every write bumps `x`'s buffer generation.
+    """
+    native_key, _ = normalize_key(x, key)
+    native_value = _native_value(x, value)
+    try:
+        x._data[native_key] = native_value
+    except ValueError as exc:
+        raise _assignment_error(x, native_key, native_value, exc) from None
+    x._buffer.generation += 1
+
+
+def _native_value(x: Array, value: Any) -> Any:
+    dtype = x._dtype
+    if type(value) is Array:
+        same_device(x, value, "x[key] = value")
+        _check_array_cast(value._dtype, dtype)
+        if value._dtype.kind in "iu" and dtype.kind in "iu":
+            _check_integer_range(value, dtype)
+        return value._data
+    if isinstance(value, np.generic) and not isinstance(value, (int, float, complex)):
+        value = value.item()
+    for py_type in (bool, int, float, complex):
+        if isinstance(value, py_type):
+            if dtype.kind not in _SCALAR_KINDS[py_type]:
+                raise TypeError(
+                    f"Cannot assign a Python {py_type.__name__} ({value!r}) into an array of "
+                    f"dtype {dtype}: that would change the value's kind. Use a "
+                    f"{_kind_name(dtype)} value instead, or convert explicitly first."
+                )
+            if py_type is int and dtype.kind in "iu":
+                info = np.iinfo(dtype._np)
+                if not info.min <= value <= info.max:
+                    raise OverflowError(
+                        f"Python integer {value} is out of range for dtype {dtype} "
+                        f"([{info.min}, {info.max}]); use an array of a wider dtype."
+                    )
+            return value
+    raise TypeError(
+        f"x[key] = value expects a qdarray Array or a Python scalar as the value; got "
+        f"{type(value).__name__}. Use qd.asarray(value) to convert it first."
+    )
+
+
+def _kind_name(dtype: DType) -> str:
+    return {"b": "bool", "i": "integer", "u": "integer", "f": "real floating-point",
+            "c": "complex"}[dtype.kind]
+
+
+def _check_array_cast(src: DType, dst: DType) -> None:
+    if not np.can_cast(src._np, dst._np, casting="same_kind"):
+        raise TypeError(
+            f"Cannot assign an array of dtype {src} into an array of dtype {dst}: only "
+            f"same-kind casts are allowed in x[key] = value. Use qd.astype(value, {dst}) "
+            "first if the conversion is intended."
+        )
+
+
+def _check_integer_range(value: Array, dtype: DType) -> None:
+    src = np.iinfo(value._dtype._np)
+    dst = np.iinfo(dtype._np)
+    if dst.min <= src.min and src.max <= dst.max or value.size == 0:
+        return
+    xp = value._device.backend.xp
+    lo = int(xp.min(value._data))
+    hi = int(xp.max(value._data))
+    if lo < dst.min or hi > dst.max:
+        bad = lo if lo < dst.min else hi
+        raise OverflowError(
+            f"Value {bad} (dtype {value._dtype}) is out of range for dtype {dtype} "
+            f"([{dst.min}, {dst.max}]); nothing was written. Use an array of a wider dtype."
+        )
+
+
+def _assignment_error(x: Array, native_key: Any, native_value: Any,
+                      exc: ValueError) -> Exception:
+    if "read-only" in str(exc):
+        return ValueError(
+            "Cannot assign into a read-only array (such as a broadcast_to view, whose "
+            "elements alias each other); use qd.asarray(x, copy=True) to get a writable copy."
+        )
+    target = x._data[native_key].shape
+    vshape = getattr(native_value, "shape", ())
+    return ValueError(
+        f"Cannot assign a value of shape {tuple(vshape)} to x[key] of shape {tuple(target)}; "
+        "the value must broadcast to the selection's shape."
+    )
+
+
+# -- indexing functions ----------------------------------------------------------------------
+
+
+def _check_indices(indices: Any, func: str) -> Array:
+    require_array(indices, func, "indices")
+    if indices._dtype.kind not in "iu":
+        raise TypeError(f"Only integer dtypes are allowed in {func} indices; got {indices._dtype}.")
+    return indices
+
+
+def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
+    """Elements of `x` at `indices` along `axis` (a copy).
+
+    Args:
+        x: the input array.
+        indices: a 1-D integer array; negative indices count from the end.
+        axis: the axis to select along; may be omitted only when `x` is 1-D.
+
+    Returns:
+        An array shaped like `x` except along `axis`, whose size is `indices.size`.
+
+    Raises:
+        IndexError: for indices out of [-n, n) (the standard leaves this open; qdarray
+            always checks).
+
+    Example::
+
+        qd.take(qd.asarray([10, 20, 30]), qd.asarray([2, 0]))   # [30, 10]
+    """
+    require_array(x, "take")
+    _check_indices(indices, "take")
+    device = same_device(x, indices, "take")
+    if indices.ndim != 1:
+        raise ValueError(
+            f"take expects 1-D indices; got shape {indices.shape}. Use x[indices] or "
+            "take_along_axis for multi-dimensional indices."
+        )
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(
+                f"take needs axis= for an array of {x.ndim} dimensions (shape {x.shape}); "
+                "use axis=0 or reshape x to 1-D first."
+            )
+        axis = 0
+    else:
+        axis = normalize_axis(axis, x.ndim, "take")
+    xp = device.backend.xp
+    check_index_array(indices._data, x.shape[axis], axis, xp)
+    return Array._new(device.backend.normalize(xp.take(x._data, indices._data, axis=axis)),
+                      device)
+
+
+def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
+    """Elements of `x` at per-position `indices` along `axis`, as produced by `argsort`.
+
+    Args:
+        x: the input array.
+        indices: an integer array with `x.ndim` dimensions, broadcast-compatible with `x`
+            except along `axis`.
+        axis: the axis to select along (default the last).
+
+    Example::
+
+        x = qd.asarray([[3, 1, 2]])
+        qd.take_along_axis(x, qd.argsort(x, axis=1), axis=1)   # [[1, 2, 3]]
+    """
+    require_array(x, "take_along_axis")
+    _check_indices(indices, "take_along_axis")
+    device = same_device(x, indices, "take_along_axis")
+    if indices.ndim != x.ndim:
+        raise ValueError(
+            f"take_along_axis needs indices with as many dimensions as x ({x.ndim}); got "
+            f"indices of shape {indices.shape} for x of shape {x.shape}. Use "
+            "qd.expand_dims on the indices."
+        )
+    axis = normalize_axis(axis, x.ndim, "take_along_axis")
+    for ax, (n, m) in enumerate(zip(x.shape, indices.shape, strict=True)):
+        if ax != axis and n != m and n != 1 and m != 1:
+            raise ValueError(
+                f"take_along_axis cannot broadcast indices of shape {indices.shape} against x "
+                f"of shape {x.shape} (axis {ax}: {m} vs {n}); shapes must match or be 1 "
+                f"except along axis {axis}."
+            )
+    xp = device.backend.xp
+    check_index_array(indices._data, x.shape[axis], axis, xp)
+    result = xp.take_along_axis(x._data, indices._data, axis=axis)
+    return Array._new(device.backend.normalize(result), device)
+
+
+builtins_bool = bool

@@ -1,0 +1,376 @@
+"""Manipulation functions of the standard: reshaping, joining, splitting and reordering arrays.
+
+Functions that return views of their input (`reshape` when no copy is needed, `permute_dims`,
+`expand_dims`, `squeeze`, `broadcast_to`, `broadcast_arrays`, `flip`, `moveaxis`, `unstack`)
+pass the input's `Buffer` token on, so writes through the view count as writes of the base.
+Broadcast views are read-only: their elements alias each other.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from . import _dtypes
+from ._array import Array
+from ._axis import normalize_axes, normalize_axis
+from ._devices import Device
+from ._dispatch import require_array
+from ._errors import AxisError, DeviceMismatchError
+
+
+def _view(x: Array, data: Any) -> Array:
+    return Array._new(data, x._device, x._buffer)
+
+
+def _new(data: Any, device: Device) -> Array:
+    return Array._new(device.backend.normalize(data), device)
+
+
+def _int_tuple(shape: Any, func: str, name: str = "shape") -> tuple[int, ...]:
+    if not isinstance(shape, (tuple, list)):
+        shape = (shape,)
+    out = []
+    for s in shape:
+        try:
+            if type(s) is bool:
+                raise TypeError
+            out.append(operator.index(s))
+        except TypeError:
+            raise TypeError(
+                f"{func} expects {name} as a tuple of integers; got {type(s).__name__} {s!r} "
+                f"in {tuple(shape)!r}."
+            ) from None
+    return tuple(out)
+
+
+def _arrays(arrays: Any, func: str) -> tuple[list[Array], Device]:
+    if isinstance(arrays, Array) or not isinstance(arrays, (tuple, list)):
+        raise TypeError(
+            f"{func} expects a tuple or list of arrays; got {type(arrays).__name__}. "
+            f"Use {func}([a, b, ...])."
+        )
+    if not arrays:
+        raise ValueError(f"{func} needs at least one array; got an empty sequence.")
+    for i, a in enumerate(arrays):
+        require_array(a, func, f"arrays[{i}]")
+    device = arrays[0]._device
+    for i, a in enumerate(arrays):
+        if a._device is not device:
+            raise DeviceMismatchError(
+                f"{func} got arrays on two devices: arrays[0] on {device} and arrays[{i}] on "
+                f"{a._device}; move them with x.to_device('{device}') first."
+            )
+    return list(arrays), device
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape that `shapes` broadcast to.
+
+    Raises:
+        ValueError: naming the shapes that do not broadcast.
+
+    Example::
+
+        qd.broadcast_shapes((3, 1), (4,))   # (3, 4)
+    """
+    result: list[int] = []
+    norm = [_int_tuple(s, "broadcast_shapes") for s in shapes]
+    ndim = max((len(s) for s in norm), default=0)
+    for axis in range(-ndim, 0):
+        size = 1
+        for s in norm:
+            if -axis > len(s):
+                continue
+            n = s[axis]
+            if n == 1:
+                continue
+            if size != 1 and n != size:
+                raise ValueError(
+                    f"Shapes {', '.join(str(t) for t in norm)} cannot be broadcast together: "
+                    f"dimension {axis} has sizes {size} and {n}. Sizes must match or be 1."
+                )
+            size = n
+        result.append(size)
+    return tuple(result)
+
+
+def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
+    """A read-only view of `x` broadcast to `shape`.
+
+    Example::
+
+        qd.broadcast_to(qd.asarray([1, 2]), (3, 2)).shape   # (3, 2)
+    """
+    require_array(x, "broadcast_to")
+    shape = _int_tuple(shape, "broadcast_to")
+    if len(shape) < x.ndim or any(
+            n != 1 and n != m for n, m in zip(x.shape[::-1], shape[::-1], strict=False)):
+        raise ValueError(
+            f"Cannot broadcast an array of shape {x.shape} to shape {shape}; each dimension "
+            "of x must equal the target's trailing dimension or be 1."
+        )
+    return _view(x, x._device.backend.xp.broadcast_to(x._data, shape))
+
+
+def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
+    """Read-only views of `arrays` broadcast to their common shape (a tuple, as in 2025.12)."""
+    if not arrays:
+        return ()
+    items, device = _arrays(arrays, "broadcast_arrays")
+    shape = broadcast_shapes(*(a.shape for a in items))
+    xp = device.backend.xp
+    return tuple(_view(a, xp.broadcast_to(a._data, shape)) for a in items)
+
+
+def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) -> Array:
+    """Join arrays along an existing axis (flattened first when `axis` is None).
+
+    The result's dtype follows type promotion of the inputs' dtypes.
+
+    Example::
+
+        qd.concat([qd.zeros((2, 3)), qd.ones((1, 3))]).shape   # (3, 3)
+    """
+    items, device = _arrays(arrays, "concat")
+    dtype = _dtypes.result_type(*(a._dtype for a in items))
+    if axis is not None:
+        ndim = items[0].ndim
+        if ndim == 0:
+            raise ValueError("concat cannot join 0-D arrays along an axis; use qd.stack.")
+        axis = normalize_axis(axis, ndim, "concat")
+        first = items[0].shape
+        for i, a in enumerate(items):
+            if a.ndim != ndim or any(n != m for ax, (n, m) in
+                                     enumerate(zip(a.shape, first, strict=True)) if ax != axis):
+                raise ValueError(
+                    f"concat along axis {axis} needs equal shapes outside that axis; "
+                    f"arrays[0] has shape {first} and arrays[{i}] has shape {a.shape}."
+                )
+    xp = device.backend.xp
+    natives = [a._data if a._dtype is dtype else xp.astype(a._data, dtype._np) for a in items]
+    return _new(xp.concat(natives, axis=axis), device)
+
+
+def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
+    """Join arrays of one shape along a new axis.
+
+    Example::
+
+        qd.stack([qd.zeros(3), qd.ones(3)], axis=1).shape   # (3, 2)
+    """
+    items, device = _arrays(arrays, "stack")
+    first = items[0].shape
+    for i, a in enumerate(items):
+        if a.shape != first:
+            raise ValueError(
+                f"stack needs arrays of one shape; arrays[0] has shape {first} and "
+                f"arrays[{i}] has shape {a.shape}."
+            )
+    axis = normalize_axis(axis, len(first) + 1, "stack")
+    dtype = _dtypes.result_type(*(a._dtype for a in items))
+    xp = device.backend.xp
+    natives = [a._data if a._dtype is dtype else xp.astype(a._data, dtype._np) for a in items]
+    return _new(xp.stack(natives, axis=axis), device)
+
+
+def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
+    """Views of `x` split along `axis` (the inverse of `stack`)."""
+    require_array(x, "unstack")
+    if x.ndim == 0:
+        raise ValueError("unstack needs an array of at least 1 dimension; got a 0-D array.")
+    axis = normalize_axis(axis, x.ndim, "unstack")
+    moved = x._device.backend.xp.moveaxis(x._data, axis, 0)
+    return tuple(_view(x, moved[i, ...]) for i in range(moved.shape[0]))
+
+
+def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
+    """A view of `x` with size-1 axes inserted at `axis` (an int, or a tuple as in 2025.12).
+
+    Raises:
+        AxisError: (an IndexError) for positions outside [-M, M), M = x.ndim + len(axis).
+    """
+    require_array(x, "expand_dims")
+    positions = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    m = x.ndim + len(positions)
+    for a in positions:
+        if type(a) is int and not -m <= a < m:
+            raise AxisError(
+                f"expand_dims axis={axis!r} is out of range: inserting {len(positions)} axes "
+                f"into an array of {x.ndim} dimensions takes positions in [{-m}, {m})."
+            )
+    axes = normalize_axes(axis, m, "expand_dims")
+    return _view(x, x._device.backend.xp.expand_dims(x._data, axes))
+
+
+def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
+    """A view of `x` without the given size-1 axes.
+
+    Raises:
+        ValueError: when one of the axes does not have size 1.
+    """
+    require_array(x, "squeeze")
+    axes = normalize_axes(axis, x.ndim, "squeeze")
+    for ax in axes:
+        if x.shape[ax] != 1:
+            raise ValueError(
+                f"squeeze can only remove axes of size 1; axis {ax} of shape {x.shape} has "
+                f"size {x.shape[ax]}."
+            )
+    return _view(x, x._device.backend.xp.squeeze(x._data, axis=axes))
+
+
+def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
+    """A view of `x` with its axes reordered (negative axes count from the end)."""
+    require_array(x, "permute_dims")
+    perm = normalize_axes(tuple(axes) if isinstance(axes, (tuple, list)) else axes, x.ndim,
+                          "permute_dims", "axes")
+    if len(perm) != x.ndim:
+        raise AxisError(
+            f"permute_dims needs a permutation of all {x.ndim} axes; got axes={tuple(axes)}."
+        )
+    return _view(x, x._device.backend.xp.permute_dims(x._data, perm))
+
+
+def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...],
+             /) -> Array:
+    """A view of `x` with axes `source` moved to positions `destination`."""
+    require_array(x, "moveaxis")
+    src = normalize_axes(source, x.ndim, "moveaxis", "source")
+    dst = normalize_axes(destination, x.ndim, "moveaxis", "destination")
+    if len(src) != len(dst):
+        raise ValueError(
+            f"moveaxis needs as many destinations as sources; got source={source!r} and "
+            f"destination={destination!r}."
+        )
+    return _view(x, x._device.backend.xp.moveaxis(x._data, src, dst))
+
+
+def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
+    """A view of `x` with the order of elements reversed along `axis` (all axes when None)."""
+    require_array(x, "flip")
+    axes = tuple(range(x.ndim)) if axis is None else normalize_axes(axis, x.ndim, "flip")
+    return _view(x, x._device.backend.xp.flip(x._data, axis=axes))
+
+
+def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Array:
+    """`x` with a new shape: a view when possible, a copy when `copy=True` or needed.
+
+    Args:
+        x: the input array.
+        shape: the new shape; one entry may be -1 (inferred).
+        copy: True always copies; False never copies (ValueError if it would have to);
+            None copies only when the data cannot be viewed with the new shape.
+
+    Example::
+
+        qd.reshape(qd.zeros(6), (2, -1)).shape   # (2, 3)
+    """
+    require_array(x, "reshape")
+    shape = _check_reshape(x, _int_tuple(shape, "reshape"))
+    xp = x._device.backend.xp
+    if copy is True:
+        return _new(xp.reshape(x._data, shape, copy=True), x._device)
+    try:
+        return _view(x, xp.reshape(x._data, shape, copy=False))
+    except ValueError:
+        if copy is False:
+            raise ValueError(
+                f"reshape(copy=False) cannot view an array of shape {x.shape} and strides "
+                f"{x.strides} with shape {shape} without copying; use copy=None or True."
+            ) from None
+    return _new(xp.reshape(x._data, shape, copy=True), x._device)
+
+
+def _check_reshape(x: Array, shape: tuple[int, ...]) -> tuple[int, ...]:
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    if len(unknown) > 1 or any(s < -1 for s in shape):
+        raise ValueError(
+            f"reshape accepts non-negative sizes and at most one -1; got shape {shape}."
+        )
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if unknown:
+        if known == 0 or x.size % known:
+            raise ValueError(
+                f"Cannot reshape an array of size {x.size} (shape {x.shape}) into shape "
+                f"{shape}: the -1 cannot be inferred."
+            )
+        shape = shape[:unknown[0]] + (x.size // known,) + shape[unknown[0] + 1:]
+    elif known != x.size:
+        raise ValueError(
+            f"Cannot reshape an array of size {x.size} (shape {x.shape}) into shape {shape} "
+            f"of size {known}; the sizes must match."
+        )
+    return shape
+
+
+def roll(x: Array, /, shift: int | tuple[int, ...], *,
+         axis: int | tuple[int, ...] | None = None) -> Array:
+    """Elements of `x` shifted cyclically along `axis` (over the flattened array when None)."""
+    require_array(x, "roll")
+    xp = x._device.backend.xp
+    if axis is None:
+        if isinstance(shift, (tuple, list)):
+            raise ValueError(f"roll with axis=None takes one integer shift; got {shift!r}.")
+        return _new(xp.roll(x._data, _int_tuple(shift, "roll", "shift")[0]), x._device)
+    axes = normalize_axes(axis, x.ndim, "roll")
+    shifts = _int_tuple(shift, "roll", "shift")
+    if isinstance(shift, (tuple, list)):
+        if len(shifts) != len(axes):
+            raise ValueError(
+                f"roll needs one shift per axis; got shift={tuple(shift)} for axis={axis!r}."
+            )
+    else:
+        shifts = shifts * len(axes)
+    return _new(xp.roll(x._data, shifts, axis=axes), x._device)
+
+
+def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
+    """Each element of `x` repeated `repeats` times (per element when `repeats` is an array).
+
+    Note: with an array of repeats the result's shape depends on the data, which waits for
+    the device on GPUs.
+    """
+    require_array(x, "repeat")
+    if axis is not None:
+        axis = normalize_axis(axis, x.ndim, "repeat")
+    n = x.size if axis is None else x.shape[axis]
+    xp = x._device.backend.xp
+    if type(repeats) is Array:
+        if repeats._device is not x._device:
+            raise DeviceMismatchError(
+                f"repeat got x on {x._device} and repeats on {repeats._device}; move one "
+                f"with .to_device('{x._device}') first."
+            )
+        if repeats._dtype.kind not in "iu":
+            raise TypeError(f"Only integer dtypes are allowed in repeat's repeats; got "
+                            f"{repeats._dtype}.")
+        if repeats.ndim > 1 or (repeats.ndim == 1 and repeats.shape[0] not in (1, n)):
+            raise ValueError(
+                f"repeat needs repeats of shape (1,) or ({n},) here; got {repeats.shape}."
+            )
+        if repeats.size and int(xp.min(repeats._data)) < 0:
+            raise ValueError(
+                f"repeat needs non-negative repeats; got {int(xp.min(repeats._data))}."
+            )
+        reps: Any = repeats._data
+    else:
+        reps = _int_tuple(repeats, "repeat", "repeats")
+        if len(reps) != 1:
+            raise TypeError(f"repeat takes an int or an integer array; got {repeats!r}.")
+        reps = reps[0]
+        if reps < 0:
+            raise ValueError(f"repeat needs non-negative repeats; got {reps}.")
+    return _new(xp.repeat(x._data, reps, axis=axis), x._device)
+
+
+def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
+    """`x` repeated `repetitions[i]` times along each axis i (shapes aligned from the end)."""
+    require_array(x, "tile")
+    reps = _int_tuple(repetitions, "tile", "repetitions")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile needs non-negative repetitions; got {reps}.")
+    return _new(x._device.backend.xp.tile(x._data, reps), x._device)
