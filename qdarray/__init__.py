@@ -70,11 +70,19 @@ __all__ = [
     "BufferView",
 ]
 
-# -- indexing, manipulation, searching, sorting and set functions ----------------------
-from ._errors import AxisError
+# -- indexing, manipulation, searching, sorting, sets, linear algebra, linalg, fft, info -
+from . import fft, linalg
+from ._errors import AxisError, LinAlgError
 from ._indexing import (
     take,
     take_along_axis,
+)
+from ._info import __array_namespace_info__
+from ._linear_algebra_functions import (
+    matmul,
+    matrix_transpose,
+    tensordot,
+    vecdot,
 )
 from ._manipulation_functions import (
     broadcast_arrays,
@@ -114,8 +122,9 @@ from ._sorting_functions import (
 )
 
 __all__ += [
-    "AxisError",
+    "AxisError", "LinAlgError", "fft", "linalg", "__array_namespace_info__",
     "take", "take_along_axis",
+    "matmul", "matrix_transpose", "tensordot", "vecdot",
     "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
     "moveaxis", "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile",
     "unstack",

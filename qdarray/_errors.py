@@ -6,6 +6,8 @@ NumPy; catching `QdarrayError` catches everything qdarray-specific.
 
 from __future__ import annotations
 
+from numpy import linalg as _np_linalg
+
 
 class QdarrayError(Exception):
     """Base class of qdarray's own exceptions."""
@@ -53,4 +55,11 @@ class AxisError(QdarrayError, ValueError, IndexError):
 
     Like NumPy's AxisError it is both a ValueError and an IndexError, so code catching either
     (the standard asks for IndexError in some functions) keeps working.
+    """
+
+
+class LinAlgError(QdarrayError, _np_linalg.LinAlgError):
+    """A linear algebra routine failed (a singular matrix, no convergence, ...).
+
+    Also NumPy's `numpy.linalg.LinAlgError` (and so a ValueError), which existing code catches.
     """

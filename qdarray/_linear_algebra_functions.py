@@ -1,0 +1,151 @@
+"""Linear algebra functions of the main namespace: matmul, matrix_transpose, tensordot, vecdot.
+
+The `linalg` extension re-exports these and adds the decompositions (qdarray/linalg).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from . import _dtypes
+from ._array import Array
+from ._axis import normalize_axis
+from ._devices import Device
+from ._dispatch import require_array, same_device
+
+
+def numeric_pair(x1: Any, x2: Any, func: str) -> Device:
+    """Check two array arguments of a numeric function; their common device."""
+    require_array(x1, func, "x1")
+    require_array(x2, func, "x2")
+    device = same_device(x1, x2, func)
+    _dtypes.check_category(x1._dtype, "numeric", func)
+    _dtypes.check_category(x2._dtype, "numeric", func)
+    return device
+
+
+def wrap(data: Any, device: Device) -> Array:
+    """A backend result as a new Array on `device`."""
+    return Array._new(device.backend.normalize(data), device)
+
+
+def matmul(x1: Array, x2: Array, /) -> Array:
+    """The matrix product of `x1` and `x2`, broadcast over leading (stack) dimensions.
+
+    1-D operands act as vectors (a 1 is prepended to `x1`'s shape or appended to `x2`'s and
+    removed from the result), as in NumPy.
+
+    Raises:
+        ValueError: for 0-D operands or mismatched contracted dimensions, naming the shapes.
+
+    Example::
+
+        qd.matmul(qd.ones((2, 3)), qd.ones((3, 4))).shape   # (2, 4)
+    """
+    device = numeric_pair(x1, x2, "matmul")
+    if x1.ndim == 0 or x2.ndim == 0:
+        raise ValueError(
+            f"matmul needs arrays of at least 1 dimension; got shapes {x1.shape} and "
+            f"{x2.shape}. Use qd.multiply for scalars."
+        )
+    k1 = x1.shape[-1]
+    k2 = x2.shape[0] if x2.ndim == 1 else x2.shape[-2]
+    if k1 != k2:
+        raise ValueError(
+            f"matmul cannot multiply shapes {x1.shape} and {x2.shape}: the contracted "
+            f"dimensions differ ({k1} vs {k2})."
+        )
+    return wrap(device.backend.xp.matmul(x1._data, x2._data), device)
+
+
+def matrix_transpose(x: Array, /) -> Array:
+    """A view of `x` with its last two axes swapped (`x.mT`)."""
+    require_array(x, "matrix_transpose")
+    if x.ndim < 2:
+        raise ValueError(
+            f"matrix_transpose needs an array of at least 2 dimensions; got shape {x.shape}."
+        )
+    return Array._new(x._device.backend.xp.matrix_transpose(x._data), x._device, x._buffer)
+
+
+def tensordot(x1: Array, x2: Array, /, *,
+              axes: int | tuple[Any, Any] = 2) -> Array:
+    """Sum products over the last `axes` axes of `x1` and the first of `x2`, or over the
+    axis pairs given as `(x1_axes, x2_axes)`.
+
+    Example::
+
+        qd.tensordot(qd.ones((2, 3)), qd.ones((3, 4)), axes=1).shape   # (2, 4)
+    """
+    device = numeric_pair(x1, x2, "tensordot")
+    if isinstance(axes, (tuple, list)):
+        if len(axes) != 2:
+            raise ValueError(
+                f"tensordot axes must be an int or a pair (x1_axes, x2_axes); got {axes!r}."
+            )
+        a1 = _axis_list(axes[0], x1.ndim, "x1")
+        a2 = _axis_list(axes[1], x2.ndim, "x2")
+        if len(a1) != len(a2):
+            raise ValueError(
+                f"tensordot needs as many axes of x1 as of x2; got {axes!r}."
+            )
+        native_axes: Any = (a1, a2)
+    else:
+        n = _nonnegative(axes)
+        if n > x1.ndim or n > x2.ndim:
+            raise ValueError(
+                f"tensordot axes={n} exceeds the dimensions of shapes {x1.shape} and "
+                f"{x2.shape}."
+            )
+        a1 = list(range(x1.ndim - n, x1.ndim))
+        a2 = list(range(n))
+        native_axes = n
+    for i, j in zip(a1, a2, strict=True):
+        if x1.shape[i] != x2.shape[j]:
+            raise ValueError(
+                f"tensordot cannot contract axis {i} of x1 (size {x1.shape[i]}, shape "
+                f"{x1.shape}) with axis {j} of x2 (size {x2.shape[j]}, shape {x2.shape})."
+            )
+    return wrap(device.backend.xp.tensordot(x1._data, x2._data, axes=native_axes), device)
+
+
+def _nonnegative(axes: Any) -> int:
+    try:
+        n = operator.index(axes)
+    except TypeError:
+        raise TypeError(f"tensordot axes must be an int or a pair of sequences; got {axes!r}.")\
+            from None
+    if n < 0:
+        raise ValueError(f"tensordot axes must be non-negative; got {n}.")
+    return n
+
+
+def _axis_list(axes: Any, ndim: int, name: str) -> list[int]:
+    items = list(axes) if isinstance(axes, (tuple, list)) else [axes]
+    return [normalize_axis(a, ndim, "tensordot", f"axes for {name}") for a in items]
+
+
+def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
+    """Dot products of vectors along `axis`, broadcast over the other dimensions; complex
+    `x1` is conjugated (sum of conj(x1) * x2).
+
+    Example::
+
+        qd.vecdot(qd.asarray([[1., 2.], [3., 4.]]), qd.asarray([1., 1.]))   # [3., 7.]
+    """
+    device = numeric_pair(x1, x2, "vecdot")
+    ndim = max(x1.ndim, x2.ndim)
+    if min(x1.ndim, x2.ndim) == 0:
+        raise ValueError(
+            f"vecdot needs arrays of at least 1 dimension; got shapes {x1.shape} and "
+            f"{x2.shape}."
+        )
+    axis = normalize_axis(axis, ndim, "vecdot") - ndim
+    if -axis > min(x1.ndim, x2.ndim) or x1.shape[axis] != x2.shape[axis]:
+        raise ValueError(
+            f"vecdot needs equal sizes along axis {axis}; got shapes {x1.shape} and "
+            f"{x2.shape}."
+        )
+    xp = device.backend.xp
+    return wrap(xp.vecdot(x1._data, x2._data, axis=axis), device)
