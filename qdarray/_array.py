@@ -16,43 +16,44 @@ from . import _dtypes
 from ._devices import CPU, Device, as_device
 from ._dtypes import DType
 
-
 _PY_SCALARS = (bool, int, float, complex)
 
 
-def _binary_operator(name: str, category: str) -> Any:
+def _binary_operator(name: str) -> Any:
     def method(self: Array, other: Any) -> Any:
-        if type(other) is not Array and type(other) not in _PY_SCALARS:
+        if type(other) is not Array and type(other) not in _PY_SCALARS and not isinstance(
+                other, np.generic):
             return NotImplemented
-        return _dispatch.binary(name, self, other, category)
+        return _dispatch.binary(name, self, other)
 
     method.__name__ = f"__{name}__"
     return method
 
 
-def _reflected_operator(name: str, category: str) -> Any:
+def _reflected_operator(name: str) -> Any:
     def method(self: Array, other: Any) -> Any:
-        if type(other) not in _PY_SCALARS:
+        if type(other) not in _PY_SCALARS and not isinstance(other, np.generic):
             return NotImplemented
-        return _dispatch.binary(name, other, self, category)
+        return _dispatch.binary(name, other, self)
 
     method.__name__ = f"__r{name}__"
     return method
 
 
-def _inplace_operator(name: str, category: str) -> Any:
+def _inplace_operator(name: str) -> Any:
     def method(self: Array, other: Any) -> Any:
-        if type(other) is not Array and type(other) not in _PY_SCALARS:
+        if type(other) is not Array and type(other) not in _PY_SCALARS and not isinstance(
+                other, np.generic):
             return NotImplemented
-        return _dispatch.inplace(name, self, other, category)
+        return _dispatch.inplace(name, self, other)
 
     method.__name__ = f"__i{name}__"
     return method
 
 
-def _unary_operator(name: str, category: str) -> Any:
+def _unary_operator(name: str) -> Any:
     def method(self: Array) -> Array:
-        return _dispatch.unary(name, self, category)
+        return _dispatch.unary(name, self)
 
     method.__name__ = f"__{name}__"
     return method
@@ -286,57 +287,57 @@ class Array:
     def __dlpack_device__(self) -> tuple[int, int]:
         return self._data.__dlpack_device__()  # type: ignore[no-any-return]
 
-    # -- operators (semantics live in the backend's xp; checks in _dispatch) ----------------
+    # -- operators (semantics live in the backend's xp; dtype categories in _dispatch) -----
 
-    __add__ = _binary_operator("add", "numeric")
-    __radd__ = _reflected_operator("add", "numeric")
-    __iadd__ = _inplace_operator("add", "numeric")
-    __sub__ = _binary_operator("subtract", "numeric")
-    __rsub__ = _reflected_operator("subtract", "numeric")
-    __isub__ = _inplace_operator("subtract", "numeric")
-    __mul__ = _binary_operator("multiply", "numeric")
-    __rmul__ = _reflected_operator("multiply", "numeric")
-    __imul__ = _inplace_operator("multiply", "numeric")
-    __truediv__ = _binary_operator("divide", "floating-point")
-    __rtruediv__ = _reflected_operator("divide", "floating-point")
-    __itruediv__ = _inplace_operator("divide", "floating-point")
-    __floordiv__ = _binary_operator("floor_divide", "real numeric")
-    __rfloordiv__ = _reflected_operator("floor_divide", "real numeric")
-    __ifloordiv__ = _inplace_operator("floor_divide", "real numeric")
-    __mod__ = _binary_operator("remainder", "real numeric")
-    __rmod__ = _reflected_operator("remainder", "real numeric")
-    __imod__ = _inplace_operator("remainder", "real numeric")
-    __pow__ = _binary_operator("pow", "numeric")
-    __rpow__ = _reflected_operator("pow", "numeric")
-    __ipow__ = _inplace_operator("pow", "numeric")
-    __matmul__ = _binary_operator("matmul", "numeric")
-    __rmatmul__ = _reflected_operator("matmul", "numeric")
-    __imatmul__ = _inplace_operator("matmul", "numeric")
-    __and__ = _binary_operator("bitwise_and", "integer or boolean")
-    __rand__ = _reflected_operator("bitwise_and", "integer or boolean")
-    __iand__ = _inplace_operator("bitwise_and", "integer or boolean")
-    __or__ = _binary_operator("bitwise_or", "integer or boolean")
-    __ror__ = _reflected_operator("bitwise_or", "integer or boolean")
-    __ior__ = _inplace_operator("bitwise_or", "integer or boolean")
-    __xor__ = _binary_operator("bitwise_xor", "integer or boolean")
-    __rxor__ = _reflected_operator("bitwise_xor", "integer or boolean")
-    __ixor__ = _inplace_operator("bitwise_xor", "integer or boolean")
-    __lshift__ = _binary_operator("bitwise_left_shift", "integer")
-    __rlshift__ = _reflected_operator("bitwise_left_shift", "integer")
-    __ilshift__ = _inplace_operator("bitwise_left_shift", "integer")
-    __rshift__ = _binary_operator("bitwise_right_shift", "integer")
-    __rrshift__ = _reflected_operator("bitwise_right_shift", "integer")
-    __irshift__ = _inplace_operator("bitwise_right_shift", "integer")
-    __lt__ = _binary_operator("less", "real numeric")
-    __le__ = _binary_operator("less_equal", "real numeric")
-    __gt__ = _binary_operator("greater", "real numeric")
-    __ge__ = _binary_operator("greater_equal", "real numeric")
-    __eq__ = _binary_operator("equal", "all")  # type: ignore[assignment]
-    __ne__ = _binary_operator("not_equal", "all")  # type: ignore[assignment]
-    __neg__ = _unary_operator("negative", "numeric")
-    __pos__ = _unary_operator("positive", "numeric")
-    __abs__ = _unary_operator("abs", "numeric")
-    __invert__ = _unary_operator("bitwise_invert", "integer or boolean")
+    __add__ = _binary_operator("add")
+    __radd__ = _reflected_operator("add")
+    __iadd__ = _inplace_operator("add")
+    __sub__ = _binary_operator("subtract")
+    __rsub__ = _reflected_operator("subtract")
+    __isub__ = _inplace_operator("subtract")
+    __mul__ = _binary_operator("multiply")
+    __rmul__ = _reflected_operator("multiply")
+    __imul__ = _inplace_operator("multiply")
+    __truediv__ = _binary_operator("divide")
+    __rtruediv__ = _reflected_operator("divide")
+    __itruediv__ = _inplace_operator("divide")
+    __floordiv__ = _binary_operator("floor_divide")
+    __rfloordiv__ = _reflected_operator("floor_divide")
+    __ifloordiv__ = _inplace_operator("floor_divide")
+    __mod__ = _binary_operator("remainder")
+    __rmod__ = _reflected_operator("remainder")
+    __imod__ = _inplace_operator("remainder")
+    __pow__ = _binary_operator("pow")
+    __rpow__ = _reflected_operator("pow")
+    __ipow__ = _inplace_operator("pow")
+    __matmul__ = _binary_operator("matmul")
+    __rmatmul__ = _reflected_operator("matmul")
+    __imatmul__ = _inplace_operator("matmul")
+    __and__ = _binary_operator("bitwise_and")
+    __rand__ = _reflected_operator("bitwise_and")
+    __iand__ = _inplace_operator("bitwise_and")
+    __or__ = _binary_operator("bitwise_or")
+    __ror__ = _reflected_operator("bitwise_or")
+    __ior__ = _inplace_operator("bitwise_or")
+    __xor__ = _binary_operator("bitwise_xor")
+    __rxor__ = _reflected_operator("bitwise_xor")
+    __ixor__ = _inplace_operator("bitwise_xor")
+    __lshift__ = _binary_operator("bitwise_left_shift")
+    __rlshift__ = _reflected_operator("bitwise_left_shift")
+    __ilshift__ = _inplace_operator("bitwise_left_shift")
+    __rshift__ = _binary_operator("bitwise_right_shift")
+    __rrshift__ = _reflected_operator("bitwise_right_shift")
+    __irshift__ = _inplace_operator("bitwise_right_shift")
+    __lt__ = _binary_operator("less")
+    __le__ = _binary_operator("less_equal")
+    __gt__ = _binary_operator("greater")
+    __ge__ = _binary_operator("greater_equal")
+    __eq__ = _binary_operator("equal")  # type: ignore[assignment]
+    __ne__ = _binary_operator("not_equal")  # type: ignore[assignment]
+    __neg__ = _unary_operator("negative")
+    __pos__ = _unary_operator("positive")
+    __abs__ = _unary_operator("abs")
+    __invert__ = _unary_operator("bitwise_invert")
 
     # -- indexing --------------------------------------------------------------------------
 
