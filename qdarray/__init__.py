@@ -43,13 +43,19 @@ from ._errors import (
     QdarrayError,
 )
 from ._creation_functions import (
+    arange,
     asarray,
     empty,
     empty_like,
+    eye,
     full,
     full_like,
+    linspace,
+    meshgrid,
     ones,
     ones_like,
+    tril,
+    triu,
     zeros,
     zeros_like,
 )
@@ -66,7 +72,7 @@ __all__ = [
     "DeviceMismatchError", "KernelIndexError", "KernelSyntaxError", "KernelTypeError",
     "QdarrayError",
     "asarray", "empty", "empty_like", "full", "full_like", "ones", "ones_like", "zeros",
-    "zeros_like", "from_dlpack",
+    "zeros_like", "from_dlpack", "arange", "eye", "linspace", "meshgrid", "tril", "triu",
     "BufferView",
 ]
 
@@ -213,4 +219,36 @@ __all__ += [
     "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative",
     "nextafter", "not_equal", "positive", "pow", "real", "reciprocal", "remainder", "round",
     "sign", "signbit", "sin", "sinh", "sqrt", "square", "subtract", "tan", "tanh", "trunc",
+]
+
+# -- statistical, utility and data type functions, constants -------------------------------
+from ._constants import e, inf, nan, newaxis, pi  # noqa: E402
+from ._data_type_functions import (  # noqa: E402
+    FInfo,
+    IInfo,
+    astype,
+    can_cast,
+    finfo,
+    iinfo,
+    isdtype,
+    result_type,
+)
+from ._statistical_functions import (  # noqa: E402
+    cumulative_prod,
+    cumulative_sum,
+    max,
+    mean,
+    min,
+    prod,
+    std,
+    sum,
+    var,
+)
+from ._utility_functions import all, any, diff  # noqa: E402
+
+__all__ += [
+    "e", "inf", "nan", "newaxis", "pi",
+    "FInfo", "IInfo", "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
+    "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
+    "all", "any", "diff",
 ]

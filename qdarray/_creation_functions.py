@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,7 @@ from . import _dtypes
 from ._array import Array
 from ._devices import Device, as_device
 from ._dtypes import DType
+from ._errors import DeviceMismatchError
 
 
 def _native_dtype(dtype: Any, device: Device) -> np.dtype | None:
@@ -189,3 +191,270 @@ def full_like(x: Array, /, fill_value: Any, *, dtype: DType | None = None, devic
     x = _like(x, "full_like")
     return full(x.shape, fill_value, dtype=dtype or x._dtype, device=device or x._device,
                 requires_grad=requires_grad)
+
+
+# -- ranges, grids and triangles -----------------------------------------------------------
+
+
+def _real_arg(value: Any, func: str, name: str) -> int | float:
+    """A Python int or float from an int/float argument (NumPy scalars and 0-d arrays too)."""
+    if type(value) is Array and value.ndim == 0 and value._dtype.kind in "iuf":
+        value = value._host().item()
+    elif isinstance(value, (np.integer, np.floating)):
+        value = value.item()
+    if type(value) is int or type(value) is float:
+        return value
+    raise TypeError(
+        f"{func} expects an int or float for {name}; got {type(value).__name__} {value!r}."
+    )
+
+
+def _count(value: Any, func: str, name: str) -> int:
+    """A non-negative int argument such as a length."""
+    if type(value) is bool:
+        raise TypeError(f"{func} expects a non-negative integer {name}; got bool {value!r}.")
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise TypeError(
+            f"{func} expects a non-negative integer {name}; got {type(value).__name__} "
+            f"{value!r}."
+        ) from None
+    if n < 0:
+        raise ValueError(f"{func} expects a non-negative integer {name}; got {n}.")
+    return n
+
+
+def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
+           dtype: DType | None = None, device: Any = None) -> Array:
+    """Evenly spaced values in the half-open interval [start, stop).
+
+    Args:
+        start: the first value; the interval's end when `stop` is None (start is then 0).
+        stop: the end of the interval (excluded).
+        step: the spacing; must not be zero.
+        dtype: the result dtype; int64 when start, stop and step are all ints, else float64.
+        device: the result's device.
+
+    Returns:
+        a 1-D array of ceil((stop - start) / step) elements (none when that is negative).
+
+    Raises:
+        ValueError: for step 0.
+        TypeError: for an integer dtype with a float argument (the values would be
+            truncated), or a bool or complex dtype.
+        OverflowError: when an integer dtype cannot hold the first or last value.
+
+    Example::
+
+        qd.arange(5)             # [0, 1, 2, 3, 4]
+        qd.arange(0.0, 1.0, 0.25)   # [0.0, 0.25, 0.5, 0.75]
+    """
+    if stop is None:
+        start, stop = 0, start
+    args = {name: _real_arg(v, "arange", name)
+            for name, v in (("start", start), ("stop", stop), ("step", step))}
+    if args["step"] == 0:
+        raise ValueError("arange needs a non-zero step; got step=0.")
+    target = as_device(device)
+    d = _dtypes.normalize_dtype(dtype)
+    all_ints = all(type(v) is int for v in args.values())
+    if d is None:
+        d = _dtypes.int64 if all_ints else _dtypes.float64
+    if d.kind in "bc":
+        raise TypeError(
+            f"arange produces real numbers; got dtype {d}. Use an integer or real floating "
+            "dtype, and qd.astype afterwards if needed."
+        )
+    if d.kind in "iu":
+        if not all_ints:
+            floats = ", ".join(f"{k}={v!r}" for k, v in args.items() if type(v) is float)
+            raise TypeError(
+                f"arange with integer dtype {d} needs integer start, stop and step; got "
+                f"{floats}. Use integer arguments, or a float dtype."
+            )
+        _check_int_range(args["start"], args["stop"], args["step"], d)
+    np_dtype = _native_dtype(d, target)
+    native = target.backend.xp.arange(args["start"], args["stop"], args["step"],
+                                      dtype=np_dtype, **_device_kw(target))
+    return Array._new(target.backend.normalize(native), target)
+
+
+def _check_int_range(start: int, stop: int, step: int, d: DType) -> None:
+    n = len(range(start, stop, step))
+    if n == 0:
+        return
+    last = start + (n - 1) * step
+    info = np.iinfo(d._np)
+    for value in (start, last):
+        if not info.min <= value <= info.max:
+            raise OverflowError(
+                f"arange({start}, {stop}, {step}) reaches {value}, outside the range of "
+                f"{d} [{info.min}, {info.max}]; use a wider dtype such as qd.int64."
+            )
+
+
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0,
+        dtype: DType | None = None, device: Any = None) -> Array:
+    """A 2-D array with ones on the `k`-th diagonal and zeros elsewhere.
+
+    Args:
+        n_rows: the number of rows.
+        n_cols: the number of columns; `n_rows` when None.
+        k: the diagonal: 0 the main one, positive above it, negative below.
+        dtype: the result dtype (float64 by default).
+        device: the result's device.
+
+    Returns:
+        an array of shape (n_rows, n_cols).
+
+    Example::
+
+        qd.eye(2, 3, k=1)   # [[0, 1, 0], [0, 0, 1]]
+    """
+    rows = _count(n_rows, "eye", "n_rows")
+    cols = rows if n_cols is None else _count(n_cols, "eye", "n_cols")
+    if type(k) is bool:
+        raise TypeError(f"eye expects an integer k; got bool {k!r}.")
+    try:
+        k = operator.index(k)
+    except TypeError:
+        raise TypeError(f"eye expects an integer k; got {type(k).__name__} {k!r}.") from None
+    target = as_device(device)
+    np_dtype = _native_dtype(dtype, target)
+    if np_dtype is None:
+        np_dtype = np.dtype(np.float64)
+    native = target.backend.xp.eye(rows, cols, k=k, dtype=np_dtype, **_device_kw(target))
+    return Array._new(target.backend.normalize(native), target)
+
+
+def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
+             dtype: DType | None = None, device: Any = None, endpoint: bool = True) -> Array:
+    """`num` evenly spaced values from `start` to `stop`.
+
+    Args:
+        start: the first value.
+        stop: the last value (with endpoint=True) or the end of the interval.
+        num: the number of values (non-negative).
+        dtype: the result dtype; float64 by default, complex128 when start or stop is
+            complex. The values are computed in float64 (complex128) and then cast, so
+            float32 results are correctly rounded; an integer dtype rounds toward -inf, as in
+            NumPy.
+        device: the result's device.
+        endpoint: include `stop` (spacing (stop - start) / (num - 1)) or not
+            (spacing (stop - start) / num).
+
+    Returns:
+        a 1-D array of `num` elements.
+
+    Example::
+
+        qd.linspace(0, 1, 5)   # [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    bounds = {}
+    for name, value in (("start", start), ("stop", stop)):
+        if type(value) is complex or isinstance(value, np.complexfloating):
+            bounds[name] = complex(value)
+        else:
+            bounds[name] = _real_arg(value, "linspace", name)
+    n = _count(num, "linspace", "num")
+    if type(endpoint) is not bool:
+        raise TypeError(f"linspace expects a bool for endpoint; got {type(endpoint).__name__}.")
+    is_complex = any(type(v) is complex for v in bounds.values())
+    d = _dtypes.normalize_dtype(dtype)
+    if d is None:
+        d = _dtypes.complex128 if is_complex else _dtypes.float64
+    if is_complex and d.kind != "c":
+        raise TypeError(
+            f"linspace with a complex start or stop needs a complex dtype; got {d}. Use "
+            "dtype=qd.complex128, or real bounds."
+        )
+    if d.kind == "b":
+        raise TypeError("linspace produces numbers; got dtype qdarray.bool. Use a numeric dtype.")
+    target = as_device(device)
+    np_dtype = _native_dtype(d, target)
+    native = target.backend.xp.linspace(bounds["start"], bounds["stop"], n, dtype=np_dtype,
+                                        endpoint=endpoint, **_device_kw(target))
+    return Array._new(target.backend.normalize(native), target)
+
+
+def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
+    """Coordinate grids from 1-D coordinate arrays.
+
+    Args:
+        arrays: N 1-D arrays (0-d arrays count as length 1; higher ones are flattened, as in
+            NumPy) of lengths n1, ..., nN.
+        indexing: 'xy' (Cartesian: the first two output axes swapped, shape (n2, n1, ...))
+            or 'ij' (matrix: shape (n1, n2, ...)).
+
+    Returns:
+        a list of N arrays of the grid's shape, each with its input's dtype (new arrays,
+        not views).
+
+    Example::
+
+        xs, ys = qd.meshgrid(qd.arange(3), qd.arange(2))   # shapes (2, 3)
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid's indexing must be 'xy' or 'ij'; got {indexing!r}.")
+    if not arrays:
+        return []
+    for i, a in enumerate(arrays):
+        if type(a) is not Array:
+            raise TypeError(
+                f"meshgrid expects qdarray Arrays; got {type(a).__name__} for arrays[{i}]. "
+                "Use qd.asarray(...) to convert it."
+            )
+        if a._device is not arrays[0]._device:
+            raise DeviceMismatchError(
+                f"meshgrid got arrays on two devices, {arrays[0]._device} and {a._device} "
+                f"(arrays[{i}]); move them with x.to_device('{arrays[0]._device}') first."
+            )
+    device = arrays[0]._device
+    grids = device.backend.xp.meshgrid(*(a._data for a in arrays), indexing=indexing)
+    return [Array._new(device.backend.normalize(g), device) for g in grids]
+
+
+def _triangle(func: str, x: Array, k: Any) -> Array:
+    if type(x) is not Array:
+        raise TypeError(f"{func} expects a qdarray Array; got {type(x).__name__}.")
+    if x.ndim < 2:
+        raise ValueError(
+            f"{func} needs an array of at least 2 dimensions; got shape {x.shape}. "
+            "Use qd.reshape to make it a matrix first."
+        )
+    if type(k) is bool:
+        raise TypeError(f"{func} expects an integer k; got bool {k!r}.")
+    try:
+        k = operator.index(k)
+    except TypeError:
+        raise TypeError(f"{func} expects an integer k; got {type(k).__name__} {k!r}.") from None
+    device = x._device
+    return Array._new(device.backend.normalize(getattr(device.backend.xp, func)(x._data, k=k)),
+                      device)
+
+
+def tril(x: Array, /, *, k: int = 0) -> Array:
+    """The lower triangle of each matrix in `x` (the last two axes); zeros above it.
+
+    Args:
+        x: an array with at least 2 dimensions.
+        k: the diagonal above which to zero: 0 the main one, positive above, negative below.
+
+    Returns:
+        a new array of `x`'s shape and dtype.
+    """
+    return _triangle("tril", x, k)
+
+
+def triu(x: Array, /, *, k: int = 0) -> Array:
+    """The upper triangle of each matrix in `x` (the last two axes); zeros below it.
+
+    Args:
+        x: an array with at least 2 dimensions.
+        k: the diagonal below which to zero: 0 the main one, positive above, negative below.
+
+    Returns:
+        a new array of `x`'s shape and dtype.
+    """
+    return _triangle("triu", x, k)

@@ -1,0 +1,267 @@
+"""Statistical functions of the standard: reductions (`sum`, `mean`, `max`, ...) and scans.
+
+Accumulation dtypes follow the standard and NumPy: `sum`, `prod` and the cumulative functions
+keep a floating or complex dtype and accumulate signed integers (and booleans) in int64 and
+unsigned integers in uint64, unless `dtype=` says otherwise. `mean`, `var` and `std` of
+integer or boolean arrays give float64, as in NumPy; `var` and `std` of complex arrays are
+real. Empty reductions: `sum` is 0, `prod` is 1, `mean`/`var`/`std` are NaN (with NumPy's
+RuntimeWarning on the CPU), and `max`/`min` raise ValueError, since they have no identity.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _dtypes
+from ._array import Array
+from ._axis import normalize_axes, normalize_axis
+from ._dispatch import check_kind, require_array, wrap
+from ._dtypes import DType
+
+
+def _axes(x: Array, axis: Any, func: str) -> tuple[int, ...] | None:
+    if axis is None:
+        return None
+    return normalize_axes(axis, x.ndim, func)
+
+
+def _acc_dtype(dtype: Any, x: Array, func: str) -> Any:
+    """The native `dtype=` argument: None, or a supported DType's NumPy dtype."""
+    if dtype is None:
+        return None
+    d = _dtypes.normalize_dtype(dtype)
+    assert d is not None
+    device = x._device
+    if not device.backend.supports_dtype(d._np, device):
+        raise TypeError(
+            f"{func} cannot accumulate in {d} on device {device}, which does not support it; "
+            "use a dtype the device supports, such as qd.float32."
+        )
+    return d._np
+
+
+def _reduce(func: str, x: Array, axis: Any, keepdims: bool, category: str,
+            **kwargs: Any) -> Array:
+    require_array(x, func)
+    check_kind(x, category, func)
+    axes = _axes(x, axis, func)
+    device = x._device
+    result = getattr(device.backend.xp, func)(x._data, axis=axes, keepdims=keepdims, **kwargs)
+    return wrap(result, device)
+
+
+def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None,  # noqa: A001
+        dtype: DType | None = None, keepdims: bool = False) -> Array:
+    """The sum of the elements over `axis` (all axes when None).
+
+    Args:
+        x: input array (numeric or boolean dtypes; booleans count as 0 and 1).
+        axis: an axis or tuple of axes to reduce; None reduces all.
+        dtype: the accumulation and result dtype; by default float and complex dtypes are
+            kept, signed integers and booleans accumulate in int64, unsigned in uint64.
+        keepdims: keep reduced axes as length-1 dimensions.
+
+    Returns:
+        the sums; 0 for an empty reduction.
+
+    Example::
+
+        qd.sum(qd.asarray([[1, 2], [3, 4]]), axis=0)   # [4, 6]
+    """
+    return _reduce("sum", x, axis, keepdims, "numeric or boolean",
+                   dtype=_acc_dtype(dtype, x, "sum"))
+
+
+def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
+         dtype: DType | None = None, keepdims: bool = False) -> Array:
+    """The product of the elements over `axis` (all axes when None).
+
+    Args:
+        x: input array (numeric or boolean dtypes).
+        axis: an axis or tuple of axes to reduce; None reduces all.
+        dtype: the accumulation and result dtype; defaults as for `sum`.
+        keepdims: keep reduced axes as length-1 dimensions.
+
+    Returns:
+        the products; 1 for an empty reduction.
+    """
+    return _reduce("prod", x, axis, keepdims, "numeric or boolean",
+                   dtype=_acc_dtype(dtype, x, "prod"))
+
+
+def _extremum(func: str, x: Array, axis: Any, keepdims: bool) -> Array:
+    require_array(x, func)
+    check_kind(x, "real-valued", func)
+    axes = _axes(x, axis, func)
+    reduced = range(x.ndim) if axes is None else axes
+    if any(x.shape[a] == 0 for a in reduced) or (axes is None and x.size == 0):
+        where = "the array" if axes is None else f"axis {axes if len(axes) > 1 else axes[0]}"
+        raise ValueError(
+            f"{func} of an empty selection: {where} of shape {x.shape} has no elements, and "
+            f"{func} has no identity value. Try checking x.shape before reducing."
+        )
+    device = x._device
+    return wrap(getattr(device.backend.xp, func)(x._data, axis=axes, keepdims=keepdims), device)
+
+
+def max(x: Array, /, *, axis: int | tuple[int, ...] | None = None,  # noqa: A001
+        keepdims: bool = False) -> Array:
+    """The largest element over `axis`; NaN if any reduced element is NaN.
+
+    Args:
+        x: input array (real-valued dtypes, including bool).
+        axis: an axis or tuple of axes to reduce; None reduces all.
+        keepdims: keep reduced axes as length-1 dimensions.
+
+    Returns:
+        the maxima, in `x`'s dtype.
+
+    Raises:
+        ValueError: when a reduced axis has length 0 (there is no identity for max).
+        TypeError: for complex input, which is not ordered.
+    """
+    return _extremum("max", x, axis, keepdims)
+
+
+def min(x: Array, /, *, axis: int | tuple[int, ...] | None = None,  # noqa: A001
+        keepdims: bool = False) -> Array:
+    """The smallest element over `axis`; NaN if any reduced element is NaN.
+
+    Args:
+        x: input array (real-valued dtypes, including bool).
+        axis: an axis or tuple of axes to reduce; None reduces all.
+        keepdims: keep reduced axes as length-1 dimensions.
+
+    Returns:
+        the minima, in `x`'s dtype.
+
+    Raises:
+        ValueError: when a reduced axis has length 0 (there is no identity for min).
+        TypeError: for complex input, which is not ordered.
+    """
+    return _extremum("min", x, axis, keepdims)
+
+
+def mean(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
+         keepdims: bool = False) -> Array:
+    """The arithmetic mean over `axis`.
+
+    Args:
+        x: input array (numeric or boolean dtypes).
+        axis: an axis or tuple of axes to reduce; None reduces all.
+        keepdims: keep reduced axes as length-1 dimensions.
+
+    Returns:
+        the means: `x`'s dtype for floating and complex input, float64 for integers and
+        booleans (as in NumPy); NaN for an empty reduction.
+    """
+    return _reduce("mean", x, axis, keepdims, "numeric or boolean")
+
+
+def _correction(correction: Any, func: str) -> float | int:
+    if type(correction) not in (int, float):
+        raise TypeError(
+            f"{func} expects a real number for correction (0 for the population, 1 for the "
+            f"sample estimate); got {type(correction).__name__} {correction!r}."
+        )
+    return correction  # type: ignore[no-any-return]
+
+
+def var(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
+        correction: int | float = 0.0, keepdims: bool = False) -> Array:
+    """The variance over `axis`: sum(|x - mean|**2) / (N - correction).
+
+    Args:
+        x: input array (numeric or boolean dtypes).
+        axis: an axis or tuple of axes to reduce; None reduces all.
+        correction: degrees of freedom removed from N (1 gives the unbiased sample
+            variance; NumPy calls it ddof).
+        keepdims: keep reduced axes as length-1 dimensions.
+
+    Returns:
+        the variances, in the real dtype of `x`'s precision (float64 for integers).
+    """
+    return _reduce("var", x, axis, keepdims, "numeric or boolean",
+                   correction=_correction(correction, "var"))
+
+
+def std(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
+        correction: int | float = 0.0, keepdims: bool = False) -> Array:
+    """The standard deviation over `axis`: the square root of `var`.
+
+    Args:
+        x: input array (numeric or boolean dtypes).
+        axis: an axis or tuple of axes to reduce; None reduces all.
+        correction: degrees of freedom removed from N (see `var`).
+        keepdims: keep reduced axes as length-1 dimensions.
+
+    Returns:
+        the standard deviations, in the real dtype of `x`'s precision.
+    """
+    return _reduce("std", x, axis, keepdims, "numeric or boolean",
+                   correction=_correction(correction, "std"))
+
+
+def _scan(func: str, x: Array, axis: Any, dtype: Any, include_initial: Any) -> Array:
+    require_array(x, func)
+    check_kind(x, "numeric or boolean", func)
+    if type(include_initial) is not bool:
+        raise TypeError(
+            f"{func} expects a bool for include_initial; got {type(include_initial).__name__}."
+        )
+    data = x._data
+    device = x._device
+    xp = device.backend.xp
+    if x.ndim == 0:
+        # Note: the standard asks for at least one dimension; NumPy scans a 0-d array as 1-d.
+        data = xp.reshape(data, (1,))
+    ndim = 1 if x.ndim == 0 else x.ndim
+    if axis is None:
+        if ndim > 1:
+            raise ValueError(
+                f"{func} of an array of shape {x.shape} needs axis=; use axis=0 ... "
+                f"axis={ndim - 1}, or flatten with qd.reshape(x, (-1,)) first."
+            )
+        ax = 0
+    else:
+        ax = normalize_axis(axis, ndim, func)
+    result = getattr(xp, func)(data, axis=ax, dtype=_acc_dtype(dtype, x, func),
+                               include_initial=include_initial)
+    return wrap(result, device)
+
+
+def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: DType | None = None,
+                   include_initial: bool = False) -> Array:
+    """Running sums along `axis`.
+
+    Args:
+        x: input array (numeric or boolean dtypes).
+        axis: the axis to scan; may be None only for 0-d and 1-d input.
+        dtype: the accumulation and result dtype; defaults as for `sum`.
+        include_initial: start with the empty sum (0), making the axis one longer.
+
+    Returns:
+        an array of `x`'s shape (the axis one longer with include_initial).
+
+    Example::
+
+        qd.cumulative_sum(qd.asarray([1, 2, 3]))   # [1, 3, 6]
+    """
+    return _scan("cumulative_sum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x: Array, /, *, axis: int | None = None, dtype: DType | None = None,
+                    include_initial: bool = False) -> Array:
+    """Running products along `axis`.
+
+    Args:
+        x: input array (numeric or boolean dtypes).
+        axis: the axis to scan; may be None only for 0-d and 1-d input.
+        dtype: the accumulation and result dtype; defaults as for `prod`.
+        include_initial: start with the empty product (1), making the axis one longer.
+
+    Returns:
+        an array of `x`'s shape (the axis one longer with include_initial).
+    """
+    return _scan("cumulative_prod", x, axis, dtype, include_initial)
+
