@@ -78,7 +78,7 @@ __all__ = [
 
 # -- indexing, manipulation, searching, sorting, sets, linear algebra, linalg, fft, info -
 from . import fft, linalg
-from ._errors import AxisError, LinAlgError
+from ._errors import AxisError, LinAlgError, NotDLPackError
 from ._indexing import (
     take,
     take_along_axis,
@@ -128,7 +128,7 @@ from ._sorting_functions import (
 )
 
 __all__ += [
-    "AxisError", "LinAlgError", "fft", "linalg", "__array_namespace_info__",
+    "AxisError", "LinAlgError", "NotDLPackError", "fft", "linalg", "__array_namespace_info__",
     "take", "take_along_axis",
     "matmul", "matrix_transpose", "tensordot", "vecdot",
     "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",

@@ -63,3 +63,10 @@ class LinAlgError(QdarrayError, _np_linalg.LinAlgError):
 
     Also NumPy's `numpy.linalg.LinAlgError` (and so a ValueError), which existing code catches.
     """
+
+
+class NotDLPackError(QdarrayError, TypeError, AttributeError):
+    """`from_dlpack` got an object without `__dlpack__` and `__dlpack_device__`.
+
+    The standard asks for an AttributeError, NumPy raises a TypeError: it is both.
+    """

@@ -8,6 +8,7 @@ import numpy as np
 
 from ._array import Array, Buffer
 from ._devices import CPU, Device, as_device
+from ._errors import NotDLPackError
 
 # DLPack device type codes (dlpack.h)
 DL_CPU = 1
@@ -45,6 +46,11 @@ def _import_dlpack(obj: Any) -> tuple[Any, Device, None]:
     raise BufferError(f"DLPack device type {dev_type} is not supported by qdarray.")
 
 
+def _dl_device(device: Device) -> tuple[int, int]:
+    code = {"cpu": DL_CPU, "cuda": DL_CUDA, "opencl": DL_OPENCL}.get(device.kind, -1)
+    return (code, device.index)
+
+
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
     """Import an array from any DLPack producer, zero-copy where possible.
 
@@ -54,14 +60,20 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
         copy: True always copies, False never copies (BufferError if it must), None as needed.
     """
     if not (hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__")):
-        raise TypeError(
+        raise NotDLPackError(
             f"from_dlpack expects an object with __dlpack__ and __dlpack_device__; "
             f"got {type(x).__name__}. Use qd.asarray for sequences and scalars."
         )
-    if type(x) is Array and device is None and copy is not True:
-        return Array._new(x._data, x._device, x._buffer)
     target = None if device is None else as_device(device)
-    dev_type, _ = x.__dlpack_device__()
+    if type(x) is Array and (target is None or target is x._device) and copy is not True:
+        # The same memory: keep the buffer token, so writes through either count for both.
+        return Array._new(x._data, x._device, x._buffer)
+    dev_type, dev_id = x.__dlpack_device__()
+    if copy is False and target is not None and (dev_type, dev_id) != _dl_device(target):
+        raise BufferError(
+            f"from_dlpack(copy=False) cannot move data from DLPack device "
+            f"{(dev_type, dev_id)} to {target}; use copy=None or copy=True."
+        )
     if dev_type == DL_CPU and (target is None or target is CPU):
         kwargs: dict[str, Any] = {} if copy is None else {"copy": copy}
         data = np.from_dlpack(x, **kwargs)
@@ -101,6 +113,7 @@ def dlpack_export(x: Array, *, stream: Any, max_version: tuple[int, int] | None,
         kwargs["dl_device"] = dl_device
     if copy is not None:
         kwargs["copy"] = copy
-    # A zero-copy export can be written through by the consumer.
-    x._buffer.generation += 1
+    if copy is not True:
+        # A zero-copy export can be written through by the consumer.
+        x._buffer.generation += 1
     return x._data.__dlpack__(**kwargs)
