@@ -247,6 +247,10 @@ def _clip_bound(x: Array, bound: Any, name: str) -> Any:
             )
         return bound._data
     if type(bound) is int:
+        if x._dtype.kind in "iu":
+            info = np.iinfo(x._dtype._np)
+            if bound < info.min or bound > info.max:
+                return _int_bound_outside(x, bound, name, info)
         return bound
     if type(bound) is float:
         if x._dtype.kind in "iu":
@@ -258,6 +262,18 @@ def _clip_bound(x: Array, bound: Any, name: str) -> Any:
     raise TypeError(
         f"clip expects None, a Python int or float, or an Array for {name}; got "
         f"{type(bound).__name__} {bound!r}."
+    )
+
+
+def _int_bound_outside(x: Array, bound: int, name: str, info: Any) -> None:
+    # A bound beyond the dtype's range either changes nothing (min below it, max above it) or
+    # would set every element to a value the dtype cannot hold.
+    if (name == "min") == (bound < info.min):
+        return None
+    raise OverflowError(
+        f"clip's {name}={bound} is outside the range of x's dtype {x._dtype} "
+        f"[{info.min}, {info.max}], so every element would become {bound}; use a bound "
+        f"inside the range, or cast x to a wider dtype first."
     )
 
 
