@@ -154,24 +154,22 @@ def isdtype(dtype: DType, kind: DType | str | tuple[DType | str, ...]) -> bool:
             f"{builtins.type(dtype).__name__} {dtype!r}. Use x.dtype for an array x."
         )
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    for k in kinds:
-        if isinstance(k, DType):
-            if k is dtype:
-                return True
-        elif isinstance(k, str):
+    for k in kinds:  # validate every kind, so a typo fails even after an earlier match
+        if isinstance(k, str):
             if k not in _KIND_NAMES:
                 raise ValueError(
                     f"isdtype got an unknown kind {k!r}; use a dtype or one of "
                     f"{', '.join(repr(n) for n in _KIND_NAMES)}."
                 )
-            if dtype in _dtypes.DTYPE_CATEGORIES[k]:
-                return True
-        else:
+        elif not isinstance(k, DType):
             raise TypeError(
                 f"isdtype expects a dtype, a kind name or a tuple of them for kind; got "
                 f"{builtins.type(k).__name__} {k!r}."
             )
-    return False
+    return builtins.any(
+        k is dtype if isinstance(k, DType) else dtype in _dtypes.DTYPE_CATEGORIES[k]
+        for k in kinds
+    )
 
 
 def result_type(*arrays_and_dtypes: Array | DType | bool | int | float | complex) -> DType:
@@ -212,12 +210,12 @@ def result_type(*arrays_and_dtypes: Array | DType | bool | int | float | complex
             + (f"; got only Python scalars {tuple(scalars)!r}." if scalars else "; got none.")
             + " Scalars alone have no dtype: use qd.asarray(value).dtype."
         )
-    result = dtypes[0]
-    for d in dtypes[1:]:
-        result = _dtypes.result_type(result, d)
-    for s in scalars:
-        # NEP 50 weak scalars: NumPy's result_type of a dtype and a Python scalar.
-        result = _dtypes._BY_NUMPY[np.result_type(result._np, s)]
+    # NumPy promotes many dtypes jointly (int8, uint16 and float32 give float32, where pairwise
+    # promotion would pass through int32 to float64); the standard's table agrees either way.
+    result = _dtypes.result_type(*dtypes)
+    if scalars:
+        # NEP 50 weak scalars: they count only where their kind is above the arrays' kind.
+        result = _dtypes._BY_NUMPY[np.result_type(result._np, *scalars)]
     return result
 
 
