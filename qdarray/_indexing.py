@@ -232,13 +232,15 @@ def _advanced_key(x: Array, items: list[tuple[str, Any]],
 
 def _check_mask(mask_shape: tuple[int, ...], shape: tuple[int, ...], axis: int) -> None:
     covered = shape[axis:axis + len(mask_shape)]
-    if tuple(mask_shape) != tuple(covered):
+    # Note: a mask axis of size 0 selects nothing from an axis of any size (the standard
+    # allows it, NumPy too).
+    if any(m != n and m != 0 for m, n in zip(mask_shape, covered, strict=True)):
         last = axis + len(mask_shape) - 1
         where = f"axis {axis}" if last == axis else f"axes {axis} to {last}"
         raise IndexError(
             f"Boolean index of shape {tuple(mask_shape)} does not match the indexed array's "
-            f"dimensions {tuple(covered)} ({where} of shape {shape}); use a mask with exactly "
-            "the shape of the axes it selects."
+            f"dimensions {tuple(covered)} ({where} of shape {shape}); use a mask with the "
+            "shape of the axes it selects."
         )
 
 
