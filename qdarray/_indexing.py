@@ -299,7 +299,7 @@ def _native_value(x: Array, value: Any) -> Any:
             if dtype.kind not in _SCALAR_KINDS[py_type]:
                 raise TypeError(
                     f"Cannot assign a Python {py_type.__name__} ({value!r}) into an array of "
-                    f"dtype {dtype}: that would change the value's kind. Use a "
+                    f"dtype {dtype}: that would change the value's kind. Use "
                     f"{_kind_name(dtype)} value instead, or convert explicitly first."
                 )
             if py_type is int and dtype.kind in "iu":
@@ -317,8 +317,8 @@ def _native_value(x: Array, value: Any) -> Any:
 
 
 def _kind_name(dtype: DType) -> str:
-    return {"b": "bool", "i": "integer", "u": "integer", "f": "real floating-point",
-            "c": "complex"}[dtype.kind]
+    return {"b": "a bool", "i": "an integer", "u": "an integer", "f": "a real floating-point",
+            "c": "a complex"}[dtype.kind]
 
 
 def _check_array_cast(src: DType, dst: DType) -> None:
