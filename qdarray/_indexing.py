@@ -42,7 +42,7 @@ def _as_int(value: Any) -> int | None:
 
 
 def _slice(s: slice) -> slice:
-    parts = []
+    parts: list[int | None] = []
     for name, part in (("start", s.start), ("stop", s.stop), ("step", s.step)):
         if part is None:
             parts.append(None)
@@ -302,7 +302,7 @@ def _native_value(x: Array, value: Any) -> Any:
                     f"dtype {dtype}: that would change the value's kind. Use "
                     f"{_kind_name(dtype)} value instead, or convert explicitly first."
                 )
-            if py_type is int and dtype.kind in "iu":
+            if type(value) is not bool and isinstance(value, int) and dtype.kind in "iu":
                 info = np.iinfo(dtype._np)
                 if not info.min <= value <= info.max:
                     raise OverflowError(
@@ -364,8 +364,8 @@ def _assignment_error(x: Array, native_key: Any, native_value: Any,
 # -- indexing functions ----------------------------------------------------------------------
 
 
-def _check_indices(indices: Any, func: str) -> Array:
-    require_array(indices, func, "indices")
+def _check_indices(arg: Any, func: str) -> Array:
+    indices = require_array(arg, func, "indices")
     if indices._dtype.kind not in "iu":
         raise TypeError(f"Only integer dtypes are allowed in {func} indices; got {indices._dtype}.")
     return indices

@@ -32,8 +32,8 @@ __all__ = [
 _NORMS = ("backward", "ortho", "forward")
 
 
-def _check(x: Any, func: str, category: str, norm: str) -> Device:
-    require_array(x, f"fft.{func}")
+def _check(arg: Any, func: str, category: str, norm: str) -> Device:
+    x = require_array(arg, f"fft.{func}")
     _dtypes.check_category(x._dtype, category, f"fft.{func}")
     if x.ndim == 0:
         raise ValueError(f"fft.{func} needs an array of at least 1 dimension; got a 0-D array.")

@@ -75,8 +75,8 @@ class SVDResult(NamedTuple):
 # -- checks ----------------------------------------------------------------------------------
 
 
-def _floating(x: Any, func: str, name: str = "x") -> Device:
-    require_array(x, f"linalg.{func}", name)
+def _floating(arg: Any, func: str, name: str = "x") -> Device:
+    x = require_array(arg, f"linalg.{func}", name)
     _dtypes.check_category(x._dtype, "floating-point", f"linalg.{func}")
     return x._device
 

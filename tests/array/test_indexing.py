@@ -137,6 +137,12 @@ def test_mixed_slices_and_integer_arrays_follow_numpy() -> None:
     _check(x[None, qd.asarray([True, False, True])], a[None, [True, False, True]])
 
 
+def test_masks_with_zero_size_axes_select_nothing() -> None:
+    a, x = _pair((2, 3))
+    _check(x[qd.zeros((2, 0), dtype=qd.bool)], a[np.zeros((2, 0), bool)])
+    _check(x[qd.zeros((0,), dtype=qd.bool), 1:], a[np.zeros((0,), bool), 1:])
+
+
 def test_python_lists_and_scalar_booleans_follow_numpy() -> None:
     a, x = _pair((3, 4))
     _check(x[[2, 0]], a[[2, 0]])
