@@ -342,18 +342,16 @@ class Array:
     # -- indexing --------------------------------------------------------------------------
 
     def __getitem__(self, key: Any) -> Array:
-        from ._indexing import getitem
-
-        return getitem(self, key)
+        return _indexing.getitem(self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        from ._indexing import setitem
-
-        setitem(self, key, value)
+        _indexing.setitem(self, key, value)
 
 
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 builtins_bool = bool
 
-from . import _dispatch  # noqa: E402  (operators call it; it imports Array)
+# Operators and indexing call these; they import Array. Bound once, since a function-level
+# import costs about 0.5 us per call.
+from . import _dispatch, _indexing  # noqa: E402

@@ -247,20 +247,37 @@ def _check_mask(mask_shape: tuple[int, ...], shape: tuple[int, ...], axis: int) 
 # -- getitem / setitem -----------------------------------------------------------------------
 
 
+def _simple_key(x: Array, key: Any) -> Any:
+    """The native key for the common cases, one slice of ints or a tuple of ints (checked),
+    else None; the rest goes through `normalize_key`."""
+    shape = x._data.shape
+    if type(key) is int:
+        key = (key,)
+    elif type(key) is slice:
+        if shape and (key.start is None or type(key.start) is int) and (
+                key.stop is None or type(key.stop) is int) and (
+                key.step is None or (type(key.step) is int and key.step != 0)):
+            return key
+        return None
+    elif type(key) is not tuple:
+        return None
+    if len(key) > len(shape):
+        return None
+    for axis, k in enumerate(key):
+        if type(k) is not int:
+            return None
+        if not -shape[axis] <= k < shape[axis]:
+            raise IndexError(_bounds_message(k, axis, shape[axis]))
+    # The trailing ellipsis makes NumPy return a 0-D view instead of a scalar copy.
+    return (*key, Ellipsis)
+
+
 def getitem(x: Array, key: Any) -> Array:
     """`x[key]`: a view for basic keys (sharing `x`'s buffer token), a copy for array keys."""
     device = x._device
-    tk = type(key)
-    if tk is int and x._data.ndim:
-        size = x._data.shape[0]
-        if not -size <= key < size:
-            raise IndexError(_bounds_message(key, 0, size))
-        return Array._new(x._data[key, ...], device, x._buffer)
-    if tk is slice and x._data.ndim and key.step != 0:
-        if (key.start is None or type(key.start) is int) and (
-                key.stop is None or type(key.stop) is int) and (
-                key.step is None or type(key.step) is int):
-            return Array._new(x._data[key], device, x._buffer)
+    fast = _simple_key(x, key)
+    if fast is not None:
+        return Array._new(x._data[fast], device, x._buffer)
     native_key, view = normalize_key(x, key)
     data = x._data[native_key]
     if view:
@@ -275,7 +292,9 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     `x.dtype` by NumPy's same-kind rule, and integer values must fit `x.dtype`'s range.
     Every write bumps `x`'s buffer generation.
     """
-    native_key, _ = normalize_key(x, key)
+    native_key = _simple_key(x, key)
+    if native_key is None:
+        native_key = normalize_key(x, key)[0]
     native_value = _native_value(x, value)
     try:
         x._data[native_key] = native_value
