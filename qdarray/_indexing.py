@@ -277,12 +277,24 @@ def getitem(x: Array, key: Any) -> Array:
     device = x._device
     fast = _simple_key(x, key)
     if fast is not None:
-        return Array._new(x._data[fast], device, x._buffer)
+        result = Array._new(x._data[fast], device, x._buffer)
+        if x._grad is not None:
+            result._grad = _grad_view(x._grad, fast)
+        return result
     native_key, view = normalize_key(x, key)
     data = x._data[native_key]
     if view:
-        return Array._new(data, device, x._buffer)
+        result = Array._new(data, device, x._buffer)
+        if x._grad is not None:
+            result._grad = _grad_view(x._grad, native_key)
+        return result
     return Array._new(device.backend.normalize(data), device)
+
+
+def _grad_view(grad: Array, native_key: Any) -> Array:
+    """The same basic-index view of a gradient companion, so that a kernel given `x[:16]`
+    accumulates into `x.grad[:16]`."""
+    return Array._new(grad._data[native_key], grad._device, grad._buffer)
 
 
 def setitem(x: Array, key: Any, value: Any) -> None:

@@ -101,3 +101,12 @@ def test_writes_through_view_bump_base_generation(data: qd.Array) -> None:
     v[1] = 3.0
     assert data._buffer.generation > before
     assert float(data[1]) == 3.0
+
+
+def test_basic_slices_of_an_array_with_grad_carry_the_matching_grad_view() -> None:
+    x = qd.zeros(16, dtype=qd.float32, requires_grad=True)
+    s = x[4:12]
+    assert s.grad is not None and s.grad.shape == (8,)
+    s.grad[0] = 2.0
+    assert float(x.grad[4]) == 2.0
+    assert x[qd.asarray([1, 2])].grad is None      # integer-array indexing copies: no grad view
