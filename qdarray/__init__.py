@@ -252,3 +252,24 @@ __all__ += [
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
     "all", "any", "diff",
 ]
+
+# -- kernels -------------------------------------------------------------------------------
+from .kernels import (  # noqa: E402
+    atomic_add,
+    atomic_max,
+    atomic_min,
+    cast,
+    debug_mode,
+    func,
+    kernel,
+    math,
+    ndrange,
+    select,
+    set_debug,
+    static,
+)
+
+__all__ += [
+    "atomic_add", "atomic_max", "atomic_min", "cast", "debug_mode", "func", "kernel", "math",
+    "ndrange", "select", "set_debug", "static",
+]

@@ -1,0 +1,163 @@
+"""Kernel arguments: what each one is (its spec), its signature key, and how it is packed.
+
+Every argument is classified once per signature into an `ArgSpec` (array, view, scalar or
+dataclass of these); the launcher's fast path only computes `signature_key(arg)` per call:
+(type, dtype, ndim, device) for arrays, the type for scalars. Keys never contain `id()` of an
+argument, so a transient view freed and re-made at the same address is classified afresh.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._array import Array
+from .._devices import CPU, Device
+from .._dtypes import DType
+from .._errors import KernelTypeError
+from ..buffer_view import BufferView
+from . import types as T
+
+
+@dataclass(frozen=True, slots=True)
+class ArgSpec:
+    """What one kernel argument is: "array", "view", "scalar" or "struct" (a dataclass)."""
+
+    kind: str
+    type: Any = None
+    weak: bool = False
+    cls: type | None = None
+    fields: tuple[tuple[str, ArgSpec], ...] = ()
+
+    def describe(self) -> str:
+        if self.kind == "struct":
+            return self.cls.__name__  # type: ignore[union-attr]
+        text = T.type_str(self.type)
+        return f"Python {T.weak_kind(self.type).__name__}" if self.weak else text
+
+
+# -- signature keys (the fast path) ---------------------------------------------------------
+
+
+def _array_key(a: Array) -> Any:
+    return (Array, a._dtype, a._data.ndim, a._device)
+
+
+def _ndarray_key(a: np.ndarray) -> Any:
+    return (np.ndarray, a.dtype, a.ndim)
+
+
+def _view_key(v: BufferView) -> Any:
+    base = v._base
+    return (BufferView, base._dtype, base._device)
+
+
+def _type_key(x: Any) -> Any:
+    return type(x)
+
+
+KEY_FUNCS: dict[type, Any] = {
+    Array: _array_key, np.ndarray: _ndarray_key, BufferView: _view_key,
+    int: _type_key, float: _type_key, bool: _type_key,
+}
+for _t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+           np.uint64, np.float32, np.float64):
+    KEY_FUNCS[_t] = _type_key
+
+
+def signature_key(x: Any) -> Any:
+    """The part of the compile-cache key that `x` contributes (no `id()`, no values)."""
+    f = KEY_FUNCS.get(type(x))
+    if f is not None:
+        return f(x)
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return (type(x),) + tuple(signature_key(getattr(x, f.name))
+                                  for f in dataclasses.fields(x))
+    if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
+        arr = _from_dlpack(x, "argument")
+        return (type(x), arr.dtype, arr.ndim)
+    return (type(x), "unsupported")
+
+
+def _from_dlpack(x: Any, what: str) -> np.ndarray:
+    try:
+        return np.from_dlpack(x)
+    except (BufferError, TypeError, RuntimeError) as exc:
+        raise KernelTypeError(
+            f"{what}: cannot view {type(x).__name__} through DLPack on the CPU ({exc}). "
+            "Use qd.asarray(x) to copy it into a qdarray Array."
+        ) from None
+
+
+# -- classification (once per signature) ----------------------------------------------------
+
+
+def _kernel_dtype(dtype: Any, what: str) -> DType:
+    from .._dtypes import from_numpy_dtype
+
+    dt = dtype if isinstance(dtype, DType) else from_numpy_dtype(dtype)
+    if dt not in T.KERNEL_DTYPES:
+        raise KernelTypeError(
+            f"{what} has dtype {dt.name}, which kernels do not support. "
+            "Use bool, an integer dtype, float32 or float64 (complex: two real arrays)."
+        )
+    return dt
+
+
+def classify(x: Any, what: str) -> tuple[ArgSpec, Device | None]:
+    """The spec of one argument and the device it lives on (None for scalars)."""
+    t = type(x)
+    if t is Array:
+        return ArgSpec("array", T.ArrayType(_kernel_dtype(x._dtype, what), x.ndim)), x._device
+    if t is BufferView:
+        base = x._base
+        return ArgSpec("view", T.ViewType(_kernel_dtype(base._dtype, what))), base._device
+    if t is np.ndarray:
+        if not x.dtype.isnative:
+            raise KernelTypeError(f"{what} is a NumPy array in non-native byte order. "
+                                  "Use x.astype(x.dtype.newbyteorder('=')) first.")
+        return ArgSpec("array", T.ArrayType(_kernel_dtype(x.dtype, what), x.ndim)), CPU
+    if t in (bool, int, float):
+        return ArgSpec("scalar", T.WEAK_DEFAULT[t], weak=True), None
+    dtype = T.scalar_dtype_of(x)
+    if dtype is not None:
+        return ArgSpec("scalar", dtype), None
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        params = getattr(t, "__dataclass_params__", None)
+        if params is None or not params.frozen:
+            raise KernelTypeError(
+                f"{what} is a {t.__name__} dataclass that is not frozen. "
+                f"Use @dataclass(frozen=True) for kernel arguments.")
+        fields = []
+        device = None
+        for f in dataclasses.fields(x):
+            spec, dev = classify(getattr(x, f.name), f"{what} field '{f.name}'")
+            fields.append((f.name, spec))
+            device = device or dev
+        return ArgSpec("struct", cls=t, fields=tuple(fields)), device
+    if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
+        arr = _from_dlpack(x, what)
+        return ArgSpec("array", T.ArrayType(_kernel_dtype(arr.dtype, what), arr.ndim)), CPU
+    raise KernelTypeError(
+        f"{what} has type {t.__name__}, which kernels do not take. Use a qd.Array, a "
+        "qd.BufferView, a NumPy or DLPack array, a Python or NumPy scalar, or a frozen "
+        "dataclass of these."
+    )
+
+
+def devices_of(x: Any) -> list[Device]:
+    """Every device an argument's arrays live on (dataclass fields included)."""
+    t = type(x)
+    if t is Array:
+        return [x._device]
+    if t is BufferView:
+        return [x._base._device]
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        out: list[Device] = []
+        for f in dataclasses.fields(x):
+            out += devices_of(getattr(x, f.name))
+        return out
+    return []

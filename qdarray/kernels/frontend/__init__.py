@@ -1,0 +1,58 @@
+"""The frontend: a kernel's Python AST -> typed IR.
+
+`build(src, specs)` walks the kernel's statements once with `KernelBuilder`, whose visitors
+are split by construct: `exprs.py` (operators, names, subscripts), `stmts.py` (assignments,
+if, return), `loops.py` (for, while, static unrolling) and `calls.py` (casts, math, atomics,
+func inlining). Types come from the argument specs of the call; every error is raised as a
+`KernelSyntaxError` or `KernelTypeError` carrying the source line and a caret.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..args import ArgSpec
+from ..ir import KernelIR, Param
+from .calls import CallVisitor
+from .diagnostics import CompileError, public_error
+from .scope import FuncCtx, Scope
+from .source import FunctionSource, parse_function
+from .values import MemRef, StructVal, TVal
+
+__all__ = ["build", "parse_function", "FunctionSource"]
+
+
+class KernelBuilder(CallVisitor):
+    """Builds one kernel for one signature."""
+
+    def param(self, name: str, spec: ArgSpec, params: list[Param]) -> Any:
+        if spec.kind == "struct":
+            fields = tuple((fname, self.param(f"{name}.{fname}", fspec, params))
+                           for fname, fspec in spec.fields)
+            return StructVal(spec.cls, fields)  # type: ignore[arg-type]
+        value = self.new_value(spec.type)
+        params.append(Param(name, value))
+        if spec.kind in ("array", "view"):
+            return MemRef(value, name)
+        return TVal(value, spec.weak)
+
+
+def build(src: FunctionSource, specs: list[tuple[str, ArgSpec]]) -> KernelIR:
+    """The IR of kernel `src` for arguments described by `specs` (name, spec) in order."""
+    b = KernelBuilder(src.name)
+    b.ctx = FuncCtx(src, Scope(), (), is_kernel=True)
+    try:
+        params: list[Param] = []
+        bindings = [(name, b.param(name, spec, params)) for name, spec in specs]
+        b.node = src.tree
+        for name, value in bindings:
+            if src.assign_counts[name]:
+                b.assign_name(name, value, src.tree)  # reassigned in the body: a local
+            else:
+                b.ctx.scope.bind(name, value)
+        b.body(src.tree.body)
+    except CompileError as err:
+        raise public_error(err) from None
+    body = b.block(b._blocks[0])
+    meta = (("written", tuple(sorted(b.written))),)
+    return KernelIR(src.name, tuple(params), body, src.loc(src.tree, src.name, ()), meta)

@@ -1,0 +1,140 @@
+"""The IR interpreter: plain Python that runs the IR directly.
+
+It is the executable definition of every op (each `OpDef.impl`, plus the structural ops
+here) and the oracle for passes and code generators: a pass must not change what the
+interpreter computes, and generated code must compute the same. Threads of a parallel loop
+run one after the other, in index order; that is one of the orders a parallel launch may
+take, so a race-free kernel gives the same result.
+
+Arguments are NumPy arrays for `ArrayType` parameters, `ViewValue(base, offset, size)` for
+`ViewType` parameters and NumPy scalars of the parameter's dtype for scalars.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import debug
+from .ir import Block, Break, Continue, For, If, Instr, KernelIR, Op, While
+from .ops import OPS
+from .ops.memory import ViewValue
+
+_BREAK = 1
+_CONTINUE = 2
+
+# Ops the interpreter executes itself (they need its state); every other op runs its impl.
+STRUCTURAL = frozenset({Op.LOAD_VAR, Op.STORE_VAR, Op.CHECK_INDEX, Op.IF, Op.FOR, Op.WHILE,
+                        Op.BREAK, Op.CONTINUE})
+
+
+def covered_ops() -> set[Op]:
+    """The ops the interpreter can execute (for the coverage test)."""
+    return set(STRUCTURAL) | {op for op, d in OPS.items() if d.impl is not None}
+
+
+class Interpreter:
+    """Runs one kernel's IR on packed arguments."""
+
+    def __init__(self, kernel: KernelIR) -> None:
+        self.kernel = kernel
+        self.values: dict[int, Any] = {}
+        self.vars: dict[int, Any] = {}
+        self.thread: int | None = None
+        self.args: Sequence[Any] = ()
+
+    def run(self, args: Sequence[Any]) -> None:
+        if len(args) != len(self.kernel.params):
+            raise TypeError(f"kernel {self.kernel.name} takes {len(self.kernel.params)} "
+                            f"packed arguments; got {len(args)}")
+        self.args = args
+        for param, value in zip(self.kernel.params, args, strict=True):
+            self.values[param.value.id] = value
+        with np.errstate(all="ignore"):
+            self.block(self.kernel.body)
+
+    def block(self, block: Block) -> int:
+        for stmt in block.stmts:
+            kind = type(stmt)
+            if kind is Instr:
+                self.instr(stmt)  # type: ignore[arg-type]
+            elif kind is If:
+                taken = stmt.then_body if self.values[stmt.cond.id] else stmt.else_body
+                status = self.block(taken)
+                if status:
+                    return status
+            elif kind is For:
+                self.for_loop(stmt)  # type: ignore[arg-type]
+            elif kind is While:
+                self.while_loop(stmt)  # type: ignore[arg-type]
+            elif kind is Break:
+                return _BREAK
+            elif kind is Continue:
+                return _CONTINUE
+            else:
+                raise TypeError(f"not a statement: {stmt!r}")
+        return 0
+
+    def for_loop(self, stmt: For) -> None:
+        begin = int(self.values[stmt.begin.id])
+        end = int(self.values[stmt.end.id])
+        make = stmt.index.type._np.type
+        for i in range(begin, end):
+            self.values[stmt.index.id] = make(i)
+            if stmt.parallel:
+                self.thread = i
+            if self.block(stmt.body) == _BREAK:
+                break
+        if stmt.parallel:
+            self.thread = None
+
+    def while_loop(self, stmt: While) -> None:
+        while True:
+            self.block(stmt.cond_body)
+            if not self.values[stmt.cond.id]:
+                return
+            if self.block(stmt.body) == _BREAK:
+                return
+
+    def instr(self, instr: Instr) -> None:
+        op = instr.op
+        if op is Op.LOAD_VAR:
+            var = instr.attrs[0]
+            self.values[instr.result.id] = self.vars[var.id]  # type: ignore[union-attr]
+            return
+        if op is Op.STORE_VAR:
+            self.vars[instr.attrs[0].id] = self.values[instr.args[0].id]
+            return
+        if op is Op.CHECK_INDEX:
+            self.check_index(instr)
+            return
+        args = [self.values[a.id] for a in instr.args]
+        rt = instr.result.type if instr.result is not None else None
+        out = OPS[op].impl(rt, instr.attrs, *args)  # type: ignore[misc]
+        if instr.result is not None:
+            self.values[instr.result.id] = out
+
+    def check_index(self, instr: Instr) -> None:
+        vals = [int(self.values[a.id]) for a in instr.args]
+        indices, extents = vals[0::2], vals[1::2]
+        if all(0 <= i < n for i, n in zip(indices, extents, strict=True)):
+            return
+        _, name, kind = debug.site_info(instr.attrs)
+        offset = None
+        if kind == "view":
+            offset = self.view_offset(name)
+        raise debug.index_error(self.kernel.name, name, kind, indices, extents, self.thread,
+                                instr.loc.frames(), offset)
+
+    def view_offset(self, name: str) -> int | None:
+        for param, value in zip(self.kernel.params, self.args, strict=True):
+            if param.name == name and type(value) is ViewValue:
+                return value.offset
+        return None
+
+
+def run(kernel: KernelIR, args: Sequence[Any]) -> None:
+    """Execute `kernel` on packed arguments (see the module docstring)."""
+    Interpreter(kernel).run(args)

@@ -1,0 +1,192 @@
+"""`@qd.kernel` and `@qd.func`: the callable objects around a Python function.
+
+A Kernel compiles once per argument signature (and debug mode) and keeps the launchers in a
+dict keyed by the tuple of per-argument keys, so a repeated call costs a few dict lookups
+plus the launch itself. A Func is inlined into the kernels that call it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any
+
+from .._errors import KernelSyntaxError, KernelTypeError
+from .args import KEY_FUNCS, signature_key
+from .debug import _state
+from .frontend import FunctionSource, parse_function
+
+
+def _annotations(fn: Any) -> dict[str, Any]:
+    try:
+        return inspect.get_annotations(fn, eval_str=True)
+    except Exception as exc:  # noqa: BLE001 - any failure of user annotation code
+        raise KernelTypeError(
+            f"The annotations of '{fn.__qualname__}' could not be evaluated: "
+            f"{type(exc).__name__}: {exc}. Use qd.Array[dtype, ndim], qd.BufferView[dtype], "
+            "dtypes such as qd.float32, or no annotation."
+        ) from None
+
+
+def _check_parameters(fn: Any, what: str) -> inspect.Signature:
+    sig = inspect.signature(fn)
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise KernelSyntaxError(
+                f"{what} '{fn.__qualname__}' has *{p.name}; kernels and funcs take a fixed "
+                "list of parameters. Use explicit parameters or a frozen dataclass."
+            )
+    return sig
+
+
+class Func:
+    """A `@qd.func`: inlined into the kernels (and funcs) that call it."""
+
+    def __init__(self, fn: Any) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        _check_parameters(fn, "func")
+        self._src: FunctionSource | None = None
+        self._annotations: dict[str, Any] | None = None
+
+    def source(self) -> FunctionSource:
+        if self._src is None:
+            self._src = parse_function(self.fn)
+        return self._src
+
+    def annotations(self) -> dict[str, Any]:
+        if self._annotations is None:
+            self._annotations = _annotations(self.fn)
+        return self._annotations
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise KernelSyntaxError(
+            f"func '{self.__name__}' can only be called from a @qd.kernel or another @qd.func. "
+            "Use a @qd.kernel to run code over arrays."
+        )
+
+    def __repr__(self) -> str:
+        return f"<qd.func {self.fn.__qualname__}>"
+
+
+class Kernel:
+    """A `@qd.kernel`: calling it compiles (once per signature) and launches."""
+
+    def __init__(self, fn: Any) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self._signature = _check_parameters(fn, "kernel")
+        self.param_names = tuple(self._signature.parameters)
+        self._nparams = len(self.param_names)
+        self._src: FunctionSource | None = None
+        self._annotations: dict[str, Any] | None = None
+        # one launcher table per debug state, and one for the interpreter
+        self._launchers: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
+        self._interpreted: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
+
+    def source(self) -> FunctionSource:
+        if self._src is None:
+            self._src = parse_function(self.fn)
+        return self._src
+
+    def annotations(self) -> dict[str, Any]:
+        if self._annotations is None:
+            self._annotations = _annotations(self.fn)
+        return self._annotations
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise KernelTypeError(f"{self.__name__}(): {exc}.") from None
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        """Launch the kernel on `args` (compiling it first for a new signature)."""
+        if kwargs or len(args) != self._nparams:
+            args = self._bind(args, kwargs)
+        table = self._launchers[_state["debug"]]
+        try:
+            key = tuple([KEY_FUNCS[type(a)](a) for a in args])
+        except KeyError:
+            key = tuple([signature_key(a) for a in args])
+        launcher = table.get(key)
+        if launcher is None:
+            launcher = self._prepare(args, None)
+            table[key] = launcher
+        launcher(args)
+
+    def interpret(self, *args: Any, **kwargs: Any) -> None:
+        """Run the kernel through the IR interpreter instead of compiled code (slow; the
+        reference semantics, used to test code generators)."""
+        if kwargs or len(args) != self._nparams:
+            args = self._bind(args, kwargs)
+        table = self._interpreted[_state["debug"]]
+        key = tuple([signature_key(a) for a in args])
+        launcher = table.get(key)
+        if launcher is None:
+            launcher = self._prepare(args, "interp")
+            table[key] = launcher
+        launcher(args)
+
+    def _prepare(self, args: tuple[Any, ...], target: str | None) -> Any:
+        from .launch import prepare
+
+        return prepare(self, args, target, _state["debug"])
+
+    def ir(self, *args: Any) -> Any:
+        """The IR this kernel compiles to for `args` (after the compile pipeline)."""
+        return self._prepare(tuple(args) if len(args) == self._nparams else
+                             self._bind(args, {}), "interp").kernel
+
+    def generated_source(self, *args: Any) -> str:
+        """The numba source generated for `args` (for inspection)."""
+        from .codegen.numba_cpu import render_numba_cpu
+        from .launch import prepare
+
+        launcher = prepare(self, tuple(args), "interp", _state["debug"])
+        from .passes import lower_views
+
+        return render_numba_cpu(lower_views(launcher.kernel), debug=_state["debug"])
+
+    def __repr__(self) -> str:
+        return f"<qd.kernel {self.fn.__qualname__}>"
+
+
+def kernel(fn: Any) -> Kernel:
+    """Compile a Python function into a parallel kernel.
+
+    The outermost `for` loop runs in parallel (one thread per iteration); everything else
+    runs sequentially in its thread. Parameter annotations are optional: types come from the
+    call, and each new signature compiles once.
+
+    Args:
+        fn: the kernel function.
+
+    Returns:
+        A `Kernel`; calling it launches on the device of its array arguments.
+
+    Example::
+
+        @qd.kernel
+        def saxpy(a: qd.float32, x: qd.Array[qd.float32, 1], y: qd.Array[qd.float32, 1]):
+            for i in range(x.shape[0]):
+                y[i] = a * x[i] + y[i]
+    """
+    return Kernel(fn)
+
+
+def func(fn: Any) -> Func:
+    """Mark a helper that kernels call; it is inlined at each call site.
+
+    Args:
+        fn: the helper; it may take scalars and arrays and return a value.
+
+    Example::
+
+        @qd.func
+        def clamp01(v):
+            return qd.math.clip(v, 0.0, 1.0)
+    """
+    return Func(fn)

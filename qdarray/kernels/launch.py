@@ -1,0 +1,328 @@
+"""Launching: per-signature compile, argument packing, serial/parallel choice, error decoding.
+
+`prepare(kernel, args, target)` runs once per (signature, debug mode, target): it classifies
+the arguments, checks that all arrays live on one device (whose backend names the code
+generator), builds and transforms the IR, generates code and returns a launcher. A launcher
+is a callable `launcher(args)` doing only per-call work: pack arguments (no copies), choose
+serial or parallel, run, bump the write generation of the arrays the kernel writes, and turn
+a debug-mode error record into `KernelIndexError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._array import Array
+from .._devices import CPU, Device
+from .._errors import DeviceMismatchError, KernelTypeError
+from ..buffer_view import BufferView
+from . import debug as debug_mod
+from . import types as T
+from .args import ArgSpec, classify
+from .ir import KernelIR, Op, instrs
+from .ops.memory import ViewValue
+
+# Launches whose parallel loops have fewer iterations than this run serially (no threads).
+PARALLEL_MIN = 32768
+# Error record of a failed debug check: [site + 1, in thread, thread, n, values...].
+ERR_LEN = 4 + 2 * 64
+
+
+def _spec_for(kernel: Any, name: str, ann: Any, arg: Any) -> tuple[ArgSpec, list[Device]]:
+    what = f"{kernel.__name__}() argument '{name}'"
+    if ann is not None and isinstance(ann, T.ViewAnnotation) and type(arg) is Array:
+        arg = BufferView(arg)
+    spec, device = classify(arg, what)
+    devices = [device] if device is not None else []
+    if spec.kind == "struct":
+        devices = _struct_devices(arg)
+    if ann is None:
+        return spec, devices
+    return _check_annotation(what, ann, spec, arg), devices
+
+
+def _struct_devices(x: Any) -> list[Device]:
+    out: list[Device] = []
+    for f in dataclasses.fields(x):
+        v = getattr(x, f.name)
+        if type(v) is Array:
+            out.append(v._device)
+        elif type(v) is BufferView:
+            out.append(v._base._device)
+        elif type(v) is np.ndarray:
+            out.append(CPU)
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+            out += _struct_devices(v)
+    return out
+
+
+def _check_annotation(what: str, ann: Any, spec: ArgSpec, arg: Any) -> ArgSpec:
+    ok: bool
+    if isinstance(ann, (T.ArrayAnnotation, T.ViewAnnotation)):
+        ok = ann.accepts(spec.type) if spec.kind in ("array", "view") else False
+        if ok:
+            return spec
+        hint = "Use x.astype(dtype) or pass an array of the expected dtype and ndim."
+        if isinstance(ann, T.ViewAnnotation):
+            hint = "Use qd.BufferView(x) of a 1-D contiguous array of that dtype."
+        raise KernelTypeError(f"{what}: expected {ann!r}, got {spec.describe()}. {hint}")
+    if ann in (Array,):
+        if spec.kind == "array":
+            return spec
+    elif ann is BufferView:
+        if spec.kind == "view":
+            return spec
+    elif isinstance(ann, T.DType) or ann in (bool, int, float):
+        dtype = T.WEAK_DEFAULT[ann] if ann in (bool, int, float) else ann
+        if spec.kind == "scalar":
+            src = spec.type
+            if spec.weak:
+                ok = T.weak_kind(src) is not float or dtype.kind == "f"
+                ok = ok and (dtype.kind != "b" or src.kind == "b")
+            else:
+                ok = T.can_cast(src, dtype, "same_kind")
+            if ok:
+                return ArgSpec("scalar", dtype, weak=ann in (bool, int, float))
+        name = ann.__name__ if isinstance(ann, type) else f"qd.{ann.name}"
+        raise KernelTypeError(f"{what}: expected {name}, got {spec.describe()} {arg!r}. "
+                              f"Use a value that converts to {name} without changing kind.")
+    elif isinstance(ann, type) and dataclasses.is_dataclass(ann):
+        if spec.kind == "struct" and spec.cls is ann:
+            return spec
+        raise KernelTypeError(f"{what}: expected a {ann.__name__}, got {spec.describe()}. "
+                              f"Use a {ann.__name__}(...) instance.")
+    else:
+        raise KernelTypeError(
+            f"{what} is annotated {ann!r}, which kernels do not understand. Use qd.Array[dtype, "
+            "ndim], qd.BufferView[dtype], a dtype such as qd.float32, int, float, bool or a "
+            "frozen dataclass, or no annotation.")
+    raise KernelTypeError(f"{what}: expected {getattr(ann, '__name__', ann)}, got "
+                          f"{spec.describe()}. Pass a matching argument.")
+
+
+def check_devices(kernel: Any, names: Sequence[str], devices: Sequence[list[Device]]) -> Device:
+    """The one device of all array arguments (CPU when there are none)."""
+    first: tuple[str, Device] | None = None
+    for name, devs in zip(names, devices, strict=True):
+        for d in devs:
+            if first is None:
+                first = (name, d)
+            elif d is not first[1]:
+                raise DeviceMismatchError(
+                    f"{kernel.__name__}() got arrays on two devices: '{first[0]}' on "
+                    f"{first[1]} and '{name}' on {d}. A kernel runs on one device; move "
+                    f"arrays with x.to_device('{first[1]}') first.")
+    return CPU if first is None else first[1]
+
+
+# -- packing --------------------------------------------------------------------------------
+
+
+def _scalar_packer(spec: ArgSpec, what: str) -> Callable[[Any, list[Any]], None]:
+    make = spec.type._np.type
+    if spec.weak and spec.type.kind in "iu":
+        def pack_int(x: Any, out: list[Any]) -> None:
+            if not -(1 << 63) <= x < (1 << 63):
+                raise KernelTypeError(f"{what}: {x} does not fit in int64. Use a smaller "
+                                      "value or split the computation.")
+            out.append(x)
+        return pack_int
+    if spec.weak:
+        return lambda x, out: out.append(x)
+
+    def pack_typed(x: Any, out: list[Any]) -> None:
+        try:
+            out.append(make(x))
+        except OverflowError:
+            raise KernelTypeError(f"{what}: {x!r} does not fit in {spec.type.name}.") from None
+    return pack_typed
+
+
+def _memory_packer(spec: ArgSpec, interp: bool) -> Callable[[Any, list[Any]], None]:
+    if spec.kind == "array":
+        def pack_array(x: Any, out: list[Any]) -> None:
+            t = type(x)
+            if t is Array:
+                out.append(x._data)
+            elif t is np.ndarray:
+                out.append(x)
+            else:
+                out.append(np.from_dlpack(x))
+        return pack_array
+
+    def pack_view(x: Any, out: list[Any]) -> None:
+        if type(x) is not BufferView:
+            x = BufferView(x)
+        if interp:
+            out.append(ViewValue(x._base._data, x._offset, x._size))
+        else:
+            out += (x._base._data, x._offset, x._size)
+    return pack_view
+
+
+def packer(spec: ArgSpec, what: str, interp: bool) -> Callable[[Any, list[Any]], None]:
+    """A function appending the native values of one argument to a list."""
+    if spec.kind == "scalar":
+        return _scalar_packer(spec, what)
+    if spec.kind in ("array", "view"):
+        return _memory_packer(spec, interp)
+    fields = [(f, packer(s, f"{what}.{f}", interp)) for f, s in spec.fields]
+
+    def pack_struct(x: Any, out: list[Any]) -> None:
+        for name, p in fields:
+            p(getattr(x, name), out)
+    return pack_struct
+
+
+def _buffer_of(x: Any) -> Any:
+    t = type(x)
+    if t is Array:
+        return x._buffer
+    if t is BufferView:
+        return x._base._buffer
+    return None
+
+
+def written_paths(names: Sequence[str], written: Sequence[str]
+                  ) -> list[tuple[int, tuple[str, ...]]]:
+    """(argument index, field path) of each written array parameter."""
+    out = []
+    for w in written:
+        head, *path = w.split(".")
+        if head in names:
+            out.append((names.index(head), tuple(path)))
+    return out
+
+
+def bump_generations(args: Sequence[Any], paths: Sequence[tuple[int, tuple[str, ...]]]) -> None:
+    for index, path in paths:
+        x = args[index]
+        for name in path:
+            x = getattr(x, name)
+        buf = _buffer_of(x)
+        if buf is not None:
+            buf.generation += 1
+
+
+# -- launchers ------------------------------------------------------------------------------
+
+
+class Launcher:
+    """Per-signature launch: pack, run, bump generations, report debug errors."""
+
+    def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any]) -> None:
+        self.kernel = kernel
+        self.packers = packers
+        self.bumps = bumps
+        self.sites = {i.attrs[0]: i for i in instrs(kernel.body) if i.op is Op.CHECK_INDEX}
+
+    def pack(self, args: Sequence[Any]) -> list[Any]:
+        native: list[Any] = []
+        for p, a in zip(self.packers, args):  # noqa: B905 - lengths checked by the kernel
+            p(a, native)
+        return native
+
+    def decode(self, err: np.ndarray, native: Sequence[Any]) -> Exception:
+        site = self.sites[int(err[0]) - 1]
+        n = int(err[3])
+        vals = [int(v) for v in err[4:4 + n]]
+        _, name, kind = debug_mod.site_info(site.attrs)
+        offset = None
+        if kind == "view":
+            for p, v in zip(self.kernel.params, native, strict=True):
+                if p.name == f"{name}@offset":
+                    offset = int(v)
+        thread = int(err[2]) if err[1] else None
+        return debug_mod.index_error(self.kernel.name, name, kind, vals[0::2], vals[1::2],
+                                     thread, site.loc.frames(), offset)
+
+
+class InterpLauncher(Launcher):
+    """Runs the IR through the interpreter (target "interp")."""
+
+    def __call__(self, args: Sequence[Any]) -> None:
+        from .interp import run
+
+        native = self.pack(args)
+        typed = [v if type(v) in (np.ndarray, ViewValue) else p.value.type._np.type(v)
+                 for v, p in zip(native, self.kernel.params, strict=True)]
+        try:
+            run(self.kernel, typed)
+        finally:
+            bump_generations(args, self.bumps)
+
+
+class NumbaLauncher(Launcher):
+    """Runs generated numba code: serial entry for small launches, parallel for large."""
+
+    def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any], module: Any,
+                 debug: bool) -> None:
+        super().__init__(kernel, packers, bumps)
+        self.serial = module.entry_serial
+        self.parallel = getattr(module, "entry_parallel", None)
+        self.work = module.work
+        self.debug = debug
+        self.module = module
+
+    def __call__(self, args: Sequence[Any]) -> None:
+        native = self.pack(args)
+        entry = self.serial
+        if self.parallel is not None:
+            try:
+                big = self.work(*native) >= PARALLEL_MIN
+            except Exception:  # noqa: BLE001 - a heuristic only: run in parallel
+                big = True
+            if big:
+                entry = self.parallel
+        if self.debug:
+            err = np.zeros(ERR_LEN, np.int64)
+            try:
+                entry(*native, err)
+            finally:
+                bump_generations(args, self.bumps)
+            if err[0]:
+                raise self.decode(err, native)
+            return
+        try:
+            entry(*native)
+        finally:
+            bump_generations(args, self.bumps)
+
+
+def prepare(kernel: Any, args: Sequence[Any], target: str | None, debug: bool) -> Launcher:
+    """Compile `kernel` for the signature of `args` and return its launcher."""
+    from .frontend import build
+    from .passes import pipeline
+
+    names = kernel.param_names
+    annotations = kernel.annotations()
+    specs = []
+    devices = []
+    for name, arg in zip(names, args, strict=True):
+        spec, devs = _spec_for(kernel, name, annotations.get(name), arg)
+        specs.append((name, spec))
+        devices.append(devs)
+    device = check_devices(kernel, names, devices)
+    if target is None:
+        target = device.backend.target
+    ir = build(kernel.source(), specs)
+    written = dict(ir.meta).get("written", ())
+    bumps = written_paths(names, written)
+    interp = target == "interp"
+    ir = pipeline(ir, debug=debug, lower=not interp)
+    packers = [packer(s, f"{kernel.__name__}() argument '{n}'", interp) for n, s in specs]
+    if interp:
+        return InterpLauncher(ir, packers, bumps)
+    if target != "numba_cpu":
+        raise NotImplementedError(
+            f"Kernels on {device} need the '{target}' code generator, which qdarray does not "
+            "have yet. Use a CPU array (x.to_device('cpu')) or kernel.interpret(...).")
+    from .cache import load_module
+    from .codegen.numba_cpu import render_numba_cpu
+
+    module = load_module(render_numba_cpu(ir, debug=debug))
+    return NumbaLauncher(ir, packers, bumps, module, debug)

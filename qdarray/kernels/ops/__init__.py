@@ -1,0 +1,78 @@
+"""One `OpDef` per IR op: its type rule, its reference semantics and its adjoint slot.
+
+Each family file (`arith.py`, `math.py`, `memory.py`, `atomics.py`, `control.py`) calls
+`defop(...)` once per op, so everything about an op sits in one place. Code generators keep
+their own table `Op -> spelling`; `tests/kernels/test_op_coverage.py` checks that the
+interpreter and every generator cover every op.
+
+Adding an op: add the member to `ir.Op` under its banner, `defop` it in its family file (type
+rule, `impl`), give it one entry in each code generator's table, and a test against NumPy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..ir import Op
+
+TypeRule = Callable[[tuple[Any, ...], tuple[Any, ...]], Any]
+"""`rule(arg_types, attrs) -> result type` (None for ops without a result); raises
+`TypeError` with a message when the operands are illegal for the op."""
+
+Impl = Callable[..., Any]
+"""Reference semantics: `impl(result_type, attrs, *arg_values) -> value`. Scalars are NumPy
+scalars of the exact dtype; arrays are NumPy arrays; views are `interp.ViewValue`."""
+
+Adjoint = Callable[..., Any]
+"""Reverse-mode rule (filled in by the autodiff transform): `adjoint(builder, instr, adj)`
+emits, through `builder`, the IR that adds the op's contribution to the adjoints of its
+arguments given `adj`, the adjoint Value of its result. `None`: not differentiable; reverse
+mode through such an op raises an AutodiffError that names the op and its source line."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpDef:
+    """Everything about one op.
+
+    Attributes:
+        op: the `Op` member.
+        family: the file that defines it ("arith", "math", "memory", "atomics", "control").
+        arity: number of Value arguments, or None when it varies (indices).
+        type_rule: result type from argument types and attrs (see `TypeRule`).
+        impl: reference semantics for the interpreter, or None when the interpreter
+            executes the op structurally (locals, control flow, index checks).
+        pure: no side effects and cannot fault: safe to fold, remove when unused, speculate.
+        adjoint: the reverse-mode rule (see `Adjoint`); None until autodiff defines it.
+        doc: one line of semantics.
+    """
+
+    op: Op
+    family: str
+    arity: int | None
+    type_rule: TypeRule
+    impl: Impl | None
+    pure: bool
+    adjoint: Adjoint | None
+    doc: str
+
+
+OPS: dict[Op, OpDef] = {}
+
+
+def defop(op: Op, family: str, arity: int | None, type_rule: TypeRule, impl: Impl | None,
+          *, pure: bool = True, adjoint: Adjoint | None = None, doc: str = "") -> OpDef:
+    """Define `op` once; a second definition is a programming error."""
+    if op in OPS:
+        raise AssertionError(f"{op} is defined twice")
+    d = OpDef(op, family, arity, type_rule, impl, pure, adjoint, doc)
+    OPS[op] = d
+    return d
+
+
+def opdef(op: Op) -> OpDef:
+    return OPS[op]
+
+
+from . import arith, atomics, control, math, memory  # noqa: E402,F401  (each fills OPS)

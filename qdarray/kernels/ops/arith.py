@@ -1,0 +1,152 @@
+"""Constants, casts, arithmetic, bitwise and logical ops, comparisons.
+
+Semantics are NumPy's scalar semantics for the operand dtype (integers wrap around), made
+total where NumPy would warn or raise, so every backend can implement them exactly:
+integer `x // 0` and `x % 0` are 0; `INT_MIN // -1` wraps to INT_MIN; an integer `x ** n` with
+`n < 0` is the truncated `1 / x**-n` (0 unless x is 1 or -1); shifts by a count outside
+[0, bits) give 0 (`<<`, and `>>` of non-negative values) or -1 (`>>` of negative values).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ir import Op
+from ..types import is_scalar, type_str
+from . import defop
+from .rules import same
+
+
+def _np(rt: Any) -> Any:
+    return rt._np.type
+
+
+# -- values and conversions -----------------------------------------------------------------
+
+
+def _const_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
+    value, dtype = attrs
+    if not is_scalar(dtype) or type(value) not in (bool, int, float):
+        raise TypeError(f"CONST needs a Python bool/int/float and a dtype; got {attrs!r}")
+    return dtype
+
+
+def _cast_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
+    (dtype,) = attrs
+    if not is_scalar(types[0]) or not is_scalar(dtype):
+        raise TypeError(f"CAST converts scalars; got {type_str(types[0])} -> {dtype!r}")
+    return dtype
+
+
+def cast_value(rt: Any, v: Any) -> Any:
+    """Convert a NumPy scalar to dtype `rt` as C does (bool: v != 0; ints wrap)."""
+    if rt.kind == "b":
+        return np.bool_(v != 0)
+    return np.asarray(v).astype(rt._np)[()]
+
+
+defop(Op.CONST, "arith", 0, _const_rule, lambda rt, attrs: _np(rt)(attrs[0]),
+      doc="the literal attrs[0] as dtype attrs[1]")
+defop(Op.CAST, "arith", 1, _cast_rule, lambda rt, attrs, v: cast_value(rt, v),
+      doc="convert to dtype attrs[0]: ints wrap, floats round to nearest, to int truncates")
+
+# -- arithmetic -----------------------------------------------------------------------------
+
+
+def _floordiv(rt: Any, attrs: Any, a: Any, b: Any) -> Any:
+    if rt.kind in "iu":
+        if b == 0:
+            return _np(rt)(0)
+        if rt.kind == "i" and b == -1:
+            return np.negative(a)
+    return _np(rt)(np.floor_divide(a, b))
+
+
+def _mod(rt: Any, attrs: Any, a: Any, b: Any) -> Any:
+    if rt.kind in "iu" and b == 0:
+        return _np(rt)(0)
+    return _np(rt)(np.remainder(a, b))
+
+
+def ipow(a: int, n: int, rt: Any) -> Any:
+    """Integer power with wrap-around; n < 0 truncates 1 / a**-n."""
+    if n < 0:
+        if a == 1:
+            return _np(rt)(1)
+        if a == -1:
+            return _np(rt)(1 if n % 2 == 0 else -1)
+        return _np(rt)(0)
+    result = np.asarray(1, dtype=rt._np)
+    base = np.asarray(a, dtype=rt._np)
+    while n:
+        if n & 1:
+            result = result * base
+        base = base * base
+        n >>= 1
+    return result[()]
+
+
+def _pow(rt: Any, attrs: Any, a: Any, b: Any) -> Any:
+    if rt.kind in "iu":
+        return ipow(int(a), int(b), rt)
+    return _np(rt)(np.power(a, b))
+
+
+def _binary(fn: Any) -> Any:
+    return lambda rt, attrs, a, b: _np(rt)(fn(a, b))
+
+
+def _unary(fn: Any) -> Any:
+    return lambda rt, attrs, a: _np(rt)(fn(a))
+
+
+num2 = same("numeric")
+defop(Op.ADD, "arith", 2, num2, _binary(np.add), doc="a + b")
+defop(Op.SUB, "arith", 2, num2, _binary(np.subtract), doc="a - b")
+defop(Op.MUL, "arith", 2, num2, _binary(np.multiply), doc="a * b")
+defop(Op.TRUEDIV, "arith", 2, same("float"), _binary(np.true_divide), doc="a / b (floats)")
+defop(Op.FLOORDIV, "arith", 2, num2, _floordiv, doc="floor(a / b); integer x // 0 is 0")
+defop(Op.MOD, "arith", 2, num2, _mod, doc="a - floor(a / b) * b (sign of b); x % 0 is 0")
+defop(Op.POW, "arith", 2, num2, _pow, doc="a ** b")
+defop(Op.NEG, "arith", 1, same("numeric"), _unary(np.negative), doc="-a")
+defop(Op.ABS, "arith", 1, same("numeric"), _unary(np.absolute), doc="|a|")
+defop(Op.MIN, "arith", 2, num2, _binary(np.minimum), doc="minimum, NaN-propagating")
+defop(Op.MAX, "arith", 2, num2, _binary(np.maximum), doc="maximum, NaN-propagating")
+
+# -- bitwise and logical --------------------------------------------------------------------
+
+
+def _shl(rt: Any, attrs: Any, a: Any, n: Any) -> Any:
+    bits = rt.itemsize * 8
+    if not 0 <= int(n) < bits:
+        return _np(rt)(0)
+    return _np(rt)(np.left_shift(a, n))
+
+
+def _shr(rt: Any, attrs: Any, a: Any, n: Any) -> Any:
+    bits = rt.itemsize * 8
+    if not 0 <= int(n) < bits:
+        return _np(rt)(-1 if a < 0 else 0)
+    return _np(rt)(np.right_shift(a, n))
+
+
+ib2 = same("int_or_bool")
+defop(Op.BIT_AND, "arith", 2, ib2, _binary(np.bitwise_and), doc="a & b (and of bools)")
+defop(Op.BIT_OR, "arith", 2, ib2, _binary(np.bitwise_or), doc="a | b (or of bools)")
+defop(Op.BIT_XOR, "arith", 2, ib2, _binary(np.bitwise_xor), doc="a ^ b")
+defop(Op.BIT_NOT, "arith", 1, same("int"), _unary(np.invert), doc="~a (integers)")
+defop(Op.SHL, "arith", 2, same("int"), _shl, doc="a << n; 0 when n is outside [0, bits)")
+defop(Op.SHR, "arith", 2, same("int"), _shr, doc="a >> n (arithmetic for signed)")
+defop(Op.NOT, "arith", 1, same("bool"), _unary(np.logical_not), doc="not a (bool)")
+
+# -- comparisons ----------------------------------------------------------------------------
+
+cmp2 = same("scalar", result="bool")
+defop(Op.EQ, "arith", 2, cmp2, _binary(np.equal), doc="a == b")
+defop(Op.NE, "arith", 2, cmp2, _binary(np.not_equal), doc="a != b")
+defop(Op.LT, "arith", 2, cmp2, _binary(np.less), doc="a < b")
+defop(Op.LE, "arith", 2, cmp2, _binary(np.less_equal), doc="a <= b")
+defop(Op.GT, "arith", 2, cmp2, _binary(np.greater), doc="a > b")
+defop(Op.GE, "arith", 2, cmp2, _binary(np.greater_equal), doc="a >= b")

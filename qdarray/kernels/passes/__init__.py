@@ -1,0 +1,36 @@
+"""IR -> IR passes, one per file, and the pipeline the compiler runs.
+
+Adding a pass: write `passes/<verb>.py` with a function `verb(kernel) -> kernel` that builds
+new nodes (subclass `rewrite.Rewriter`), add it to `pipeline` below, and test it with random
+kernels run through the interpreter before and after (tests/kernels/passes/).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..ir import KernelIR
+from ..verify import verify
+from .bounds_checks import bounds_checks
+from .lower_views import lower_views
+from .simplify import simplify
+
+__all__ = ["bounds_checks", "lower_views", "simplify", "pipeline"]
+
+
+def pipeline(kernel: KernelIR, *, debug: bool, lower: bool) -> KernelIR:
+    """The passes every compile runs: simplify; bounds checks in debug mode; view lowering
+    for targets that only address arrays (`lower`). The verifier runs after each pass in
+    debug mode."""
+    steps: list[Callable[[KernelIR], KernelIR]] = [simplify]
+    if debug:
+        steps.append(bounds_checks)
+    if lower:
+        steps.append(lower_views)
+    if debug:
+        verify(kernel)
+    for step in steps:
+        kernel = step(kernel)
+        if debug:
+            verify(kernel)
+    return kernel
