@@ -273,7 +273,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
                 f"arange with integer dtype {d} needs integer start, stop and step; got "
                 f"{floats}. Use integer arguments, or a float dtype."
             )
-        _check_int_range(args["start"], args["stop"], args["step"], d)
+        _check_int_range(int(args["start"]), int(args["stop"]), int(args["step"]), d)
     np_dtype = _native_dtype(d, target)
     native = target.backend.xp.arange(args["start"], args["stop"], args["step"],
                                       dtype=np_dtype, **_device_kw(target))

@@ -40,11 +40,11 @@ def _acc_dtype(dtype: Any, x: Array, func: str) -> Any:
     return d._np
 
 
-def _reduce(func: str, x: Array, axis: Any, keepdims: bool, category: str,
-            **kwargs: Any) -> Array:
-    require_array(x, func)
-    check_kind(x, category, func)
-    axes = _axes(x, axis, func)
+def _reduce(func: str, x: Array, axis: Any, keepdims: bool, **kwargs: Any) -> Array:
+    # Every dtype is numeric or boolean, so sum, prod, mean, var and std check no category.
+    if type(x) is not Array:
+        require_array(x, func)
+    axes = None if axis is None else normalize_axes(axis, x._data.ndim, func)
     device = x._device
     result = getattr(device.backend.xp, func)(x._data, axis=axes, keepdims=keepdims, **kwargs)
     return wrap(result, device)
@@ -68,8 +68,7 @@ def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None,  # noqa: A001
 
         qd.sum(qd.asarray([[1, 2], [3, 4]]), axis=0)   # [4, 6]
     """
-    return _reduce("sum", x, axis, keepdims, "numeric or boolean",
-                   dtype=_acc_dtype(dtype, x, "sum"))
+    return _reduce("sum", x, axis, keepdims, dtype=_acc_dtype(dtype, x, "sum"))
 
 
 def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
@@ -85,8 +84,7 @@ def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     Returns:
         the products; 1 for an empty reduction.
     """
-    return _reduce("prod", x, axis, keepdims, "numeric or boolean",
-                   dtype=_acc_dtype(dtype, x, "prod"))
+    return _reduce("prod", x, axis, keepdims, dtype=_acc_dtype(dtype, x, "prod"))
 
 
 def _extremum(func: str, x: Array, axis: Any, keepdims: bool) -> Array:
@@ -155,7 +153,7 @@ def mean(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         the means: `x`'s dtype for floating and complex input, float64 for integers and
         booleans (as in NumPy); NaN for an empty reduction.
     """
-    return _reduce("mean", x, axis, keepdims, "numeric or boolean")
+    return _reduce("mean", x, axis, keepdims)
 
 
 def _correction(correction: Any, func: str) -> float | int:
@@ -181,8 +179,7 @@ def var(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     Returns:
         the variances, in the real dtype of `x`'s precision (float64 for integers).
     """
-    return _reduce("var", x, axis, keepdims, "numeric or boolean",
-                   correction=_correction(correction, "var"))
+    return _reduce("var", x, axis, keepdims, correction=_correction(correction, "var"))
 
 
 def std(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
@@ -198,13 +195,12 @@ def std(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     Returns:
         the standard deviations, in the real dtype of `x`'s precision.
     """
-    return _reduce("std", x, axis, keepdims, "numeric or boolean",
-                   correction=_correction(correction, "std"))
+    return _reduce("std", x, axis, keepdims, correction=_correction(correction, "std"))
 
 
 def _scan(func: str, x: Array, axis: Any, dtype: Any, include_initial: Any) -> Array:
-    require_array(x, func)
-    check_kind(x, "numeric or boolean", func)
+    if type(x) is not Array:
+        require_array(x, func)
     if type(include_initial) is not bool:
         raise TypeError(
             f"{func} expects a bool for include_initial; got {type(include_initial).__name__}."
@@ -212,21 +208,22 @@ def _scan(func: str, x: Array, axis: Any, dtype: Any, include_initial: Any) -> A
     data = x._data
     device = x._device
     xp = device.backend.xp
-    if x.ndim == 0:
+    ndim = data.ndim
+    if ndim == 0:
         # Note: the standard asks for at least one dimension; NumPy scans a 0-d array as 1-d.
         data = xp.reshape(data, (1,))
-    ndim = 1 if x.ndim == 0 else x.ndim
+        ndim = 1
     if axis is None:
         if ndim > 1:
             raise ValueError(
                 f"{func} of an array of shape {x.shape} needs axis=; use axis=0 ... "
                 f"axis={ndim - 1}, or flatten with qd.reshape(x, (-1,)) first."
             )
-        ax = 0
+        axis = 0
     else:
-        ax = normalize_axis(axis, ndim, func)
-    result = getattr(xp, func)(data, axis=ax, dtype=_acc_dtype(dtype, x, func),
-                               include_initial=include_initial)
+        axis = normalize_axis(axis, ndim, func)
+    acc = None if dtype is None else _acc_dtype(dtype, x, func)
+    result = getattr(xp, func)(data, axis=axis, dtype=acc, include_initial=include_initial)
     return wrap(result, device)
 
 

@@ -260,3 +260,12 @@ def test_operators_refuse_arrays_on_two_devices() -> None:
     x = qd.ones(2)
     with pytest.raises(qd.DeviceMismatchError, match="cpu and cuda:2"):
         x += other
+
+
+def test_inplace_through_overlapping_views_matches_numpy() -> None:
+    a = np.arange(8.0)
+    x = qd.asarray(a.copy())
+    view = x[1:]
+    view += x[:-1]
+    a[1:] += a[:-1]
+    np.testing.assert_array_equal(np.asarray(x), a)
