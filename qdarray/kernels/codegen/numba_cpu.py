@@ -83,9 +83,10 @@ def _shift(e: PySourceEmitter, i: Instr) -> str:
     a, n = (e.val(x) for x in i.args)
     dtype = i.result.type  # type: ignore[union-attr]
     bits = dtype.itemsize * 8
+    zero = f"{_ctor(dtype)}(0)"  # typed: numba unifies uint64 with an int literal to float64
     if i.op is Op.SHL:
-        return f"({a} << {n} if 0 <= {n} < {bits} else 0)"
-    fill = f"(-1 if {a} < 0 else 0)" if dtype.kind == "i" else "0"
+        return f"({a} << {n} if 0 <= {n} < {bits} else {zero})"
+    fill = f"({_ctor(dtype)}(-1) if {a} < 0 else {zero})" if dtype.kind == "i" else zero
     return f"({a} >> {n} if 0 <= {n} < {bits} else {fill})"
 
 
@@ -299,6 +300,9 @@ class NumbaCpuEmitter(PySourceEmitter):
 
         self.line(f"def work({', '.join(f'a{p.value.id}' for p in self.kernel.params)}):")
         with self.indent():
+            if not self.loops:
+                self.line("return 0")
+                return
             if not all(need(s.begin) and need(s.end) for s in self.loops):
                 self.line("return 1 << 62")
                 return

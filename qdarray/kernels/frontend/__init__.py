@@ -40,7 +40,7 @@ class KernelBuilder(CallVisitor):
 def build(src: FunctionSource, specs: list[tuple[str, ArgSpec]]) -> KernelIR:
     """The IR of kernel `src` for arguments described by `specs` (name, spec) in order."""
     b = KernelBuilder(src.name)
-    b.ctx = FuncCtx(src, Scope(), (), is_kernel=True)
+    b.ctx = FuncCtx(src, Scope(), (), is_kernel=True, params=frozenset(n for n, _ in specs))
     try:
         params: list[Param] = []
         bindings = [(name, b.param(name, spec, params)) for name, spec in specs]

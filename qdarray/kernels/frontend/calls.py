@@ -284,7 +284,8 @@ class CallVisitor(LoopVisitor):
             self.fail(f"Cannot call func '{func.__name__}': {exc}.",
                       "Check the call's arguments against the func's parameters.", node)
         bound.apply_defaults()
-        ctx = FuncCtx(src, Scope(), self.ctx.stack + (self.frame(node),), is_kernel=False)
+        ctx = FuncCtx(src, Scope(), self.ctx.stack + (self.frame(node),), is_kernel=False,
+                      params=frozenset(bound.arguments))
         caller, saved_top, saved_result = self.ctx, self.top, self.func_result
         values = {}
         for name, value in bound.arguments.items():

@@ -99,6 +99,7 @@ class FuncCtx:
     scope: Scope
     stack: tuple[Frame, ...]
     is_kernel: bool
+    params: frozenset[str] = frozenset()
     vars: dict[str, VarRef] = field(default_factory=dict)
     loops: list[Loop] = field(default_factory=list)
     ret: ReturnState | None = None
@@ -108,4 +109,6 @@ class FuncCtx:
         return self.src.name
 
     def is_mutable(self, name: str) -> bool:
-        return name in self.vars or self.src.assign_counts[name] > 1
+        """Assigned more than once (a parameter counts its binding at entry): a local Var."""
+        count = self.src.assign_counts[name] + (name in self.params)
+        return name in self.vars or count > 1
