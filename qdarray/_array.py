@@ -19,11 +19,23 @@ from ._dtypes import DType
 _PY_SCALARS = (bool, int, float, complex)
 
 
+def _other_operand(other: Any, name: str) -> Any:
+    """NotImplemented for operands Python should offer to the other side; a TypeError for NumPy
+    arrays, which would otherwise turn the result into a NumPy array (or copy device data to
+    the host) without a word."""
+    if type(other) is np.ndarray:
+        raise TypeError(
+            f"{name} cannot combine a qdarray Array with a numpy.ndarray; use qd.asarray(a) "
+            "to make it an Array (or np.asarray(x) to compute in NumPy)."
+        )
+    return NotImplemented
+
+
 def _binary_operator(name: str) -> Any:
     def method(self: Array, other: Any) -> Any:
         if type(other) is not Array and type(other) not in _PY_SCALARS and not isinstance(
                 other, np.generic):
-            return NotImplemented
+            return _other_operand(other, name)
         return _dispatch.binary(name, self, other)
 
     method.__name__ = f"__{name}__"
@@ -33,7 +45,7 @@ def _binary_operator(name: str) -> Any:
 def _reflected_operator(name: str) -> Any:
     def method(self: Array, other: Any) -> Any:
         if type(other) not in _PY_SCALARS and not isinstance(other, np.generic):
-            return NotImplemented
+            return _other_operand(other, name)
         return _dispatch.binary(name, other, self)
 
     method.__name__ = f"__r{name}__"
@@ -44,7 +56,7 @@ def _inplace_operator(name: str) -> Any:
     def method(self: Array, other: Any) -> Any:
         if type(other) is not Array and type(other) not in _PY_SCALARS and not isinstance(
                 other, np.generic):
-            return NotImplemented
+            return _other_operand(other, name)
         return _dispatch.inplace(name, self, other)
 
     method.__name__ = f"__i{name}__"
@@ -288,6 +300,10 @@ class Array:
         return self._data.__dlpack_device__()  # type: ignore[no-any-return]
 
     # -- operators (semantics live in the backend's xp; dtype categories in _dispatch) -----
+
+    # NumPy arrays and scalars on the left of an operator defer to these methods (NumPy gives
+    # way to operands of higher priority), so `np.float32(2) * x` is an Array, not an ndarray.
+    __array_priority__ = 100.0
 
     __add__ = _binary_operator("add")
     __radd__ = _reflected_operator("add")

@@ -234,6 +234,27 @@ def test_numpy_scalars_are_typed_operands() -> None:
     check(x, np.full(2, 2, np.float32))
 
 
+def test_numpy_operands_on_the_left_stay_in_qdarray() -> None:
+    x = qd.ones(2, dtype=qd.float32)
+    result = np.float32(3) * x
+    assert type(result) is Array
+    check(result, np.full(2, 3, np.float32))
+    check(np.float64(1) - x, np.zeros(2))
+
+
+def test_numpy_arrays_are_refused_on_either_side() -> None:
+    x = qd.ones(2)
+    message = "add cannot combine a qdarray Array with a numpy.ndarray; use qd.asarray"
+    with pytest.raises(TypeError, match=message):
+        x + np.ones(2)
+    with pytest.raises(TypeError, match=message):
+        np.ones(2) + x
+    with pytest.raises(TypeError, match="equal cannot combine"):
+        assert x == np.ones(2)
+    # NumPy's own functions still take qdarray arrays, through __array__
+    assert type(np.sin(x)) is np.ndarray
+
+
 def test_unsupported_operand_types_raise_type_error() -> None:
     with pytest.raises(TypeError):
         qd.ones(2) + [1, 2]
