@@ -8,6 +8,7 @@ import array_api_compat.numpy as compat_numpy
 import numpy as np
 
 from .._devices import CPU, Device
+from .quiet import QuietNamespace
 
 
 class CpuBackend:
@@ -15,7 +16,9 @@ class CpuBackend:
 
     kind = "cpu"
     target = "numba_cpu"
-    xp = compat_numpy
+    # Floating-point exceptions give the standard's results without NumPy's RuntimeWarnings,
+    # as on every other device (see quiet.py).
+    xp = QuietNamespace(compat_numpy)
     native_type = np.ndarray
 
     def devices(self) -> list[Device]:
