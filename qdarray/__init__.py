@@ -11,7 +11,7 @@ Example::
 from __future__ import annotations
 
 __version__ = "0.1.0"
-__array_api_version__ = "2024.12"
+__array_api_version__ = "2025.12"
 
 from ._array import Array
 from ._devices import Device

@@ -378,7 +378,7 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     return Array._new(target.backend.normalize(native), target)
 
 
-def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
+def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
     """Coordinate grids from 1-D coordinate arrays.
 
     Args:
@@ -388,8 +388,8 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
             or 'ij' (matrix: shape (n1, n2, ...)).
 
     Returns:
-        a list of N arrays of the grid's shape, each with its input's dtype (new arrays,
-        not views).
+        a tuple of N arrays of the grid's shape, each with its input's dtype (new arrays,
+        not views). A tuple since the 2025.12 revision of the standard (a list before).
 
     Example::
 
@@ -398,7 +398,7 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid's indexing must be 'xy' or 'ij'; got {indexing!r}.")
     if not arrays:
-        return []
+        return ()
     for i, a in enumerate(arrays):
         if type(a) is not Array:
             raise TypeError(
@@ -412,7 +412,7 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
             )
     device = arrays[0]._device
     grids = device.backend.xp.meshgrid(*(a._data for a in arrays), indexing=indexing)
-    return [Array._new(device.backend.normalize(g), device) for g in grids]
+    return tuple(Array._new(device.backend.normalize(g), device) for g in grids)
 
 
 def _triangle(func: str, x: Array, k: Any) -> Array:

@@ -5,7 +5,7 @@ Example::
     info = qd.__array_namespace_info__()
     info.capabilities()["boolean indexing"]        # True
     info.default_dtypes(device="cpu")["indexing"]   # qdarray.int64
-    info.devices()                                  # [Device('cpu'), ...present devices]
+    info.devices()                                  # (Device('cpu'), ...present devices)
 """
 
 from __future__ import annotations
@@ -74,8 +74,9 @@ class Info:
         backend = target.backend
         return {d.name: d for d in allowed if backend.supports_dtype(d._np, target)}
 
-    def devices(self) -> list[Device]:
-        """The devices present: always the CPU, then those of every backend that loads."""
+    def devices(self) -> tuple[Device, ...]:
+        """The devices present, as a tuple (a list before the standard's 2025.12 revision):
+        always the CPU, then those of every backend that loads."""
         found = [CPU]
         for kind in KNOWN_KINDS:
             if kind == "cpu":
@@ -85,7 +86,7 @@ class Info:
                 found.extend(backend.devices())
             except Exception:  # noqa: BLE001 - a missing or broken driver means no devices
                 continue
-        return found
+        return tuple(found)
 
 
 def __array_namespace_info__() -> Info:

@@ -151,7 +151,7 @@ def test_meshgrid_matches_numpy(data: st.DataObject) -> None:
     indexing = data.draw(st.sampled_from(["xy", "ij"]), label="indexing")
     result = qd.meshgrid(*(qd.asarray(a) for a in arrays), indexing=indexing)
     expected = np.meshgrid(*arrays, indexing=indexing)
-    assert type(result) is list and len(result) == len(expected)
+    assert type(result) is tuple and len(result) == len(expected)  # a tuple since 2025.12
     for r, e in zip(result, expected, strict=True):
         check(r, e)
 
