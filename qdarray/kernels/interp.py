@@ -132,7 +132,27 @@ class Interpreter:
         for param, value in zip(self.kernel.params, self.args, strict=True):
             if param.name == name and type(value) is ViewValue:
                 return value.offset
+            if param.name == f"{name}@offset":  # views lowered to (base, offset, size)
+                return int(value)
         return None
+
+
+def typed_arguments(kernel: KernelIR, native: Sequence[Any]) -> list[Any]:
+    """Packed launch values as the interpreter takes them: scalars as NumPy scalars of the
+    parameter dtype; a view as one ViewValue, or as (base, offset, size) when the kernel's
+    views were lowered."""
+    params = kernel.params
+    out: list[Any] = []
+    for v in native:
+        k = len(out)
+        if (type(v) is ViewValue and k + 1 < len(params)
+                and params[k + 1].name == f"{params[k].name}@offset"):
+            out += [v.base, np.int64(v.offset), np.int64(v.size)]
+        elif type(v) in (np.ndarray, ViewValue):
+            out.append(v)
+        else:
+            out.append(params[k].value.type._np.type(v))
+    return out
 
 
 def run(kernel: KernelIR, args: Sequence[Any]) -> None:

@@ -111,6 +111,11 @@ class Op(Enum):
     ATOMIC_MIN = auto()
     ATOMIC_MAX = auto()
 
+    # -- adstacks (reverse mode; `ops/adstack.py`) -----------------------------------------
+    ADSTACK_PUSH = auto()
+    ADSTACK_POP = auto()
+    ADSTACK_TOP = auto()
+
     # -- structured control flow (the statement nodes below) ------------------------------
     IF = auto()
     FOR = auto()

@@ -245,13 +245,11 @@ class InterpLauncher(Launcher):
     """Runs the IR through the interpreter (target "interp")."""
 
     def __call__(self, args: Sequence[Any]) -> None:
-        from .interp import run
+        from .interp import run, typed_arguments
 
         native = self.pack(args)
-        typed = [v if type(v) in (np.ndarray, ViewValue) else p.value.type._np.type(v)
-                 for v, p in zip(native, self.kernel.params, strict=True)]
         try:
-            run(self.kernel, typed)
+            run(self.kernel, typed_arguments(self.kernel, native))
         finally:
             bump_generations(args, self.bumps)
 
@@ -293,11 +291,8 @@ class NumbaLauncher(Launcher):
             bump_generations(args, self.bumps)
 
 
-def prepare(kernel: Any, args: Sequence[Any], target: str | None, debug: bool) -> Launcher:
-    """Compile `kernel` for the signature of `args` and return its launcher."""
-    from .frontend import build
-    from .passes import pipeline
-
+def signature(kernel: Any, args: Sequence[Any]) -> tuple[list[tuple[str, ArgSpec]], Device]:
+    """The (name, spec) of each argument, checked against the annotations, and the device."""
     names = kernel.param_names
     annotations = kernel.annotations()
     specs = []
@@ -306,12 +301,20 @@ def prepare(kernel: Any, args: Sequence[Any], target: str | None, debug: bool) -
         spec, devs = _spec_for(kernel, name, annotations.get(name), arg)
         specs.append((name, spec))
         devices.append(devs)
-    device = check_devices(kernel, names, devices)
+    return specs, check_devices(kernel, names, devices)
+
+
+def prepare(kernel: Any, args: Sequence[Any], target: str | None, debug: bool) -> Launcher:
+    """Compile `kernel` for the signature of `args` and return its launcher."""
+    from .frontend import build
+    from .passes import pipeline
+
+    specs, device = signature(kernel, args)
     if target is None:
         target = device.backend.target
     ir = build(kernel.source(), specs)
     written = dict(ir.meta).get("written", ())
-    bumps = written_paths(names, written)
+    bumps = written_paths(kernel.param_names, written)
     interp = target == "interp"
     ir = pipeline(ir, debug=debug, lower=not interp)
     packers = [packer(s, f"{kernel.__name__}() argument '{n}'", interp) for n, s in specs]

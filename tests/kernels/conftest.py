@@ -36,3 +36,9 @@ def _restore_debug_mode() -> Iterator[None]:
     before = qd.debug_mode()
     yield
     qd.set_debug(before)
+
+
+@pytest.fixture(scope="session")
+def program_dir(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Where random test kernels are written (kernels need a source file)."""
+    return tmp_path_factory.mktemp("programs")

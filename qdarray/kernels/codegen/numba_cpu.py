@@ -90,13 +90,15 @@ def _shift(e: PySourceEmitter, i: Instr) -> str:
     return f"({a} >> {n} if 0 <= {n} < {bits} else {fill})"
 
 
+# 0-d arrays are passed on as 1-element 1-d views (numba's parfor lowering turns 0-d array
+# arguments of a prange body into scalars), so their one element is [0].
 def _index(e: PySourceEmitter, args: tuple[Value, ...]) -> str:
     inner = ", ".join(e.val(a) for a in args)
-    return f"({inner},)" if len(args) == 1 else f"({inner})"
+    return f"({inner},)" if len(args) == 1 else f"({inner})" if args else "(0,)"
 
 
 def _subscript(e: PySourceEmitter, args: tuple[Value, ...]) -> str:
-    return ", ".join(e.val(a) for a in args) if args else "()"
+    return ", ".join(e.val(a) for a in args) if args else "0"
 
 
 def _load(e: PySourceEmitter, i: Instr) -> str:
@@ -160,6 +162,18 @@ def _continue(e: Any, s: Continue) -> None:
     e.line("continue" if e.loop_depth else "return")  # top of a body function: next thread
 
 
+def _adstack_push(e: Any, i: Instr) -> str:
+    """Write below the capacity; above it record the depth reached (ops/adstack.py)."""
+    heap, base, cap, overflow, depth, value = (e.val(a) for a in i.args)
+    e.line(f"if {depth} < {cap}:")
+    with e.indent():
+        e.line(f"{heap}[{base} + {depth}] = {value}")
+    e.line("else:")
+    with e.indent():
+        e.line(f"atomic_max({overflow}, ({i.attrs[0].id},), np.int64({depth} + 1))")
+    return f"{depth} + 1"
+
+
 TABLE: dict[Op, Any] = {
     Op.CONST: lambda e, i: _const(*i.attrs),
     Op.CAST: _cast,
@@ -186,6 +200,9 @@ for _op in list(UNARY) + list(PREDICATES):
 for _op in BINARY:
     TABLE[_op] = f"np.{_NP_NAMES.get(_op, _op.name.lower())}({{0}}, {{1}})"
 TABLE[Op.RSQRT] = "1.0 / np.sqrt({0})"
+TABLE[Op.ADSTACK_PUSH] = _adstack_push
+TABLE[Op.ADSTACK_POP] = "{0} - 1"
+TABLE[Op.ADSTACK_TOP] = "{0}[{1} + min({3}, {2}) - 1]"
 
 
 def _free(body: Block, index: Value) -> tuple[list[Value], list[Any]]:
@@ -267,6 +284,8 @@ class NumbaCpuEmitter(PySourceEmitter):
             t = p.value.type
             src = f"a{p.value.id}"
             value = src if isinstance(t, (ArrayType, ViewType)) else f"{_ctor(t)}({src})"
+            if isinstance(t, ArrayType) and t.ndim == 0:
+                value = f"{src}.reshape((1,))"
             self.line(f"{self.val(p.value)} = {value}")
 
     def params(self) -> str:

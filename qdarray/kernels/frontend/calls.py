@@ -235,7 +235,7 @@ class CallVisitor(LoopVisitor):
             if type(base) not in (MemRef, PartialIndex):
                 self.type_fail(f"qd.{name} updates an array element; got {describe(base)}.",
                                f"Use qd.{name}(x[i], value).", target)
-            ref, indices = self.memory_access(base, self.expr(target.slice), target)
+            ref, indices = self.memory_access(base, self.expr(target.slice), target.slice)
         elif len(node.args) == 3:
             base = self.expr(node.args[0])
             if type(base) is not MemRef:

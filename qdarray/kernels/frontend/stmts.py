@@ -127,7 +127,7 @@ class StmtVisitor(ExprVisitor):
             self.assign_name(target.id, value, target)
         elif isinstance(target, ast.Subscript):
             ref, indices = self.memory_access(self.expr(target.value), self.expr(target.slice),
-                                              target)
+                                              target.slice)
             self.store(ref, indices, value, target)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(value, tuple) or len(value) != len(target.elts):
@@ -198,7 +198,7 @@ class StmtVisitor(ExprVisitor):
                       "Update a name or an array element.", target)
         self.node = target
         ref, indices = self.memory_access(self.expr(target.value), self.expr(target.slice),
-                                          target)
+                                          target.slice)
         value = self.expr(node.value)
         if op in (Op.ADD, Op.SUB) and self.in_parallel:
             self.atomic_update(ref, indices, op, value, node)

@@ -75,4 +75,4 @@ def opdef(op: Op) -> OpDef:
     return OPS[op]
 
 
-from . import arith, atomics, control, math, memory  # noqa: E402,F401  (each fills OPS)
+from . import adstack, arith, atomics, control, math, memory  # noqa: E402,F401  (each fills OPS)

@@ -1,0 +1,91 @@
+"""The numba CPU generator against the interpreter: random kernels, and the module layout."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from kernel_programs import arguments, kernel_sources, load_kernel
+
+import qdarray as qd
+from qdarray.kernels import launch as launch_mod
+
+
+@settings(max_examples=12)
+@given(source=kernel_sources(), seed=st.integers(0, 2**16))
+def test_generated_code_matches_the_interpreter(program_dir, source, seed):
+    kern = load_kernel(source, program_dir)
+    args = arguments(seed)
+    try:
+        kern.interpret(*args)
+    except qd.KernelSyntaxError as exc:  # e.g. a constant division by zero
+        assume("constant expression" not in str(exc))
+        raise
+    want = args[-1].copy()
+    args[-1][:] = 0
+    kern(*args)
+    np.testing.assert_array_equal(args[-1], want, err_msg=source)
+
+
+@qd.kernel
+def saxpy(a: qd.float32, x: qd.Array[qd.float32, 1], y: qd.Array[qd.float32, 1]):
+    for i in range(x.shape[0]):
+        y[i] = a * x[i] + y[i]
+
+
+def test_module_layout():
+    x = np.zeros(4, np.float32)
+    src = saxpy.generated_source(2.0, x, x)
+    assert "def _body_0(_t, v0, v1, v2):" in src
+    assert "for _t in prange(" in src and "for _t in range(" in src
+    assert src.count("cache=True") == 3
+    assert "def work(a0, a1, a2):\n    v1 = a1\n    v3 = v1.shape[0]" in src
+
+
+def test_small_launches_run_serially(monkeypatch):
+    calls = []
+    x = np.ones(8, np.float32)
+    saxpy(1.0, x, x)
+    launcher = next(iter(saxpy._launchers[qd.debug_mode()].values()))
+    for name in ("serial", "parallel"):
+        entry = getattr(launcher, name)
+        monkeypatch.setattr(launcher, name,
+                            lambda *a, _e=entry, _n=name: (calls.append(_n), _e(*a)))
+    saxpy(1.0, x, x)
+    big = np.ones(launch_mod.PARALLEL_MIN, np.float32)
+    saxpy(1.0, big, big)
+    assert calls == ["serial", "parallel"]
+    np.testing.assert_array_equal(x, 4.0)
+    np.testing.assert_array_equal(big, 2.0)
+
+
+@qd.kernel
+def data_dependent(n: qd.Array[qd.int64, 1], out: qd.Array[qd.int64, 1]):
+    m = n[0]
+    for i in range(m):
+        out[i] = i
+
+
+def test_bounds_the_host_cannot_compute_run_in_parallel():
+    src = data_dependent.generated_source(np.array([3]), np.zeros(3, np.int64))
+    assert "return 1 << 62" in src
+    out = np.zeros(3, np.int64)
+    data_dependent(np.array([3]), out)
+    np.testing.assert_array_equal(out, [0, 1, 2])
+
+
+@qd.kernel
+def constants(out: qd.Array[qd.float32, 1]):
+    out[0] = qd.float32(0.1)
+    out[1] = qd.math.inf
+    out[2] = -qd.math.inf
+    out[3] = qd.float32(qd.math.nan)
+
+
+@pytest.mark.parametrize("backend_name", ["interp", "cpu"])
+def test_special_constants(backend_name):
+    out = np.zeros(4, np.float32)
+    (constants.interpret if backend_name == "interp" else constants)(out)
+    assert out[0] == np.float32(0.1) and out[1] == np.inf and out[2] == -np.inf
+    assert np.isnan(out[3])

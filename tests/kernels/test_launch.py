@@ -1,0 +1,142 @@
+"""Launching: devices, signatures, packing without copies, views, write generations."""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import qdarray as qd
+from qdarray._array import Array
+
+
+class StubBackend:
+    """A test-only device backend: NumPy storage, kernels through the given target."""
+
+    kind = "opencl"
+    xp = None
+    native_type = np.ndarray
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def to_host(self, native):
+        return native
+
+
+@pytest.fixture
+def stub_device(monkeypatch):
+    def make(target: str, index: int = 7) -> qd.Device:
+        device = qd.Device(f"opencl:{index}")
+        monkeypatch.setattr(device, "_backend", StubBackend(target))
+        return device
+
+    return make
+
+
+@qd.kernel
+def add_into(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        y[i] += x[i]
+
+
+def test_arrays_on_two_devices_are_rejected(stub_device):
+    other = Array._new(np.zeros(3), stub_device("interp"))
+    with pytest.raises(qd.DeviceMismatchError) as info:
+        add_into(qd.zeros(3, dtype=qd.float64), other)
+    assert isinstance(info.value, ValueError)
+    assert str(info.value) == (
+        "add_into() got arrays on two devices: 'x' on cpu and 'y' on opencl:7. A kernel runs "
+        "on one device; move arrays with x.to_device('cpu') first.")
+
+
+def test_the_device_picks_the_backend(stub_device):
+    device = stub_device("interp")
+    x = Array._new(np.arange(3.0), device)
+    y = Array._new(np.ones(3), device)
+    add_into(x, y)  # runs through the stub backend's target: the interpreter
+    np.testing.assert_array_equal(y._data, [1.0, 2.0, 3.0])
+    missing = stub_device("opencl_c", 8)
+    with pytest.raises(NotImplementedError, match="need the 'opencl_c' code generator"):
+        add_into(Array._new(np.zeros(3), missing), Array._new(np.zeros(3), missing))
+
+
+def test_one_compile_per_signature():
+    k = qd.kernel(add_into.fn)
+    a64, b64 = np.zeros(4), np.zeros(4)
+    for _ in range(3):
+        k(a64, b64)
+        k(qd.asarray(a64), qd.asarray(b64))
+    assert len(k._launchers[qd.debug_mode()]) == 2
+    with pytest.raises(qd.KernelTypeError):
+        k(np.zeros(4, np.float32), b64)  # annotated float64: a type error, nothing cached
+    assert len(k._launchers[qd.debug_mode()]) == 2
+
+
+@qd.kernel
+def fill_view(v: qd.BufferView[qd.float32], value: qd.float32):
+    for i in range(v.size):
+        v[i] = value + i
+
+
+def test_transient_views_are_never_confused(launch):
+    data = qd.zeros(32, dtype=qd.float32)
+    for start in range(0, 32, 8):
+        launch(fill_view, data[start:start + 8], float(start))  # a fresh view every call
+        gc.collect()  # the next view may reuse the address of this one
+    np.testing.assert_array_equal(np.asarray(data), np.arange(32) % 8 + np.arange(32) // 8 * 8)
+
+
+def test_views_are_windows_on_the_base(launch):
+    data = qd.asarray(np.zeros(32, np.float32))
+    gen = data._buffer.generation
+    launch(fill_view, qd.BufferView(data, offset=16, size=8), 100.0)
+    launch(fill_view, qd.BufferView(data, offset=4, size=4)[1:3], -1.0)
+    host = np.asarray(data)
+    np.testing.assert_array_equal(host[16:24], 100 + np.arange(8))
+    np.testing.assert_array_equal(host[5:7], [-1.0, 0.0])
+    assert host[:5].sum() == 0 and host[7:16].sum() == 0 and host[24:].sum() == 0
+    assert data._buffer.generation > gen
+
+
+@dataclass(frozen=True)
+class Windows:
+    a: qd.BufferView
+    b: qd.BufferView
+
+
+@qd.kernel
+def copy_window(w: Windows):
+    for i in range(w.a.size):
+        w.b[i] = w.a[i]
+
+
+def test_views_inside_dataclasses(launch):
+    data = qd.asarray(np.arange(10, dtype=np.float64))
+    launch(copy_window, Windows(qd.BufferView(data, 0, 3), qd.BufferView(data, 6, 3)))
+    np.testing.assert_array_equal(np.asarray(data), [0, 1, 2, 3, 4, 5, 0, 1, 2, 9])
+
+
+@qd.kernel
+def read_only(x: qd.Array[qd.float64, 1], out: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        out[i] = x[i]
+
+
+def test_only_written_arrays_bump_their_generation(launch):
+    x = qd.asarray(np.arange(3.0))
+    out = qd.zeros(3, dtype=qd.float64)
+    gx, go = x._buffer.generation, out._buffer.generation
+    launch(read_only, x, out)
+    assert x._buffer.generation == gx
+    assert out._buffer.generation == go + 1
+    view = out[1:]
+    launch(read_only, x[:2], view)
+    assert out._buffer.generation == go + 2  # a view shares its base's buffer token
+
+
+def test_wrong_number_of_arguments():
+    with pytest.raises(qd.KernelTypeError, match=r"read_only\(\): missing a required argument"):
+        read_only(np.zeros(3))

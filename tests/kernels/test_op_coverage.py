@@ -1,0 +1,38 @@
+"""Every op is defined once, executed by the interpreter and spelled by every code generator."""
+
+from __future__ import annotations
+
+import pytest
+
+from qdarray.kernels import interp
+from qdarray.kernels.codegen import numba_cpu
+from qdarray.kernels.ir import Op
+from qdarray.kernels.ops import OPS
+
+# Ops a target does not implement, with the reason (none today).
+DOCUMENTED_GAPS: dict[str, dict[Op, str]] = {"interp": {}, "numba_cpu": {}}
+
+
+def test_every_op_has_one_definition():
+    assert set(OPS) == set(Op)
+    for op, d in OPS.items():
+        assert d.op is op
+        assert d.family in ("arith", "math", "memory", "atomics", "control")
+        assert callable(d.type_rule)
+        assert d.adjoint is None or callable(d.adjoint)
+
+
+def test_interpreter_covers_every_op():
+    assert interp.covered_ops() == set(Op) - set(DOCUMENTED_GAPS["interp"])
+
+
+@pytest.mark.parametrize("name,table", [("numba_cpu", numba_cpu.TABLE)])
+def test_code_generators_cover_every_op(name, table):
+    assert set(table) == set(Op) - set(DOCUMENTED_GAPS[name])
+
+
+def test_side_effects_are_declared():
+    impure = {op for op, d in OPS.items() if not d.pure}
+    assert {Op.LOAD, Op.STORE, Op.STORE_VAR, Op.ATOMIC_ADD, Op.ATOMIC_MIN, Op.ATOMIC_MAX,
+            Op.CHECK_INDEX} <= impure
+    assert Op.ADD not in impure and Op.SHAPE not in impure
