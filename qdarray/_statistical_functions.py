@@ -10,19 +10,14 @@ RuntimeWarning on the CPU), and `max`/`min` raise ValueError, since they have no
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from . import _dtypes
 from ._array import Array
 from ._axis import normalize_axes, normalize_axis
-from ._dispatch import check_kind, require_array, wrap
+from ._dispatch import category_error, require_array, wrap
 from ._dtypes import DType
-
-
-def _axes(x: Array, axis: Any, func: str) -> tuple[int, ...] | None:
-    if axis is None:
-        return None
-    return normalize_axes(axis, x.ndim, func)
 
 
 def _acc_dtype(dtype: Any, x: Array, func: str) -> Any:
@@ -88,18 +83,25 @@ def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
 
 
 def _extremum(func: str, x: Array, axis: Any, keepdims: bool) -> Array:
-    require_array(x, func)
-    check_kind(x, "real-valued", func)
-    axes = _axes(x, axis, func)
-    reduced = range(x.ndim) if axes is None else axes
-    if any(x.shape[a] == 0 for a in reduced) or (axes is None and x.size == 0):
+    if type(x) is not Array:
+        require_array(x, func)
+    if x._dtype._np.kind == "c":
+        raise category_error(func, "real-valued", x._dtype)
+    data = x._data
+    if axis is None:
+        axes = None
+        empty = data.size == 0
+    else:
+        axes = normalize_axes(axis, data.ndim, func)
+        empty = builtins.min(data.shape[a] for a in axes) == 0 if axes else False
+    if empty:
         where = "the array" if axes is None else f"axis {axes if len(axes) > 1 else axes[0]}"
         raise ValueError(
             f"{func} of an empty selection: {where} of shape {x.shape} has no elements, and "
             f"{func} has no identity value. Try checking x.shape before reducing."
         )
     device = x._device
-    return wrap(getattr(device.backend.xp, func)(x._data, axis=axes, keepdims=keepdims), device)
+    return wrap(getattr(device.backend.xp, func)(data, axis=axes, keepdims=keepdims), device)
 
 
 def max(x: Array, /, *, axis: int | tuple[int, ...] | None = None,  # noqa: A001
