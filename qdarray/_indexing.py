@@ -17,10 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from . import _dtypes
 from ._array import Array
 from ._axis import normalize_axis
 from ._dispatch import require_array, same_device
 from ._dtypes import DType
+from .backends.quiet import quiet
 
 _SCALAR_KINDS = {
     # Python scalar type -> dtype kinds it may be written into (NumPy same-kind casting).
@@ -297,6 +299,10 @@ def _grad_view(grad: Array, native_key: Any) -> Array:
     return Array._new(grad._data[native_key], grad._device, grad._buffer)
 
 
+_NARROW_FLOATS = frozenset({_dtypes.float32, _dtypes.complex64})
+_quiet_setitem = quiet(operator.setitem)
+
+
 def setitem(x: Array, key: Any, value: Any) -> None:
     """`x[key] = value`, with the value checked before anything is written.
 
@@ -309,7 +315,12 @@ def setitem(x: Array, key: Any, value: Any) -> None:
         native_key = normalize_key(x, key)[0]
     native_value = _native_value(x, value)
     try:
-        x._data[native_key] = native_value
+        if x._dtype in _NARROW_FLOATS:
+            # A wider float value can overflow to inf here: IEEE's result, with no NumPy
+            # RuntimeWarning, as for arithmetic (see backends/quiet.py).
+            _quiet_setitem(x._data, native_key, native_value)
+        else:
+            x._data[native_key] = native_value
     except ValueError as exc:
         raise _assignment_error(x, native_key, native_value, exc) from None
     x._buffer.generation += 1

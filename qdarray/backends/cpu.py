@@ -8,7 +8,7 @@ import array_api_compat.numpy as compat_numpy
 import numpy as np
 
 from .._devices import CPU, Device
-from .quiet import QuietNamespace
+from .quiet import QuietNamespace, quiet
 
 
 class CpuBackend:
@@ -32,6 +32,7 @@ class CpuBackend:
             return result
         return np.asarray(result)
 
+    @quiet  # a float64 source can overflow a float32 target: inf, as in arithmetic
     def asarray(self, obj: Any, np_dtype: np.dtype | None, copy: bool | None,
                 device: Device) -> Any:
         if copy is False:

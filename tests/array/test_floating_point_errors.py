@@ -59,6 +59,20 @@ def test_nan_to_integer_cast_is_silent() -> None:
     assert int(got[1]) == 1  # the NaN element is unspecified by the standard, as in NumPy
 
 
+def test_narrowing_float_writes_overflow_to_inf_silently() -> None:
+    # A float64 value beyond float32's range becomes inf, as NumPy's cast gives (with a warning).
+    x = qd.zeros(3, dtype=qd.float32)
+    x[0] = 1e300
+    x[1:] = qd.asarray([-1e300, 2.0])
+    np.testing.assert_array_equal(np.asarray(x), np.array([np.inf, -np.inf, 2.0], np.float32))
+    for source in ([1e300, -2.5], np.array([1e300, -2.5]), qd.asarray([1e300, -2.5])):
+        got = qd.asarray(source, dtype=qd.float32)
+        assert got.dtype == qd.float32
+        np.testing.assert_array_equal(np.asarray(got), np.array([np.inf, -2.5], np.float32))
+    got = qd.asarray([1e300 + 1j], dtype=qd.complex64)
+    assert complex(got[0]) == complex(np.inf, 1.0)
+
+
 def test_in_place_operators_are_silent() -> None:
     x = qd.asarray([1.0, 0.0, -1.0])
     x /= 0.0
