@@ -48,10 +48,18 @@ def _tuple(values: Sequence[int]) -> str:
 
 
 def index_error(kernel: str, name: str, kind: str, indices: Sequence[int],
-                extents: Sequence[int], thread: int | None, frames: Sequence[Frame],
+                extents: Sequence[int], thread: Sequence[int], frames: Sequence[Frame],
                 view_offset: int | None = None) -> KernelIndexError:
-    """The exception for a failed CHECK_INDEX, with the message both backends share."""
-    where = "serial code" if thread is None else f"thread {int(thread)}"
+    """The exception for a failed CHECK_INDEX, with the message both backends share.
+
+    `thread` holds the indices of the enclosing parallel loops: () in serial code, (i,) in
+    a parallel loop, (i, j, ...) in a parallel ndrange."""
+    if not thread:
+        where = "serial code"
+    elif len(thread) == 1:
+        where = f"thread {int(thread[0])}"
+    else:
+        where = f"thread {_tuple(thread)}"
     if kind == "view":
         what = (f"Index {int(indices[0])} is out of bounds for BufferView '{name}' "
                 f"(offset {view_offset}, size {int(extents[0])})")

@@ -42,7 +42,7 @@ class Interpreter:
         self.kernel = kernel
         self.values: dict[int, Any] = {}
         self.vars: dict[int, Any] = {}
-        self.thread: int | None = None
+        self.thread: tuple[int, ...] = ()  # indices of the enclosing parallel loops
         self.args: Sequence[Any] = ()
 
     def run(self, args: Sequence[Any]) -> None:
@@ -81,14 +81,14 @@ class Interpreter:
         begin = int(self.values[stmt.begin.id])
         end = int(self.values[stmt.end.id])
         make = stmt.index.type._np.type
+        outer = self.thread
         for i in range(begin, end):
             self.values[stmt.index.id] = make(i)
             if stmt.parallel:
-                self.thread = i
+                self.thread = outer + (i,)
             if self.block(stmt.body) == _BREAK:
                 break
-        if stmt.parallel:
-            self.thread = None
+        self.thread = outer
 
     def while_loop(self, stmt: While) -> None:
         while True:

@@ -104,15 +104,24 @@ def atomic_cas(typingctx: Any, ary: Any, idx: Any, expected: Any, new: Any) -> A
     return dtype(ary, idx, expected, new), codegen
 
 
+MAX_NEST = 8
+"""Most parallel loops in one nest (axes of a parallel qd.ndrange) an error record holds."""
+
+
 @njit(cache=True, nogil=True)
-def report_index_error(err: Any, site: int, in_thread: int, thread: int, vals: Any) -> None:
-    """Record the first failed index check of a launch (later failures are dropped)."""
+def report_index_error(err: Any, site: int, depth: int, thread: Any, vals: Any) -> None:
+    """Record the first failed index check of a launch (later failures are dropped).
+
+    Layout: [site + 1, depth, thread indices (8 slots), len(vals), vals...]; `depth` is 0 in
+    serial code, else the number of parallel loops around the check.
+    """
     if atomic_cas(err, 0, 0, site + 1) == 0:
-        err[1] = in_thread
-        err[2] = thread
-        err[3] = len(vals)
+        err[1] = depth
+        for k in range(depth):
+            err[2 + k] = thread[k]
+        err[10] = len(vals)
         for k in range(len(vals)):
-            err[4 + k] = vals[k]
+            err[11 + k] = vals[k]
 
 
 @njit(cache=True, nogil=True)

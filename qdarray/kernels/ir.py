@@ -219,7 +219,11 @@ class If:
 
 @dataclass(frozen=True, slots=True)
 class For:
-    """`for index in range(begin, end)` (step 1). `parallel`: one thread per iteration."""
+    """`for index in range(begin, end)` (step 1). `parallel`: one thread per iteration.
+
+    Parallel loops are top-level statements of the kernel; a parallel loop whose body is
+    just another parallel loop forms a nest (`qd.ndrange`) whose threads are index tuples.
+    """
 
     index: Value
     begin: Value

@@ -39,6 +39,10 @@ def _check_parameters(fn: Any, what: str) -> inspect.Signature:
     return sig
 
 
+# Tapes recording kernel launches (`qd.ad.Tape`); the innermost one runs and records each.
+RECORDERS: list[Any] = []
+
+
 class Func:
     """A `@qd.func`: inlined into the kernels (and funcs) that call it."""
 
@@ -115,6 +119,9 @@ class Kernel:
         if launcher is None:
             launcher = self._prepare(args, None)
             table[key] = launcher
+        if RECORDERS:
+            RECORDERS[-1].record(self, args, None, launcher)
+            return
         launcher(args)
 
     def interpret(self, *args: Any, **kwargs: Any) -> None:
@@ -128,7 +135,19 @@ class Kernel:
         if launcher is None:
             launcher = self._prepare(args, "interp")
             table[key] = launcher
+        if RECORDERS:
+            RECORDERS[-1].record(self, args, "interp", launcher)
+            return
         launcher(args)
+
+    @property
+    def grad(self) -> Any:
+        """The reverse of this kernel: `kernel.grad(*args)` runs it on the same arguments,
+        accumulating into the `.grad` of every argument that has one
+        (`kernel.grad.interpret(*args)` runs it through the interpreter). See qdarray.ad."""
+        from ..ad.launch import GradKernel
+
+        return GradKernel(self)
 
     def _prepare(self, args: tuple[Any, ...], target: str | None) -> Any:
         from .launch import prepare

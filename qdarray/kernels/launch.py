@@ -28,8 +28,9 @@ from .ops.memory import ViewValue
 
 # Launches whose parallel loops have fewer iterations than this run serially (no threads).
 PARALLEL_MIN = 32768
-# Error record of a failed debug check: [site + 1, in thread, thread, n, values...].
-ERR_LEN = 4 + 2 * 64
+# Error record of a failed debug check (intrinsics.report_index_error):
+# [site + 1, depth, 8 thread indices, n, (index, extent) values...].
+ERR_LEN = 11 + 2 * 64
 
 
 def _spec_for(kernel: Any, name: str, ann: Any, arg: Any) -> tuple[ArgSpec, list[Device]]:
@@ -228,15 +229,15 @@ class Launcher:
 
     def decode(self, err: np.ndarray, native: Sequence[Any]) -> Exception:
         site = self.sites[int(err[0]) - 1]
-        n = int(err[3])
-        vals = [int(v) for v in err[4:4 + n]]
+        n = int(err[10])
+        vals = [int(v) for v in err[11:11 + n]]
         _, name, kind = debug_mod.site_info(site.attrs)
         offset = None
         if kind == "view":
             for p, v in zip(self.kernel.params, native, strict=True):
                 if p.name == f"{name}@offset":
                     offset = int(v)
-        thread = int(err[2]) if err[1] else None
+        thread = tuple(int(t) for t in err[2:2 + int(err[1])])
         return debug_mod.index_error(self.kernel.name, name, kind, vals[0::2], vals[1::2],
                                      thread, site.loc.frames(), offset)
 

@@ -4,7 +4,8 @@
 - every Value is defined once, before its uses, in an enclosing region (scoping in `ir.py`);
 - If / While conditions are bool; For bounds and index share one integer dtype;
 - Break / Continue sit inside a loop; no Break directly in a parallel loop's body;
-- parallel For loops appear only among the kernel's top-level statements.
+- parallel For loops appear only among the kernel's top-level statements, or as the only
+  statement of a parallel For's body (a nest whose threads are index tuples).
 
 Debug mode runs it after every pass; tests run it on everything the frontend builds.
 """
@@ -69,7 +70,10 @@ class _Verifier:
                 self.fail("a parallel loop must be a top-level statement of the kernel", stmt)
             self.scopes.append(set())
             self.define(stmt.index, stmt)
-            self.block(stmt.body, loops + [stmt.parallel], False)
+            inner = stmt.body.stmts
+            nest = (stmt.parallel and len(inner) == 1 and isinstance(inner[0], For)
+                    and inner[0].parallel)
+            self.block(stmt.body, loops + [stmt.parallel], nest)
             self.scopes.pop()
         elif isinstance(stmt, While):
             self.scopes.append(set())

@@ -157,3 +157,20 @@ def test_environment_variable_turns_debug_mode_on():
 def test_set_debug_checks_its_argument():
     with pytest.raises(TypeError, match="set_debug takes True or False; got 1"):
         qd.set_debug(1)
+
+
+@qd.kernel
+def blur(u: qd.Array[qd.float64, 2], out: qd.Array[qd.float64, 2]):
+    for i, j in qd.ndrange(u.shape[0], u.shape[1]):
+        out[i, j] = u[i, j + 1]  # marker: blur read
+
+
+def test_ndrange_threads_are_index_tuples(launch):
+    u = np.zeros((2, 3))
+    with pytest.raises(qd.KernelIndexError) as info:
+        launch(blur, u, np.zeros((2, 3)))
+    assert str(info.value).startswith(
+        "Index (0, 3) is out of bounds for array 'u' of shape (2, 3) in kernel 'blur' "
+        "(thread (0, 2)).\n") or str(info.value).startswith(
+        "Index (1, 3) is out of bounds for array 'u' of shape (2, 3) in kernel 'blur' "
+        "(thread (1, 2)).\n")

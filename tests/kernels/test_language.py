@@ -419,3 +419,22 @@ def test_typed_scalar_bounds(launch, n):
     launch(unsigned_loop, n, out)
     np.testing.assert_array_equal(out[:n], np.arange(n) * 3)
     assert not out[n:].any()
+
+
+@qd.kernel
+def label(a: qd.Array[qd.int64, 3]):
+    for i, j, k in qd.ndrange(a.shape[0], (1, a.shape[1]), a.shape[2]):
+        if k == 1:
+            continue
+        a[i, j, k] = i * 1_000_000 + j * 1000 + k
+
+
+@pytest.mark.parametrize("shape", [(3, 4, 5), (2, 200, 300), (70, 3, 200)])
+def test_parallel_ndrange_shapes(launch, backend, shape):
+    if backend == "interp" and np.prod(shape) > 1000:
+        shape = (2, 5, 7)  # the interpreter runs every thread in Python
+    a = np.full(shape, -1, np.int64)
+    launch(label, a)
+    i, j, k = np.indices(shape)
+    want = np.where((j >= 1) & (k != 1), i * 1_000_000 + j * 1000 + k, -1)
+    np.testing.assert_array_equal(a, want)

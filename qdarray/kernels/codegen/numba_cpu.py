@@ -28,6 +28,9 @@ from ..types import ArrayType, ViewType
 from .pysource import PySourceEmitter
 
 _JIT = 'njit(cache=True, nogil=True, error_model="numpy"{})'
+# A parallel nest shares out its outer axis when it has at least this many iterations,
+# else the flattened index space.
+OUTER_MIN = 64
 # Results numba already types exactly as the IR does (no conversion needed).
 _EXACT = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.NOT, Op.LOAD, Op.SHAPE,
                     Op.LOAD_VAR, Op.CONST, Op.SELECT, Op.ISNAN, Op.ISINF, Op.ISFINITE,
@@ -98,7 +101,11 @@ def _index(e: PySourceEmitter, args: tuple[Value, ...]) -> str:
 
 
 def _subscript(e: PySourceEmitter, args: tuple[Value, ...]) -> str:
-    return ", ".join(e.val(a) for a in args) if args else "0"
+    # Signed indices are passed as uint64: numba then skips its negative-index wrap-around
+    # (kernel indices are never negative: debug mode checks them), which keeps loops
+    # vectorizable inside prange.
+    parts = [f"np.uint64({e.val(a)})" if a.type.kind == "i" else e.val(a) for a in args]
+    return ", ".join(parts) if parts else "0"
 
 
 def _load(e: PySourceEmitter, i: Instr) -> str:
@@ -121,8 +128,9 @@ def _check(e: Any, i: Instr) -> None:
     vals = ", ".join(f"np.int64({e.val(x)})" for x in i.args)
     e.line(f"if not ({test}):")
     with e.indent():
-        thread = "1, _t" if e.in_body else "0, 0"
-        e.line(f"report_index_error(err, {i.attrs[0]}, {thread}, ({vals},))")
+        depth = e.in_body
+        thread = ", ".join(f"np.int64(_t{k})" for k in range(depth)) or "np.int64(0)"
+        e.line(f"report_index_error(err, {i.attrs[0]}, {depth}, ({thread},), ({vals},))")
         e.line("return")
 
 
@@ -205,9 +213,18 @@ TABLE[Op.ADSTACK_POP] = "{0} - 1"
 TABLE[Op.ADSTACK_TOP] = "{0}[{1} + min({3}, {2}) - 1]"
 
 
-def _free(body: Block, index: Value) -> tuple[list[Value], list[Any]]:
+def _nest(s: For) -> list[For]:
+    """The parallel loops of a nest, outermost first (one loop unless qd.ndrange)."""
+    loops = [s]
+    while (len(loops[-1].body.stmts) == 1 and isinstance(loops[-1].body.stmts[0], For)
+           and loops[-1].body.stmts[0].parallel):
+        loops.append(loops[-1].body.stmts[0])
+    return loops
+
+
+def _free(body: Block, indices: list[Value]) -> tuple[list[Value], list[Any]]:
     """Values and locals a parallel body reads but does not define (passed as arguments)."""
-    defined = {index.id}
+    defined = {v.id for v in indices}
     used: dict[int, Value] = {}
     stored: set[int] = set()
     loaded: dict[int, Any] = {}
@@ -241,10 +258,13 @@ class NumbaCpuEmitter(PySourceEmitter):
         super().__init__()
         self.kernel = kernel
         self.debug = debug
-        self.in_body = False
+        self.in_body = 0  # inside a body function: the depth of its parallel nest
         self.prange = False
         self.loops = [s for s in kernel.body.stmts if isinstance(s, For) and s.parallel]
-        self.captures = {id(s): _free(s.body, s.index) for s in self.loops}
+        self.nests = {id(s): _nest(s) for s in self.loops}
+        self.captures = {id(s): _free(self.nests[id(s)][-1].body,
+                                      [f.index for f in self.nests[id(s)]])
+                         for s in self.loops}
 
     def result(self, instr: Instr, text: str) -> str:
         if instr.op in _EXACT:
@@ -257,24 +277,64 @@ class NumbaCpuEmitter(PySourceEmitter):
         return names + (["err"] if self.debug else [])
 
     def parallel_loop(self, s: For) -> None:
+        """A parallel loop (nest) calling its body function once per thread."""
         k = self.loops.index(s)
-        loop = "prange" if self.prange else "range"
-        self.line(f"for _t in {loop}({self.val(s.begin)}, {self.val(s.end)}):")
-        with self.indent():
-            self.line(f"_body_{k}(_t, {', '.join(self.args_of(s))})")
+        nest = self.nests[id(s)]
+        ts = ", ".join(f"_t{d}" for d in range(len(nest)))
+        call = f"_body_{k}({ts}, {', '.join(self.args_of(s))})"
+        if self.prange and len(nest) > 1:
+            self.collapsed_nest(nest, call)
+        else:
+            for d, loop in enumerate(nest):
+                kind = "prange" if self.prange and d == 0 else "range"
+                self.line(f"for _t{d} in {kind}({self.val(loop.begin)}, {self.val(loop.end)}):")
+                self.depth += 1
+            self.line(call)
+            self.depth -= len(nest)
         if self.debug:
             self.line("if err[0] != 0:")
             with self.indent():
                 self.line("return")
 
-    def body_function(self, k: int, s: For) -> None:
-        self.line(f"@{_JIT.format('')}")
-        self.line(f"def _body_{k}(_t, {', '.join(self.args_of(s))}):")
-        self.in_body = True
+    def collapsed_nest(self, nest: list[For], call: str) -> None:
+        """prange over the outer axis when it has enough iterations to share out, else over
+        the flattened index space."""
+        b0, e0 = self.val(nest[0].begin), self.val(nest[0].end)
+        self.line(f"if {e0} - {b0} >= {OUTER_MIN}:")
         with self.indent():
-            self.line(f"{self.val(s.index)} = {_ctor(s.index.type)}(_t)")
-            self.block(s.body)
-        self.in_body = False
+            for d, loop in enumerate(nest):
+                kind = "prange" if d == 0 else "range"
+                self.line(f"for _t{d} in {kind}({self.val(loop.begin)}, {self.val(loop.end)}):")
+                self.depth += 1
+            self.line(call)
+            self.depth -= len(nest)
+        self.line("else:")
+        with self.indent():
+            for d, loop in enumerate(nest):
+                self.line(f"_n{d} = max(np.int64({self.val(loop.end)}) - "
+                          f"np.int64({self.val(loop.begin)}), np.int64(0))")
+            total = " * ".join(f"_n{d}" for d in range(len(nest)))
+            self.line(f"for _f in prange({total}):")
+            with self.indent():
+                rest = "_f"  # never reassigned: numba forbids writes to a prange index
+                for d in range(len(nest) - 1, 0, -1):
+                    self.line(f"_t{d} = {self.val(nest[d].begin)} + {rest} % _n{d}")
+                    self.line(f"_q{d} = {rest} // _n{d}")
+                    rest = f"_q{d}"
+                self.line(f"_t0 = {self.val(nest[0].begin)} + {rest}")
+                self.line(call)
+
+    def body_function(self, k: int, s: For) -> None:
+        nest = self.nests[id(s)]
+        ts = ", ".join(f"_t{d}" for d in range(len(nest)))
+        self.line(f"@{_JIT.format('')}")
+        self.line(f"def _body_{k}({ts}, {', '.join(self.args_of(s))}):")
+        self.in_body = len(nest)
+        with self.indent():
+            for d, loop in enumerate(nest):
+                self.line(f"{self.val(loop.index)} = {_ctor(loop.index.type)}(_t{d})")
+            self.block(nest[-1].body)
+        self.in_body = 0
         self.line("")
 
     def prologue(self, only: set[int] | None = None) -> None:
@@ -322,19 +382,20 @@ class NumbaCpuEmitter(PySourceEmitter):
             if not self.loops:
                 self.line("return 0")
                 return
-            if not all(need(s.begin) and need(s.end) for s in self.loops):
+            bounds = [v for s in self.loops for f in self.nests[id(s)] for v in (f.begin, f.end)]
+            if not all(need(v) for v in bounds):
                 self.line("return 1 << 62")
                 return
             used = {a.id for s in self.kernel.body.stmts if isinstance(s, Instr)
                     and s.result is not None and s.result.id in needed for a in s.args}
-            used |= {v.id for s in self.loops for v in (s.begin, s.end)}
+            used |= {v.id for v in bounds}
             self.prologue(only=used)
             for s in self.kernel.body.stmts:
                 if isinstance(s, Instr) and s.result is not None and s.result.id in needed:
                     self.stmt(s)
-            trips = ", ".join(f"int({self.val(s.end)}) - int({self.val(s.begin)})"
-                              for s in self.loops)
-            self.line(f"return max({trips}, 0)")
+            trips = [" * ".join(f"max(int({self.val(f.end)}) - int({self.val(f.begin)}), 0)"
+                                for f in self.nests[id(s)]) for s in self.loops]
+            self.line(f"return max({', '.join(trips)}, 0)")
 
     def render(self) -> str:
         loc = self.kernel.loc

@@ -1,8 +1,8 @@
 """Loops: `for ... in range(...)`, `qd.ndrange(...)`, `qd.static(...)`, and `while`.
 
 A `for` directly in the kernel's top-level statements (after static unrolling) is a parallel
-loop: one thread per iteration. `qd.ndrange` at the top level is one parallel loop over the
-product of its extents; elsewhere it is nested serial loops. `qd.static(iterable)` unrolls
+loop: one thread per iteration. `qd.ndrange` at the top level is a perfect nest of parallel
+loops, one per axis, whose threads are the index tuples; elsewhere it is nested serial loops. `qd.static(iterable)` unrolls
 the loop while the kernel compiles, binding each element as a compile-time value.
 """
 
@@ -20,6 +20,7 @@ from .stmts import StmtVisitor, contains_return
 from .values import TVal, VarRef, describe, is_const
 
 MAX_UNROLL = 4096
+MAX_NEST = 8  # intrinsics.MAX_NEST: thread indices an error record holds
 
 
 class LoopVisitor(StmtVisitor):
@@ -107,8 +108,9 @@ class LoopVisitor(StmtVisitor):
     def loop(self, node: ast.For, begin: TVal, end: TVal, bind: Callable[[Value], None],
              names: tuple[str, ...], kind: str | None = None,
              inner: Callable[[], None] | None = None) -> None:
-        """Build one For: parallel at the kernel's top level, serial elsewhere."""
-        parallel = self.top and not self.in_parallel and kind is None
+        """Build one For: parallel at the kernel's top level (or as the next level of a
+        parallel ndrange nest, `kind="parallel"`), serial elsewhere."""
+        parallel = kind == "parallel" or (self.top and not self.in_parallel and kind is None)
         kind = kind or ("parallel" if parallel else "serial")
         ctx = self.ctx
         saved = (self.top, self.in_parallel, self.outer_vars)
@@ -116,7 +118,7 @@ class LoopVisitor(StmtVisitor):
         ctx.scope = scope0.copy()
         ctx.loops.append(Loop(kind, node.lineno, names))
         self.top = False
-        if parallel:
+        if parallel and not self.in_parallel:
             self.in_parallel = True
             self.outer_vars = {ref.var.id for ref in ctx.vars.values()}
         index = self.new_value(begin.dtype)
@@ -160,35 +162,24 @@ class LoopVisitor(StmtVisitor):
                       "variables.", f"Use one name per axis: for {', '.join('ijkl'[:len(bounds)])} "
                       "in qd.ndrange(...).", node.target)
         if self.top and not self.in_parallel:
-            self.flat_ndrange(node, bounds, names)
+            if len(bounds) > MAX_NEST:
+                self.fail(f"A parallel qd.ndrange has at most {MAX_NEST} axes; got "
+                          f"{len(bounds)}.", "Loop over the extra axes inside the body.", call)
+            self.parallel_ndrange(node, bounds, names)
         else:
             self.nested_ndrange(node, bounds, names, 0)
 
-    def flat_ndrange(self, node: ast.For, bounds: list[Any], names: tuple[str, ...]) -> None:
-        """One parallel loop over the product of the extents."""
-        int64 = _dtypes.int64
-        zero = self.const(0, int64)
-        extents = []
-        for lo, hi, _ in bounds:
-            span = self.binop(Op.SUB, self.cast_to(hi, int64), self.cast_to(lo, int64))
-            extents.append(TVal(self.emit(Op.MAX, (span.value, zero.value), (), int64)))  # type: ignore
-        total = extents[0]
-        for n in extents[1:]:
-            total = self.binop(Op.MUL, total, n)
+    def parallel_ndrange(self, node: ast.For, bounds: list[Any], names: tuple[str, ...],
+                         axis: int = 0) -> None:
+        """A perfect nest of parallel loops, one per axis: each index tuple is a thread."""
+        lo, hi, weak = bounds[axis]
+        last = axis == len(bounds) - 1
 
         def bind(index: Value) -> None:
-            rest = TVal(index)
-            for k in range(len(bounds) - 1, -1, -1):
-                lo, _, weak = bounds[k]
-                if k == 0:
-                    local = rest
-                else:
-                    local = self.binop(Op.MOD, rest, extents[k])
-                    rest = self.binop(Op.FLOORDIV, rest, extents[k])
-                value = self.cast_to(self.binop(Op.ADD, self.cast_to(lo, int64), local), lo.dtype)
-                self.ctx.scope.bind(names[k], TVal(value.value, weak))
+            self.ctx.scope.bind(names[axis], TVal(index, weak))
 
-        self.loop(node, zero, total, bind, names)
+        inner = None if last else (lambda: self.parallel_ndrange(node, bounds, names, axis + 1))
+        self.loop(node, lo, hi, bind, names[axis:axis + 1], kind="parallel", inner=inner)
 
     def nested_ndrange(self, node: ast.For, bounds: list[Any], names: tuple[str, ...],
                        axis: int) -> None:

@@ -47,9 +47,16 @@ def cast_value(rt: Any, v: Any) -> Any:
     return np.asarray(v).astype(rt._np)[()]
 
 
+def _cast_adj(b: Any, instr: Any, g: Any) -> None:
+    # Between floats the gradient converts back; a cast to an integer stops it (its result
+    # never carries one), and an integer source has none to receive.
+    b.accum(0, b.cast(g, instr.args[0].type))
+
+
 defop(Op.CONST, "arith", 0, _const_rule, lambda rt, attrs: _np(rt)(attrs[0]),
       doc="the literal attrs[0] as dtype attrs[1]")
 defop(Op.CAST, "arith", 1, _cast_rule, lambda rt, attrs, v: cast_value(rt, v),
+      adjoint=_cast_adj,
       doc="convert to dtype attrs[0]: ints wrap, floats round to nearest, to int truncates")
 
 # -- arithmetic -----------------------------------------------------------------------------
@@ -102,18 +109,90 @@ def _unary(fn: Any) -> Any:
     return lambda rt, attrs, a: _np(rt)(fn(a))
 
 
+# Adjoint rules: `rule(b, instr, g)` adds the op's contribution to its arguments' adjoints
+# given `g`, the adjoint of its result (see qdarray/ad/adjoint.py). Integer results never
+# carry gradients, so these rules only ever run on floats.
+
+
+def _add_adj(b: Any, instr: Any, g: Any) -> None:
+    b.accum(0, g)
+    b.accum(1, g)
+
+
+def _sub_adj(b: Any, instr: Any, g: Any) -> None:
+    b.accum(0, g)
+    b.accum(1, b.neg(g))
+
+
+def _mul_adj(b: Any, instr: Any, g: Any) -> None:
+    b.accum(0, b.mul(g, b.x(1)))
+    b.accum(1, b.mul(g, b.x(0)))
+
+
+def _truediv_adj(b: Any, instr: Any, g: Any) -> None:
+    ga = b.div(g, b.x(1))
+    b.accum(0, ga)
+    b.accum(1, b.neg(b.mul(ga, b.y())))  # d(a/b)/db = -(a/b) / b
+
+
+def _no_gradient(b: Any, instr: Any, g: Any) -> None:
+    """Piecewise constant (floor division): the derivative is 0 wherever it exists."""
+
+
+def _mod_adj(b: Any, instr: Any, g: Any) -> None:
+    b.accum(0, g)  # a % b = a - floor(a / b) * b
+    b.accum(1, b.neg(b.mul(g, b.op(Op.FLOOR, b.div(b.x(0), b.x(1))))))
+
+
+def _pow_adj(b: Any, instr: Any, g: Any) -> None:
+    x, n = b.x(0), b.x(1)
+    zero = b.const(0.0, x)
+    dx = b.mul(n, b.op(Op.POW, x, b.sub(n, b.const(1.0, x))))
+    b.accum(0, b.mul(g, b.select(b.op(Op.EQ, n, zero), zero, dx)))  # x ** 0 is constant
+    if b.active(1):  # d/dn x ** n = log(x) x ** n, taken as 0 at x == 0 (as JAX does)
+        dn = b.mul(b.op(Op.LOG, x), b.y())
+        b.accum(1, b.mul(g, b.select(b.op(Op.EQ, x, zero), zero, dn)))
+
+
+def _neg_adj(b: Any, instr: Any, g: Any) -> None:
+    b.accum(0, b.neg(g))
+
+
+def _abs_adj(b: Any, instr: Any, g: Any) -> None:
+    b.accum(0, b.mul(g, b.op(Op.SIGN, b.x(0))))  # 0 at x == 0
+
+
+def _minmax_adj(wins: Op) -> Any:
+    """min/max: the gradient goes to the operand that is the result; a tie splits it in
+    halves (as JAX does), and NaN operands get none."""
+
+    def rule(b: Any, instr: Any, g: Any) -> None:
+        x, y = b.x(0), b.x(1)
+        zero, half, one = b.const(0.0, x), b.const(0.5, x), b.const(1.0, x)
+        tie = b.select(b.op(Op.EQ, x, y), half, zero)
+        b.accum(0, b.mul(g, b.select(b.op(wins, x, y), one, tie)))
+        b.accum(1, b.mul(g, b.select(b.op(wins, y, x), one, tie)))
+
+    return rule
+
+
 num2 = same("numeric")
-defop(Op.ADD, "arith", 2, num2, _binary(np.add), doc="a + b")
-defop(Op.SUB, "arith", 2, num2, _binary(np.subtract), doc="a - b")
-defop(Op.MUL, "arith", 2, num2, _binary(np.multiply), doc="a * b")
-defop(Op.TRUEDIV, "arith", 2, same("float"), _binary(np.true_divide), doc="a / b (floats)")
-defop(Op.FLOORDIV, "arith", 2, num2, _floordiv, doc="floor(a / b); integer x // 0 is 0")
-defop(Op.MOD, "arith", 2, num2, _mod, doc="a - floor(a / b) * b (sign of b); x % 0 is 0")
-defop(Op.POW, "arith", 2, num2, _pow, doc="a ** b")
-defop(Op.NEG, "arith", 1, same("numeric"), _unary(np.negative), doc="-a")
-defop(Op.ABS, "arith", 1, same("numeric"), _unary(np.absolute), doc="|a|")
-defop(Op.MIN, "arith", 2, num2, _binary(np.minimum), doc="minimum, NaN-propagating")
-defop(Op.MAX, "arith", 2, num2, _binary(np.maximum), doc="maximum, NaN-propagating")
+defop(Op.ADD, "arith", 2, num2, _binary(np.add), adjoint=_add_adj, doc="a + b")
+defop(Op.SUB, "arith", 2, num2, _binary(np.subtract), adjoint=_sub_adj, doc="a - b")
+defop(Op.MUL, "arith", 2, num2, _binary(np.multiply), adjoint=_mul_adj, doc="a * b")
+defop(Op.TRUEDIV, "arith", 2, same("float"), _binary(np.true_divide), adjoint=_truediv_adj,
+      doc="a / b (floats)")
+defop(Op.FLOORDIV, "arith", 2, num2, _floordiv, adjoint=_no_gradient,
+      doc="floor(a / b); integer x // 0 is 0")
+defop(Op.MOD, "arith", 2, num2, _mod, adjoint=_mod_adj,
+      doc="a - floor(a / b) * b (sign of b); x % 0 is 0")
+defop(Op.POW, "arith", 2, num2, _pow, adjoint=_pow_adj, doc="a ** b")
+defop(Op.NEG, "arith", 1, same("numeric"), _unary(np.negative), adjoint=_neg_adj, doc="-a")
+defop(Op.ABS, "arith", 1, same("numeric"), _unary(np.absolute), adjoint=_abs_adj, doc="|a|")
+defop(Op.MIN, "arith", 2, num2, _binary(np.minimum), adjoint=_minmax_adj(Op.LT),
+      doc="minimum, NaN-propagating")
+defop(Op.MAX, "arith", 2, num2, _binary(np.maximum), adjoint=_minmax_adj(Op.GT),
+      doc="maximum, NaN-propagating")
 
 # -- bitwise and logical --------------------------------------------------------------------
 

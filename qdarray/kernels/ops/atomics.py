@@ -51,9 +51,27 @@ def _max(old: Any, v: Any) -> Any:
     return v if v > old else None
 
 
-defop(Op.ATOMIC_ADD, "atomics", None, _atomic_rule, _atomic(_add), pure=False,
+def _add_adj(b: Any, instr: Any, g: Any) -> None:
+    last = len(instr.args) - 1
+    b.accum(last, b.grad_at(b.indices(1, last)))
+
+
+def _extremum_adj(b: Any, instr: Any, g: Any) -> None:
+    """The value gets the element's gradient when it is the element's final value (each
+    thread whose value ties with it gets the whole gradient)."""
+    last = len(instr.args) - 1
+    idx = b.indices(1, last)
+    grad = b.grad_at(idx)
+    if grad is not None:
+        won = b.op(Op.EQ, b.x(last), b.load(idx))
+        b.accum(last, b.select(won, grad, b.const(0.0, grad)))
+
+
+defop(Op.ATOMIC_ADD, "atomics", None, _atomic_rule, _atomic(_add), pure=False, adjoint=_add_adj,
       doc="old = mem[i]; mem[i] = old + value")
 defop(Op.ATOMIC_MIN, "atomics", None, _atomic_rule, _atomic(_min), pure=False,
+      adjoint=_extremum_adj,
       doc="old = mem[i]; mem[i] = value if value < old")
 defop(Op.ATOMIC_MAX, "atomics", None, _atomic_rule, _atomic(_max), pure=False,
+      adjoint=_extremum_adj,
       doc="old = mem[i]; mem[i] = value if value > old")

@@ -23,7 +23,14 @@ def _select_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
     return a
 
 
+def _select_adj(b: Any, instr: Any, g: Any) -> None:
+    zero = b.const(0.0, g)
+    b.accum(1, b.select(b.x(0), g, zero))
+    b.accum(2, b.select(b.x(0), zero, g))
+
+
 defop(Op.SELECT, "control", 3, _select_rule, lambda rt, attrs, c, a, b: a if c else b,
+      adjoint=_select_adj,
       doc="a if c else b (both evaluated)")
 for _op in (Op.IF, Op.FOR, Op.WHILE, Op.BREAK, Op.CONTINUE):
     defop(_op, "control", None, no_result, None, pure=False, doc="structured statement")

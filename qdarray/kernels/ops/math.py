@@ -44,9 +44,88 @@ BINARY: dict[Op, Any] = {
     Op.ATAN2: np.arctan2, Op.HYPOT: np.hypot, Op.COPYSIGN: np.copysign, Op.FMOD: np.fmod,
 }
 
+# -- derivatives (reverse mode: qdarray/ad/adjoint.py) ---------------------------------------
+# d(b, x, y): the derivative of each unary op at x, where y is its result; the rule multiplies
+# it by the result's adjoint. Piecewise-constant ops have derivative 0 wherever it exists.
+
+
+def _k(b: Any, c: float, like: Any) -> Any:
+    return b.const(c, like)
+
+
+def _inv_sqrt(b: Any, v: Any) -> Any:
+    return b.op(Op.RSQRT, v)
+
+
+DERIVATIVES: dict[Op, Any] = {
+    Op.SIN: lambda b, x, y: b.op(Op.COS, x),
+    Op.COS: lambda b, x, y: b.neg(b.op(Op.SIN, x)),
+    Op.TAN: lambda b, x, y: b.add(_k(b, 1.0, x), b.mul(y, y)),
+    Op.ASIN: lambda b, x, y: _inv_sqrt(b, b.sub(_k(b, 1.0, x), b.mul(x, x))),
+    Op.ACOS: lambda b, x, y: b.neg(_inv_sqrt(b, b.sub(_k(b, 1.0, x), b.mul(x, x)))),
+    Op.ATAN: lambda b, x, y: b.div(_k(b, 1.0, x), b.add(_k(b, 1.0, x), b.mul(x, x))),
+    Op.SINH: lambda b, x, y: b.op(Op.COSH, x),
+    Op.COSH: lambda b, x, y: b.op(Op.SINH, x),
+    Op.TANH: lambda b, x, y: b.sub(_k(b, 1.0, x), b.mul(y, y)),
+    Op.ASINH: lambda b, x, y: _inv_sqrt(b, b.add(b.mul(x, x), _k(b, 1.0, x))),
+    Op.ACOSH: lambda b, x, y: _inv_sqrt(b, b.sub(b.mul(x, x), _k(b, 1.0, x))),
+    Op.ATANH: lambda b, x, y: b.div(_k(b, 1.0, x), b.sub(_k(b, 1.0, x), b.mul(x, x))),
+    Op.EXP: lambda b, x, y: y,
+    Op.EXP2: lambda b, x, y: b.mul(y, _k(b, np.log(2.0), x)),
+    Op.EXPM1: lambda b, x, y: b.add(y, _k(b, 1.0, x)),
+    Op.LOG: lambda b, x, y: b.div(_k(b, 1.0, x), x),
+    Op.LOG2: lambda b, x, y: b.div(_k(b, 1.0, x), b.mul(x, _k(b, np.log(2.0), x))),
+    Op.LOG10: lambda b, x, y: b.div(_k(b, 1.0, x), b.mul(x, _k(b, np.log(10.0), x))),
+    Op.LOG1P: lambda b, x, y: b.div(_k(b, 1.0, x), b.add(x, _k(b, 1.0, x))),
+    Op.SQRT: lambda b, x, y: b.div(_k(b, 0.5, x), y),
+    Op.RSQRT: lambda b, x, y: b.div(b.mul(_k(b, -0.5, x), y), x),
+    Op.CBRT: lambda b, x, y: b.div(_k(b, 1.0, x), b.mul(_k(b, 3.0, x), b.mul(y, y))),
+    Op.FLOOR: None, Op.CEIL: None, Op.TRUNC: None, Op.ROUND: None, Op.SIGN: None,
+}
+
+
+def _chain(d: Any) -> Any:
+    def rule(b: Any, instr: Any, g: Any) -> None:
+        if d is not None:
+            b.accum(0, b.mul(g, d(b, b.x(0), b.y())))
+    return rule
+
+
+def _atan2_adj(b: Any, instr: Any, g: Any) -> None:
+    y, x = b.x(0), b.x(1)
+    scale = b.div(g, b.add(b.mul(x, x), b.mul(y, y)))
+    b.accum(0, b.mul(scale, x))
+    b.accum(1, b.neg(b.mul(scale, y)))
+
+
+def _hypot_adj(b: Any, instr: Any, g: Any) -> None:
+    r = b.y()
+    zero = b.const(0.0, r)
+    safe = b.select(b.op(Op.EQ, r, zero), b.const(1.0, r), r)  # 0 at the origin, as JAX does
+    b.accum(0, b.div(b.mul(g, b.x(0)), safe))
+    b.accum(1, b.div(b.mul(g, b.x(1)), safe))
+
+
+def _copysign_adj(b: Any, instr: Any, g: Any) -> None:
+    one = b.const(1.0, g)
+    flip = b.mul(b.op(Op.COPYSIGN, one, b.x(0)), b.op(Op.COPYSIGN, one, b.x(1)))
+    b.accum(0, b.mul(g, flip))  # the sign of b only flips the result: nothing flows to b
+
+
+def _fmod_adj(b: Any, instr: Any, g: Any) -> None:
+    b.accum(0, g)  # fmod(a, b) = a - trunc(a / b) * b
+    b.accum(1, b.neg(b.mul(g, b.op(Op.TRUNC, b.div(b.x(0), b.x(1))))))
+
+
+BINARY_ADJOINTS: dict[Op, Any] = {
+    Op.ATAN2: _atan2_adj, Op.HYPOT: _hypot_adj, Op.COPYSIGN: _copysign_adj, Op.FMOD: _fmod_adj,
+}
+
 for _op, _fn in UNARY.items():
-    defop(_op, "math", 1, same("float"), _unary(_fn), doc=f"numpy.{_fn.__name__}")
+    defop(_op, "math", 1, same("float"), _unary(_fn), adjoint=_chain(DERIVATIVES[_op]),
+          doc=f"numpy.{_fn.__name__}")
 for _op, _fn in PREDICATES.items():
     defop(_op, "math", 1, same("float", result="bool"), _unary(_fn), doc=f"numpy.{_fn.__name__}")
 for _op, _fn in BINARY.items():
-    defop(_op, "math", 2, same("float"), _binary(_fn), doc=f"numpy.{_fn.__name__}")
+    defop(_op, "math", 2, same("float"), _binary(_fn), adjoint=BINARY_ADJOINTS[_op],
+          doc=f"numpy.{_fn.__name__}")

@@ -98,8 +98,21 @@ def _shape(rt: Any, attrs: Any, mem: Any) -> Any:
     return rt._np.type(n)
 
 
-defop(Op.LOAD, "memory", None, _load_rule, _load, pure=False, doc="mem[indices]")
-defop(Op.STORE, "memory", None, _store_rule, _store, pure=False, doc="mem[indices] = value")
+def _load_adj(b: Any, instr: Any, g: Any) -> None:
+    b.scatter_grad(b.indices(1, len(instr.args)), g)
+
+
+def _store_adj(b: Any, instr: Any, g: Any) -> None:
+    # The element's old value had no effect on anything after the store: its gradient is 0.
+    idx = b.indices(1, len(instr.args) - 1)
+    b.accum(len(instr.args) - 1, b.grad_at(idx))
+    b.clear_grad(idx)
+
+
+defop(Op.LOAD, "memory", None, _load_rule, _load, pure=False, adjoint=_load_adj,
+      doc="mem[indices]")
+defop(Op.STORE, "memory", None, _store_rule, _store, pure=False, adjoint=_store_adj,
+      doc="mem[indices] = value")
 defop(Op.SHAPE, "memory", 1, _shape_rule, _shape, doc="mem.shape[attrs[0]] as int64")
 defop(Op.LOAD_VAR, "memory", 0, _load_var_rule, None, doc="the value of local attrs[0]")
 defop(Op.STORE_VAR, "memory", 1, _store_var_rule, None, pure=False,

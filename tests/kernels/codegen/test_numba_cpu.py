@@ -37,8 +37,8 @@ def saxpy(a: qd.float32, x: qd.Array[qd.float32, 1], y: qd.Array[qd.float32, 1])
 def test_module_layout():
     x = np.zeros(4, np.float32)
     src = saxpy.generated_source(2.0, x, x)
-    assert "def _body_0(_t, v0, v1, v2):" in src
-    assert "for _t in prange(" in src and "for _t in range(" in src
+    assert "def _body_0(_t0, v0, v1, v2):" in src
+    assert "for _t0 in prange(" in src and "for _t0 in range(" in src
     assert src.count("cache=True") == 3
     assert "def work(a0, a1, a2):\n    v1 = a1\n    v3 = v1.shape[0]" in src
 
