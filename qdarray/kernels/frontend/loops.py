@@ -2,8 +2,9 @@
 
 A `for` directly in the kernel's top-level statements (after static unrolling) is a parallel
 loop: one thread per iteration. `qd.ndrange` at the top level is a perfect nest of parallel
-loops, one per axis, whose threads are the index tuples; elsewhere it is nested serial loops. `qd.static(iterable)` unrolls
-the loop while the kernel compiles, binding each element as a compile-time value.
+loops, one per axis, whose threads are the index tuples; elsewhere it is nested serial loops.
+`qd.static(iterable)` unrolls the loop while the kernel compiles, binding each element as a
+compile-time value.
 """
 
 from __future__ import annotations
