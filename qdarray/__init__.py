@@ -273,3 +273,8 @@ __all__ += [
     "atomic_add", "atomic_max", "atomic_min", "cast", "debug_mode", "func", "kernel", "math",
     "ndrange", "select", "set_debug", "static",
 ]
+
+# -- reverse-mode autodiff -----------------------------------------------------------------
+from . import ad  # noqa: E402
+
+__all__ += ["ad"]

@@ -1,0 +1,126 @@
+"""IR emission for the reverse-mode passes: fresh ids, nested regions, typed instructions.
+
+Every pass of `qdarray.ad` builds new IR through one `Emitter`, which hands out Value and Var
+ids above those of the kernel it started from, so the ids of the forward kernel stay valid.
+Result types come from each op's own type rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .. import _dtypes
+from ..kernels.ir import UNKNOWN_LOC, Block, Instr, KernelIR, Op, SourceLoc, Stmt, Value, Var
+from ..kernels.ir import max_ids as _max_ids
+from ..kernels.ops import OPS
+
+
+def max_ids(kernel: KernelIR) -> tuple[int, int]:
+    """(largest Value id, largest Var id) of `kernel`, counting every place ids occur."""
+    vmax, varmax = _max_ids(kernel)
+    from ..kernels.ir import instrs
+
+    for instr in instrs(kernel.body):
+        for a in instr.attrs:
+            if isinstance(a, Var):
+                varmax = max(varmax, a.id)
+    return vmax, varmax
+
+
+class Emitter:
+    """Builds statement lists; `region()` opens a nested one."""
+
+    def __init__(self, next_value: int, next_var: int) -> None:
+        self.next_value = next_value
+        self.next_var = next_var
+        self.blocks: list[list[Stmt]] = [[]]
+        self.loc: SourceLoc = UNKNOWN_LOC
+
+    @classmethod
+    def after(cls, kernel: KernelIR) -> Emitter:
+        vmax, varmax = max_ids(kernel)
+        return cls(vmax + 1, varmax + 1)
+
+    # -- ids --------------------------------------------------------------------------------
+
+    def value(self, t: Any) -> Value:
+        v = Value(self.next_value, t)
+        self.next_value += 1
+        return v
+
+    def var(self, name: str, dtype: Any) -> Var:
+        var = Var(self.next_var, name, dtype)
+        self.next_var += 1
+        return var
+
+    # -- regions ----------------------------------------------------------------------------
+
+    @property
+    def out(self) -> list[Stmt]:
+        return self.blocks[-1]
+
+    @contextmanager
+    def region(self) -> Iterator[list[Stmt]]:
+        stmts: list[Stmt] = []
+        self.blocks.append(stmts)
+        try:
+            yield stmts
+        finally:
+            self.blocks.pop()
+
+    @contextmanager
+    def at(self, loc: SourceLoc) -> Iterator[None]:
+        saved = self.loc
+        self.loc = loc
+        try:
+            yield
+        finally:
+            self.loc = saved
+
+    def stmt(self, stmt: Stmt) -> None:
+        self.out.append(stmt)
+
+    # -- instructions -----------------------------------------------------------------------
+
+    def emit(self, op: Op, *args: Value, attrs: tuple[Any, ...] = ()) -> Any:
+        """Append `op(args)`; returns its result Value (None for ops without one)."""
+        rt = OPS[op].type_rule(tuple(a.type for a in args), attrs)
+        result = None if rt is None else self.value(rt)
+        self.out.append(Instr(op, result, tuple(args), attrs, self.loc))
+        return result
+
+    def emit_into(self, result: Value, op: Op, *args: Value, attrs: tuple[Any, ...] = ()
+                  ) -> None:
+        """Append `op(args)` defining the pre-made Value `result` (ids handed out earlier)."""
+        rt = OPS[op].type_rule(tuple(a.type for a in args), attrs)
+        assert rt == result.type, (op, rt, result.type)
+        self.out.append(Instr(op, result, tuple(args), attrs, self.loc))
+
+    def const(self, value: Any, dtype: Any) -> Value:
+        if dtype.kind == "f":
+            value = float(value)
+        elif dtype.kind == "b":
+            value = bool(value)
+        else:
+            value = int(value)
+        return self.emit(Op.CONST, attrs=(value, dtype))  # type: ignore[no-any-return]
+
+    def cast(self, v: Value, dtype: Any) -> Value:
+        if v.type is dtype:
+            return v
+        return self.emit(Op.CAST, v, attrs=(dtype,))  # type: ignore[no-any-return]
+
+    def load_var(self, var: Var) -> Value:
+        return self.emit(Op.LOAD_VAR, attrs=(var,))  # type: ignore[no-any-return]
+
+    def store_var(self, var: Var, v: Value) -> None:
+        self.emit(Op.STORE_VAR, v, attrs=(var,))
+
+    def i64(self, value: int) -> Value:
+        return self.const(value, _dtypes.int64)
+
+
+def block(stmts: list[Stmt]) -> Block:
+    return Block(tuple(stmts))

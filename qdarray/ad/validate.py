@@ -1,0 +1,98 @@
+"""Validation mode: find launches that break the rule reverse mode relies on.
+
+The reverse of a kernel reloads what the forward launch read, so a kernel must not overwrite
+a global element it has read in the same launch. `check_launch` runs the kernel through an
+instrumented interpreter on copies of its arguments, records every element read and written
+(by address, so views of one buffer are one array), and raises `AutodiffError` naming the
+array, the element and both source lines at the first overwrite of an element already read.
+It is slow (the interpreter) and meant for debugging: `qd.ad.Tape(loss, validation=True)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._array import Array
+from .._errors import AutodiffError
+from ..buffer_view import BufferView
+from ..kernels.frontend.diagnostics import format_location
+from ..kernels.interp import Interpreter
+from ..kernels.ir import Instr, Op
+from ..kernels.ops.memory import ViewValue, element
+
+_WRITES = (Op.STORE, Op.ATOMIC_ADD, Op.ATOMIC_MIN, Op.ATOMIC_MAX)
+
+
+class _Checker(Interpreter):
+    """The interpreter, recording each element's first read and checking each write."""
+
+    def __init__(self, kernel: Any, names: dict[int, str]) -> None:
+        super().__init__(kernel)
+        self.names = names
+        self.reads: dict[int, tuple[Instr, tuple[int, ...]]] = {}
+
+    def address(self, instr: Instr, n: int) -> tuple[int, tuple[int, ...]]:
+        mem = self.values[instr.args[0].id]
+        idx = tuple(int(self.values[a.id]) for a in instr.args[1:1 + n])
+        arr, where = element(mem, idx)
+        if not all(0 <= w < s for w, s in zip(where, arr.shape, strict=True)):
+            return -1, idx  # out of bounds: debug mode reports it; nothing to record
+        addr = arr.__array_interface__["data"][0] + sum(
+            w * s for w, s in zip(where, arr.strides, strict=True))
+        return addr, idx
+
+    def instr(self, instr: Instr) -> None:
+        op = instr.op
+        if op is Op.LOAD:
+            addr, idx = self.address(instr, len(instr.args) - 1)
+            if addr >= 0:
+                self.reads.setdefault(addr, (instr, idx))
+        elif op in _WRITES:
+            addr, idx = self.address(instr, len(instr.args) - 2)
+            if addr in self.reads:
+                self.violation(instr, idx, self.reads[addr][0])
+        super().instr(instr)
+
+    def violation(self, write: Instr, idx: tuple[int, ...], read: Instr) -> None:
+        name = self.names.get(write.args[0].id, "?")
+        element_ = f"{name}[{', '.join(map(str, idx))}]"
+        raise AutodiffError(
+            f"Kernel '{self.kernel.name}' overwrites {element_} after reading it in the same "
+            "launch. Its reverse reloads what the forward launch read and would see the new "
+            f"value, so the gradients would be wrong.\nWritten here:\n"
+            f"{format_location(write.loc)}\nRead here:\n{format_location(read.loc)}\n"
+            f"Use a separate output array (y[i] = f(x[i]) instead of x[i] = f(x[i])), "
+            "qd.atomic_add for accumulation, or two kernel launches.")
+
+
+def _copy(x: Any) -> Any:
+    t = type(x)
+    if t is Array:
+        return Array._new(np.array(x._data, copy=True), x._device)
+    if t is BufferView:
+        base = _copy(x._base)
+        return BufferView(base, offset=x._offset, size=x._size)
+    if t is np.ndarray:
+        return x.copy()
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return dataclasses.replace(x, **{f.name: _copy(getattr(x, f.name))
+                                         for f in dataclasses.fields(x)})
+    return x
+
+
+def check_launch(kernel: Any, args: Sequence[Any]) -> None:
+    """Raise AutodiffError if launching `kernel` on `args` overwrites an element it read."""
+    from ..kernels.launch import prepare
+
+    launcher = prepare(kernel, args, "interp", False)
+    copies = [_copy(a) for a in args]
+    native = launcher.pack(copies)
+    ir = launcher.kernel
+    typed = [v if type(v) in (np.ndarray, ViewValue) else p.value.type._np.type(v)
+             for v, p in zip(native, ir.params, strict=True)]
+    names = {p.value.id: p.name for p in ir.params}
+    _Checker(ir, names).run(typed)
