@@ -154,20 +154,23 @@ class Kernel:
 
         return prepare(self, args, target, _state["debug"])
 
-    def ir(self, *args: Any) -> Any:
-        """The IR this kernel compiles to for `args` (after the compile pipeline)."""
-        return self._prepare(tuple(args) if len(args) == self._nparams else
-                             self._bind(args, {}), "interp").kernel
+    def ir(self, *args: Any, **kwargs: Any) -> Any:
+        """The IR this kernel compiles to for these arguments (after the compile pipeline;
+        views not lowered). Print it with `qdarray.kernels.ir.format_kernel`."""
+        from .launch import build_ir, signature
 
-    def generated_source(self, *args: Any) -> str:
-        """The numba source generated for `args` (for inspection)."""
+        args = self._bind(args, kwargs)
+        return build_ir(self, signature(self, args)[0], debug=_state["debug"], lower=False)[0]
+
+    def generated_source(self, *args: Any, **kwargs: Any) -> str:
+        """The Python source of the numba module generated for these arguments."""
         from .codegen.numba_cpu import render_numba_cpu
-        from .launch import prepare
+        from .launch import build_ir, signature
 
-        launcher = prepare(self, tuple(args), "interp", _state["debug"])
-        from .passes import lower_views
-
-        return render_numba_cpu(lower_views(launcher.kernel), debug=_state["debug"])
+        args = self._bind(args, kwargs)
+        debug = _state["debug"]
+        ir = build_ir(self, signature(self, args)[0], debug=debug, lower=True)[0]
+        return render_numba_cpu(ir, debug=debug)
 
     def __repr__(self) -> str:
         return f"<qd.kernel {self.fn.__qualname__}>"

@@ -305,19 +305,26 @@ def signature(kernel: Any, args: Sequence[Any]) -> tuple[list[tuple[str, ArgSpec
     return specs, check_devices(kernel, names, devices)
 
 
-def prepare(kernel: Any, args: Sequence[Any], target: str | None, debug: bool) -> Launcher:
-    """Compile `kernel` for the signature of `args` and return its launcher."""
+def build_ir(kernel: Any, specs: list[tuple[str, ArgSpec]], *, debug: bool, lower: bool
+             ) -> tuple[KernelIR, tuple[str, ...]]:
+    """The kernel's IR for these argument specs after the compile pipeline, and the names
+    of the parameters it writes."""
     from .frontend import build
     from .passes import pipeline
 
+    ir = build(kernel.source(), specs)
+    written = dict(ir.meta).get("written", ())
+    return pipeline(ir, debug=debug, lower=lower), written
+
+
+def prepare(kernel: Any, args: Sequence[Any], target: str | None, debug: bool) -> Launcher:
+    """Compile `kernel` for the signature of `args` and return its launcher."""
     specs, device = signature(kernel, args)
     if target is None:
         target = device.backend.target
-    ir = build(kernel.source(), specs)
-    written = dict(ir.meta).get("written", ())
-    bumps = written_paths(kernel.param_names, written)
     interp = target == "interp"
-    ir = pipeline(ir, debug=debug, lower=not interp)
+    ir, written = build_ir(kernel, specs, debug=debug, lower=not interp)
+    bumps = written_paths(kernel.param_names, written)
     packers = [packer(s, f"{kernel.__name__}() argument '{n}'", interp) for n, s in specs]
     if interp:
         return InterpLauncher(ir, packers, bumps)
