@@ -34,7 +34,7 @@ class ArgSpec:
 
     def describe(self) -> str:
         if self.kind == "struct":
-            return self.cls.__name__  # type: ignore[union-attr]
+            return str(getattr(self.cls, "__name__", "dataclass"))
         text = T.type_str(self.type)
         return f"Python {T.weak_kind(self.type).__name__}" if self.weak else text
 

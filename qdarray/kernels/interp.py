@@ -57,21 +57,20 @@ class Interpreter:
 
     def block(self, block: Block) -> int:
         for stmt in block.stmts:
-            kind = type(stmt)
-            if kind is Instr:
-                self.instr(stmt)  # type: ignore[arg-type]
-            elif kind is If:
+            if isinstance(stmt, Instr):
+                self.instr(stmt)
+            elif isinstance(stmt, If):
                 taken = stmt.then_body if self.values[stmt.cond.id] else stmt.else_body
                 status = self.block(taken)
                 if status:
                     return status
-            elif kind is For:
-                self.for_loop(stmt)  # type: ignore[arg-type]
-            elif kind is While:
-                self.while_loop(stmt)  # type: ignore[arg-type]
-            elif kind is Break:
+            elif isinstance(stmt, For):
+                self.for_loop(stmt)
+            elif isinstance(stmt, While):
+                self.while_loop(stmt)
+            elif isinstance(stmt, Break):
                 return _BREAK
-            elif kind is Continue:
+            elif isinstance(stmt, Continue):
                 return _CONTINUE
             else:
                 raise TypeError(f"not a statement: {stmt!r}")
@@ -80,7 +79,7 @@ class Interpreter:
     def for_loop(self, stmt: For) -> None:
         begin = int(self.values[stmt.begin.id])
         end = int(self.values[stmt.end.id])
-        make = stmt.index.type._np.type
+        make = stmt.index.type._np.type  # type: ignore[union-attr]
         outer = self.thread
         for i in range(begin, end):
             self.values[stmt.index.id] = make(i)
@@ -151,7 +150,7 @@ def typed_arguments(kernel: KernelIR, native: Sequence[Any]) -> list[Any]:
         elif type(v) in (np.ndarray, ViewValue):
             out.append(v)
         else:
-            out.append(params[k].value.type._np.type(v))
+            out.append(params[k].value.type._np.type(v))  # type: ignore[union-attr]
     return out
 
 

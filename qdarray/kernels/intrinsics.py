@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from llvmlite import ir
+from llvmlite import ir  # type: ignore[import-untyped]
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -22,12 +22,13 @@ def _element_pointer(context: Any, builder: Any, aryty: Any, ary: Any, idxty: An
                      idx: Any) -> Any:
     arr = context.make_array(aryty)(context, builder, ary)
     if isinstance(idxty, types.BaseTuple):
-        inds = cgutils.unpack_tuple(builder, idx, len(idxty))
-        ityps = list(idxty.types)
+        inds = cgutils.unpack_tuple(builder, idx, len(idxty))  # type: ignore[no-untyped-call]
+        ityps = list(idxty.types)  # type: ignore[attr-defined]
     else:
         inds, ityps = [idx], [idxty]
     inds = [context.cast(builder, i, t, types.intp) for i, t in zip(inds, ityps, strict=True)]
-    return cgutils.get_item_pointer(context, builder, aryty, arr, inds, wraparound=False)
+    return cgutils.get_item_pointer(  # type: ignore[no-untyped-call]
+        context, builder, aryty, arr, inds, wraparound=False)
 
 
 def _float_cas_loop(builder: Any, ptr: Any, value: Any, bits: int, better: str) -> Any:
@@ -115,7 +116,7 @@ def report_index_error(err: Any, site: int, depth: int, thread: Any, vals: Any) 
     Layout: [site + 1, depth, thread indices (8 slots), len(vals), vals...]; `depth` is 0 in
     serial code, else the number of parallel loops around the check.
     """
-    if atomic_cas(err, 0, 0, site + 1) == 0:
+    if atomic_cas(err, 0, 0, site + 1) == 0:  # type: ignore[call-arg]  # typed by numba
         err[1] = depth
         for k in range(depth):
             err[2 + k] = thread[k]

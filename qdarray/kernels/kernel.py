@@ -46,6 +46,8 @@ RECORDERS: list[Any] = []
 class Func:
     """A `@qd.func`: inlined into the kernels (and funcs) that call it."""
 
+    __name__: str  # set by functools.update_wrapper
+
     def __init__(self, fn: Any) -> None:
         functools.update_wrapper(self, fn)
         self.fn = fn
@@ -75,6 +77,8 @@ class Func:
 
 class Kernel:
     """A `@qd.kernel`: calling it compiles (once per signature) and launches."""
+
+    __name__: str  # set by functools.update_wrapper
 
     def __init__(self, fn: Any) -> None:
         functools.update_wrapper(self, fn)

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._array import Array
 from .._devices import CPU, Device
+from .._dtypes import DType
 from .._errors import DeviceMismatchError, KernelTypeError
 from ..buffer_view import BufferView
 from . import debug as debug_mod
@@ -77,7 +78,7 @@ def _check_annotation(what: str, ann: Any, spec: ArgSpec, arg: Any) -> ArgSpec:
     elif ann is BufferView:
         if spec.kind == "view":
             return spec
-    elif isinstance(ann, T.DType) or ann in (bool, int, float):
+    elif isinstance(ann, DType) or ann in (bool, int, float):
         dtype = T.WEAK_DEFAULT[ann] if ann in (bool, int, float) else ann
         if spec.kind == "scalar":
             src = spec.type

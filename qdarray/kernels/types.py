@@ -13,7 +13,7 @@ does not fit the other operand's dtype is an error rather than a silent wrap.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -130,7 +130,7 @@ def literal_fits(value: Any, dtype: DType) -> bool:
     return True
 
 
-def can_cast(src: DType, dst: DType, rule: str) -> bool:
+def can_cast(src: DType, dst: DType, rule: Literal["safe", "same_kind"]) -> bool:
     """NumPy's `can_cast` with rule "safe" or "same_kind"."""
     return bool(np.can_cast(src._np, dst._np, rule))
 

@@ -93,9 +93,9 @@ class _Verifier:
             self.fail(f"not a statement: {stmt!r}", stmt)
 
     def instr(self, instr: Instr) -> None:
-        d = OPS.get(instr.op)
-        if d is None or instr.op in (Op.IF, Op.FOR, Op.WHILE, Op.BREAK, Op.CONTINUE):
+        if instr.op not in OPS or instr.op in (Op.IF, Op.FOR, Op.WHILE, Op.BREAK, Op.CONTINUE):
             self.fail(f"{instr.op} is not an instruction op", instr)
+        d = OPS[instr.op]
         for a in instr.args:
             self.use(a, instr)
         if d.arity is not None and len(instr.args) != d.arity:

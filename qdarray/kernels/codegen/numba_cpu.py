@@ -84,7 +84,7 @@ def _pow(e: PySourceEmitter, i: Instr) -> str:
 
 def _shift(e: PySourceEmitter, i: Instr) -> str:
     a, n = (e.val(x) for x in i.args)
-    dtype = i.result.type  # type: ignore[union-attr]
+    dtype: Any = i.result.type  # type: ignore[union-attr]
     bits = dtype.itemsize * 8
     zero = f"{_ctor(dtype)}(0)"  # typed: numba unifies uint64 with an int literal to float64
     if i.op is Op.SHL:
@@ -104,7 +104,8 @@ def _subscript(e: PySourceEmitter, args: tuple[Value, ...]) -> str:
     # Signed indices are passed as uint64: numba then skips its negative-index wrap-around
     # (kernel indices are never negative: debug mode checks them), which keeps loops
     # vectorizable inside prange.
-    parts = [f"np.uint64({e.val(a)})" if a.type.kind == "i" else e.val(a) for a in args]
+    parts = [f"np.uint64({e.val(a)})" if getattr(a.type, "kind", "") == "i" else e.val(a)
+             for a in args]
     return ", ".join(parts) if parts else "0"
 
 

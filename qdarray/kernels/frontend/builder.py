@@ -11,7 +11,7 @@ import ast
 import builtins
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 import numpy as np
 
@@ -126,7 +126,8 @@ class BuilderCore:
             return x
         return TVal(self.emit(Op.CAST, (x.value,), (dtype,), dtype))  # type: ignore[arg-type]
 
-    def implicit(self, x: Any, dtype: DType, rule: str, what: str) -> TVal:
+    def implicit(self, x: Any, dtype: DType, rule: Literal["safe", "same_kind"], what: str
+                 ) -> TVal:
         """Convert for an assignment; `rule` is "safe" (locals) or "same_kind" (stores).
 
         Python literals and weak values convert when their kind fits (an int literal into a
@@ -174,13 +175,12 @@ class BuilderCore:
 
     def index_value(self, x: Any, node: ast.AST) -> TVal:
         """An array index: an integer value; constants must be non-negative."""
-        if type(x) is int or (type(x) is TVal and x.dtype.kind in "iu"):
-            if type(x) is int:
-                if x < 0:
-                    self.fail(
-                        f"Negative index {x}: kernels do not count from the end.",
-                        "Use x[x.shape[0] - k] to index from the end.", node)
-                return self.const(x, _dtypes.int64)
+        if type(x) is int:
+            if x < 0:
+                self.fail(f"Negative index {x}: kernels do not count from the end.",
+                          "Use x[x.shape[0] - k] to index from the end.", node)
+            return self.const(x, _dtypes.int64)
+        if type(x) is TVal and x.dtype.kind in "iu":
             return x
         self.type_fail(f"Array indices must be integers; got {describe(x)}.",
                        "Use int(...) to convert the index.", node)

@@ -72,7 +72,7 @@ class CallVisitor(LoopVisitor):
         if isinstance(callee, Func):
             return self.inline(callee, node)
         if isinstance(callee, Kernel):
-            self.fail(f"Kernels cannot call kernels ('{callee.__name__}').",
+            self.fail(f"Kernels cannot call kernels ('{callee.fn.__name__}').",
                       "Decorate the helper with @qd.func instead of @qd.kernel.", node)
         if callee is language.static:
             if len(node.args) != 1 or node.keywords:
@@ -136,11 +136,11 @@ class CallVisitor(LoopVisitor):
         if _MATH is None:
             _MATH = _math_table()
         try:
-            op = _MATH.get(callee)
+            math_op = _MATH.get(callee)
         except TypeError:  # unhashable callee
-            op = None
-        if op is not None:
-            return self.math_call(op, node)
+            math_op = None
+        if math_op is not None:
+            return self.math_call(math_op, node)
         self.fail(f"Cannot call {describe(callee)} in a kernel.",
                   "Kernels can call @qd.func functions, qd.math functions, casts such as "
                   "qd.float32(x), and qd.atomic_*; decorate Python helpers with @qd.func.",

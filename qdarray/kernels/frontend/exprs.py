@@ -70,7 +70,7 @@ class ExprVisitor(BuilderCore):
         saved = self.node
         self.node = node
         try:
-            method = getattr(self, f"visit_{type(node).__name__}", None)
+            method: Any = getattr(self, f"visit_{type(node).__name__}", None)
             if method is None or not isinstance(node, ast.expr):
                 name = type(node).__name__
                 hint = _UNSUPPORTED_EXPR.get(name, "Use the kernel language's scalar "
@@ -236,8 +236,9 @@ class ExprVisitor(BuilderCore):
             return TVal(self.emit(Op.NOT, (c.value,), (), _dtypes.bool), c.weak)  # type: ignore
         self.require_scalar(x, node)
         if is_const(x):
-            return {ast.USub: operator.neg, ast.UAdd: operator.pos,
-                    ast.Invert: operator.invert}[type(node.op)](x)
+            fold: Any = {ast.USub: operator.neg, ast.UAdd: operator.pos,
+                         ast.Invert: operator.invert}[type(node.op)]
+            return fold(x)
         if isinstance(node.op, ast.UAdd):
             return x
         if isinstance(node.op, ast.USub):

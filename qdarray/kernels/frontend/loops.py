@@ -251,7 +251,7 @@ class LoopVisitor(StmtVisitor):
                     ctx.scope.bind(name, self.python_value(value, repr(value), node))
                 if guard and k > 0:
                     flag = self.emit(Op.LOAD_VAR, (), (ctx.ret.flag,), _dtypes.bool)  # type: ignore
-                    self.guarded_iteration(flag, node)
+                    self.guarded_iteration(flag, node)  # type: ignore[arg-type]
                 else:
                     self.body(node.body)
         finally:

@@ -48,6 +48,8 @@ def contains_return(node: ast.AST) -> bool:
 class StmtVisitor(ExprVisitor):
     """`visit_<Node>` for statements other than loops."""
 
+    static_eval: Any  # loops.LoopVisitor.static_eval
+
     def stmt(self, node: ast.stmt) -> None:
         self.node = node
         method = getattr(self, f"visit_{type(node).__name__}", None)
@@ -176,7 +178,7 @@ class StmtVisitor(ExprVisitor):
             dtype = value.dtype if type(value) is TVal else T.WEAK_DEFAULT[type(value)]
             ref = VarRef(self.new_var(name, dtype), getattr(node, "lineno", 0))
             ctx.vars[name] = ref
-        v = self.implicit(value, ref.var.dtype, "safe", f"Local '{name}'")
+        v = self.implicit(value, ref.var.dtype, "safe", f"Local '{name}'")  # type: ignore[arg-type]
         self.emit(Op.STORE_VAR, (v.value,), (ref.var,))
         ctx.scope.bind(name, ref)
 
@@ -306,7 +308,7 @@ class StmtVisitor(ExprVisitor):
                         node)
                 dtype = value.dtype if type(value) is TVal else T.WEAK_DEFAULT[type(value)]
                 ret.result = VarRef(self.new_var(f"{ctx.name}_result", dtype), node.lineno)
-            v = self.implicit(value, ret.result.var.dtype, "safe",
+            v = self.implicit(value, ret.result.var.dtype, "safe",  # type: ignore[arg-type]
                               f"The result of func '{ctx.name}'")
             self.emit(Op.STORE_VAR, (v.value,), (ret.result.var,))
         true = self.const(True, _dtypes.bool)

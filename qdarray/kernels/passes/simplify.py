@@ -28,7 +28,7 @@ class _Fold(Rewriter):
             return [instr]
         if (d.pure and d.impl is not None and instr.result is not None and instr.args
                 and all(a.id in self.consts for a in instr.args)):
-            rt = instr.result.type
+            rt: Any = instr.result.type
             with np.errstate(all="ignore"):
                 value = d.impl(rt, instr.attrs, *(self.consts[a.id] for a in instr.args))
             value = rt._np.type(value)
