@@ -110,6 +110,23 @@ class MaxOverRange(Expr):
 
 _BINOPS = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.FLOORDIV: "//", Op.MAX: "max",
            Op.MIN: "min"}
+_FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+         "max": max, "min": min}
+
+
+def binop(op: str, a: Expr, b: Expr) -> Expr:
+    """`Bin(op, a, b)`, folding constants and the identities of + - * (x + 0, 1 * x, ...)."""
+    ca = a.value if isinstance(a, Const) else None
+    cb = b.value if isinstance(b, Const) else None
+    if ca is not None and cb is not None and op in _FOLD:
+        return Const(int(_FOLD[op](ca, cb)))
+    if op == "+" and ca == 0 or op == "*" and ca == 1:
+        return b
+    if op in ("+", "-") and cb == 0 or op in ("*", "//") and cb == 1:
+        return a
+    if op == "*" and (ca == 0 or cb == 0):
+        return Const(0)
+    return Bin(op, a, b)
 
 
 def free_vars(e: Expr | None) -> set[int]:
@@ -171,7 +188,7 @@ class Deriver:
         op = _BINOPS.get(i.op)
         if op is not None:
             a, b = self.value(i.args[0]), self.value(i.args[1])
-            return None if a is None or b is None else Bin(op, a, b)
+            return None if a is None or b is None else binop(op, a, b)
         return None
 
     def trip(self, node: Node) -> Expr | None:
@@ -183,8 +200,8 @@ class Deriver:
             b, e = self.value(s.begin), self.value(s.end)
             if b is None or e is None:
                 return None
-            t = Bin("max", Bin("-", e, b), Const(0))
-            total = t if total is None else Bin("*", total, t)
+            t = binop("max", binop("-", e, b), Const(0))
+            total = t if total is None else binop("*", total, t)
         return total
 
     def over(self, loop: Node, body: Expr | None) -> Expr | None:
@@ -209,7 +226,7 @@ class Deriver:
                 t = self.over(outer, t)
             if t is None:
                 return None
-            total = Bin("*", total, t)
+            total = binop("*", total, t)
         return total
 
     def capacity(self, sites: list[tuple[Node, ...]], task: Node | None) -> Expr | None:
@@ -218,7 +235,7 @@ class Deriver:
             e = self.site(loops)
             if e is None:
                 return None
-            total = Bin("+", total, e)
+            total = binop("+", total, e)
         return total if task is None else self.over(task, total)
 
     def threads(self, task: Node) -> Expr | None:
@@ -256,6 +273,21 @@ def _range_max(values: np.ndarray, lo: int, starts: np.ndarray, ends: np.ndarray
     return out
 
 
+class _Range:
+    """The values [start, stop) of a loop variable (an arange made only when needed)."""
+
+    def __init__(self, start: int, stop: int) -> None:
+        self.start = start
+        self.stop = stop
+        self._array: np.ndarray | None = None
+
+    @property
+    def array(self) -> np.ndarray:
+        if self._array is None:
+            self._array = np.arange(self.start, self.stop, dtype=np.int64)
+        return self._array
+
+
 class Evaluator:
     """Evaluates expressions over host arrays: `args` maps parameter names to NumPy arrays,
     (base, offset, size) triples for views, and Python ints for scalars."""
@@ -269,7 +301,8 @@ class Evaluator:
         if isinstance(e, Arg):
             return int(self.args[e.name])
         if isinstance(e, LoopVar):
-            return env[e.id]
+            v = env[e.id]
+            return v.array if isinstance(v, _Range) else v
         if isinstance(e, Shape):
             a = self.args[e.name]
             return int(a[2]) if isinstance(a, tuple) else int(a.shape[e.axis])
@@ -292,6 +325,13 @@ class Evaluator:
 
     def read(self, e: Read, env: dict[int, Any]) -> Any:
         a = self.args[e.name]
+        if len(e.index) == 1 and isinstance(e.index[0], LoopVar):
+            r = env[e.index[0].id]
+            if isinstance(r, _Range):  # a[i] over a whole range: a slice, checked at its ends
+                base, offset, size = a if isinstance(a, tuple) else (a, 0, a.shape[0])
+                if r.start < 0 or r.stop > size:
+                    raise Unsized(e.name)
+                return base[offset + r.start:offset + r.stop].astype(np.int64)
         idx = [np.asarray(self.eval(i, env), np.int64) for i in e.index]
         if isinstance(a, tuple):
             base, offset, size = a
@@ -309,8 +349,7 @@ class Evaluator:
         if b.ndim == 0 and n.ndim == 0:
             if n <= b:
                 return 0
-            r = np.arange(int(b), int(n), dtype=np.int64)
-            v = np.asarray(self.eval(e.body, {**env, e.var.id: r}))
+            v = np.asarray(self.eval(e.body, {**env, e.var.id: _Range(int(b), int(n))}))
             return int(v.max()) if v.ndim else int(v)
         # a range that varies with enclosing variables: the body may only use this one
         if free_vars(e.body) - {e.var.id}:
