@@ -42,12 +42,16 @@ class ArgSpec:
 # -- signature keys (the fast path) ---------------------------------------------------------
 
 
+# Read-only memory is part of the key: a kernel that writes it is rejected when it compiles.
 def _array_key(a: Array) -> Any:
-    return (Array, a._dtype, a._data.ndim, a._device)
+    data = a._data
+    writeable = getattr(getattr(data, "flags", None), "writeable", True)
+    return (Array, a._dtype, data.ndim, a._device, writeable)
 
 
 def _ndarray_key(a: np.ndarray) -> Any:
-    return (np.ndarray, a.dtype, a.ndim)
+    return (np.ndarray, a.dtype, a.ndim, a.flags.writeable)
+
 
 
 def _view_key(v: BufferView) -> Any:

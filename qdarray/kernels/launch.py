@@ -200,12 +200,30 @@ def written_paths(names: Sequence[str], written: Sequence[str]
     return out
 
 
+def _leaf(args: Sequence[Any], index: int, path: tuple[str, ...]) -> Any:
+    x = args[index]
+    for name in path:
+        x = getattr(x, name)
+    return x
+
+
+def check_writeable(kernel: Any, args: Sequence[Any],
+                    paths: Sequence[tuple[int, tuple[str, ...]]]) -> None:
+    """A kernel that writes an argument needs writeable memory there."""
+    for index, path in paths:
+        x = _leaf(args, index, path)
+        data = x._data if type(x) is Array else x._base._data if type(x) is BufferView else x
+        flags = getattr(data, "flags", None)
+        if flags is not None and not flags.writeable:
+            name = ".".join((kernel.param_names[index],) + path)
+            raise KernelTypeError(
+                f"{kernel.__name__}() writes argument '{name}', but its memory is read-only. "
+                "Use a writeable array (np.array(x) or qd.asarray(x, copy=True) copies it).")
+
+
 def bump_generations(args: Sequence[Any], paths: Sequence[tuple[int, tuple[str, ...]]]) -> None:
     for index, path in paths:
-        x = args[index]
-        for name in path:
-            x = getattr(x, name)
-        buf = _buffer_of(x)
+        buf = _buffer_of(_leaf(args, index, path))
         if buf is not None:
             buf.generation += 1
 
@@ -326,6 +344,7 @@ def prepare(kernel: Any, args: Sequence[Any], target: str | None, debug: bool) -
     interp = target == "interp"
     ir, written = build_ir(kernel, specs, debug=debug, lower=not interp)
     bumps = written_paths(kernel.param_names, written)
+    check_writeable(kernel, args, bumps)
     packers = [packer(s, f"{kernel.__name__}() argument '{n}'", interp) for n, s in specs]
     if interp:
         return InterpLauncher(ir, packers, bumps)

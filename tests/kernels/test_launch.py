@@ -140,3 +140,15 @@ def test_only_written_arrays_bump_their_generation(launch):
 def test_wrong_number_of_arguments():
     with pytest.raises(qd.KernelTypeError, match=r"read_only\(\): missing a required argument"):
         read_only(np.zeros(3))
+
+
+def test_writing_read_only_memory_is_rejected(launch):
+    x = np.arange(3.0)
+    frozen = np.zeros(3)
+    frozen.flags.writeable = False
+    with pytest.raises(qd.KernelTypeError, match=r"read_only\(\) writes argument 'out', but its "
+                                                 r"memory is read-only"):
+        launch(read_only, x, frozen)
+    out = np.zeros(3)
+    launch(read_only, np.broadcast_to(np.float64(2.0), (3,)), out)  # reading it is fine
+    np.testing.assert_array_equal(out, [2.0, 2.0, 2.0])
