@@ -1,0 +1,114 @@
+"""Adstacks: op semantics, overflow detection, the heap pool and allocation failures."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from gradcheck import host
+
+import qdarray as qd
+from qdarray.ad import adstack, sizing
+from qdarray.ad.adstack import HeapPool
+from qdarray.kernels.ir import Op
+from qdarray.kernels.ops import OPS
+from qdarray.kernels.ops.adstack import AdStack
+
+
+@qd.kernel
+def logistic(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        for _ in range(a[i]):
+            v = v - 0.1 * v * v + 0.01
+        y[0] += v * v
+
+
+LINE = logistic.fn.__code__.co_firstlineno + 3  # the line assigning v
+
+
+def test_push_top_pop_semantics():
+    stack = AdStack(1, "v", qd.float64)
+    heap = np.zeros(8)
+    overflow = np.zeros(2, np.int64)
+    push = OPS[Op.ADSTACK_PUSH].impl
+    top = OPS[Op.ADSTACK_TOP].impl
+    pop = OPS[Op.ADSTACK_POP].impl
+    i64 = np.int64
+    d = i64(0)
+    for v in (1.5, 2.5, 3.5):
+        d = push(None, (stack,), heap, i64(4), i64(3), overflow, d, np.float64(v))
+    assert d == 3 and list(heap[4:7]) == [1.5, 2.5, 3.5]
+    assert top(None, (stack,), heap, i64(4), i64(3), d) == 3.5
+    d = push(None, (stack,), heap, i64(4), i64(3), overflow, d, np.float64(9.0))
+    d = push(None, (stack,), heap, i64(4), i64(3), overflow, d, np.float64(9.0))
+    assert d == 5 and heap[7] == 0.0 and list(overflow) == [0, 5]   # nothing written past
+    assert top(None, (stack,), heap, i64(4), i64(3), d) == 3.5      # reads stay in the slice
+    assert pop(None, (stack,), d) == 4
+
+
+def test_overflow_is_reported_after_the_launch(grad):
+    sizing._TEST_CAPACITY_OVERRIDE = 4
+    x = qd.asarray(np.full(3, 0.5), requires_grad=True)
+    y = qd.zeros(1, requires_grad=True)
+    a = qd.asarray(np.array([1, 9, 2], np.int32))
+    grad.forward(logistic, x, a, y)
+    y.grad[...] = 1.0
+    with pytest.raises(qd.ad.AdStackOverflowError) as info:
+        grad.reverse(logistic, x, a, y)
+    msg = str(info.value)
+    assert "'v'" in msg and "logistic" in msg and f":{LINE})" in msg
+    assert "capacity 4" in msg and "depth reached 10" in msg   # 1 + 9 pushes
+    assert isinstance(info.value, RuntimeError)
+    assert qd.ad.AdStackOverflowError is qd.AdStackOverflowError
+
+
+def test_no_overflow_with_computed_capacities(grad):
+    x = qd.asarray(np.full(3, 0.5), requires_grad=True)
+    y = qd.zeros(1, requires_grad=True)
+    a = qd.asarray(np.array([1, 9, 2], np.int32))
+    grad.tape(logistic, y, x, a, y)
+    assert np.all(host(x.grad) != 0)
+
+
+def test_heap_pool_reuses_and_doubles():
+    pool = HeapPool()
+    first = pool.get(qd.float32, 100, None)
+    assert first.size == 100 and first.dtype == np.float32
+    assert pool.get(qd.float32, 60, None) is first            # reused
+    grown = pool.get(qd.float32, 150, None)
+    assert grown.size == 200                                    # doubled
+    assert pool.get(qd.float32, 401, None).size == 401          # more than double: exact
+
+
+def test_heap_pool_falls_back_to_the_exact_size(monkeypatch):
+    pool = HeapPool()
+    pool.get(qd.float64, 1000, None)
+    real_empty = np.empty
+
+    def fake_empty(n, dtype):
+        if n > 1500:
+            raise MemoryError
+        return real_empty(n, dtype)
+
+    monkeypatch.setattr(adstack.np, "empty", fake_empty)
+    assert pool.get(qd.float64, 1200, None).size == 1200       # 2000 failed, 1200 did not
+    with pytest.raises(MemoryError, match="too big"):
+        pool.get(qd.float64, 1600, lambda dtype, size: f"{size} {dtype.name} is too big")
+
+
+def test_memory_error_gives_the_formula(grad, monkeypatch):
+    def refuse(dtype, size, describe):
+        raise MemoryError(describe(dtype, size))
+
+    monkeypatch.setattr(adstack.POOL, "get", refuse)
+    x = qd.asarray(np.full(3, 0.5), requires_grad=True)
+    y = qd.zeros(1, requires_grad=True)
+    a = qd.asarray(np.array([1, 9, 2], np.int32))
+    grad.forward(logistic, x, a, y)
+    with pytest.raises(MemoryError) as info:
+        grad.reverse(logistic, x, a, y)
+    msg = str(info.value)
+    assert re.search(r"3 threads x capacity 10 x 8 bytes x 1 stacks", msg), msg
+    assert "Try" in msg

@@ -1,0 +1,189 @@
+"""qd.ad.Tape, kernel.grad and the errors reverse mode raises."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from gradcheck import host
+
+import qdarray as qd
+from qdarray.kernels.ir import Op
+from qdarray.kernels.ops import OPS
+
+
+@qd.kernel
+def square(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        y[i] = x[i] * x[i]
+
+
+@qd.kernel
+def total(y: qd.Array[qd.float64, 1], loss: qd.Array[qd.float64, 1]):
+    for i in range(y.shape[0]):
+        loss[0] += qd.math.sin(y[i])
+
+
+def test_tape_runs_the_reverses_last_first(grad):
+    x0 = np.array([0.1, -0.7, 1.3])
+    x = qd.asarray(x0, requires_grad=True)
+    y = qd.zeros(3, requires_grad=True)
+    loss = qd.zeros(1, requires_grad=True)
+    with qd.ad.Tape(loss=loss):
+        grad.forward(square, x, y)
+        grad.forward(total, y, loss)
+    np.testing.assert_allclose(host(loss), [np.sin(x0 ** 2).sum()])
+    np.testing.assert_allclose(host(x.grad), np.cos(x0 ** 2) * 2 * x0)
+    np.testing.assert_allclose(host(loss.grad), [1.0])
+
+
+def test_kernel_grad_accumulates(grad):
+    x = qd.asarray(np.array([1.0, 2.0]), requires_grad=True)
+    y = qd.zeros(2, requires_grad=True)
+    grad.forward(square, x, y)
+    y.grad[...] = 1.0
+    grad.reverse(square, x, y)
+    y.grad[...] = 1.0        # the store cleared it: the old value of y had no effect
+    grad.reverse(square, x, y)
+    np.testing.assert_allclose(host(x.grad), [4.0, 8.0])
+    np.testing.assert_allclose(host(y.grad), [0.0, 0.0])
+
+
+def test_loss_without_grad():
+    with pytest.raises(qd.AutodiffError, match="has no gradient.*requires_grad=True"):
+        qd.ad.Tape(loss=qd.zeros(1))
+    with pytest.raises(ValueError, match="one element; got shape \\(3,\\)"):
+        qd.ad.Tape(loss=qd.zeros(3, requires_grad=True))
+
+
+def test_exception_in_the_block_skips_the_reverse(grad):
+    x = qd.asarray(np.array([1.0]), requires_grad=True)
+    y = qd.zeros(1, requires_grad=True)
+    with pytest.raises(KeyError), qd.ad.Tape(loss=y):
+        grad.forward(square, x, y)
+        raise KeyError("stop")
+    assert host(x.grad)[0] == 0.0
+
+
+@qd.kernel
+def through_int(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        y[i] = float(int(x[i] * 4.0))
+
+
+@qd.kernel
+def copy_to(x: qd.Array[qd.float64, 1], tmp: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        tmp[i] = x[i] * 2.0
+
+
+def test_gradient_that_cannot_flow(grad):
+    x = qd.asarray(np.array([0.3, 0.6]), requires_grad=True)
+    y = qd.zeros(2, requires_grad=True)
+    grad.forward(through_int, x, y)
+    with pytest.raises(qd.AutodiffError) as info:
+        grad.reverse(through_int, x, y)
+    msg = str(info.value)
+    assert "gradient of 'x' cannot flow" in msg and "integer conversion" in msg
+    assert "int(x[i] * 4.0)" in msg and "^" in msg
+    tmp = qd.zeros(2)
+    grad.forward(copy_to, x, tmp)
+    with pytest.raises(qd.AutodiffError, match="reach only 'tmp', which has no gradient"):
+        grad.reverse(copy_to, x, tmp)
+
+
+def test_nothing_to_differentiate():
+    with pytest.raises(qd.AutodiffError, match="no argument has a gradient"):
+        square.grad(qd.zeros(2), qd.zeros(2))
+
+
+@qd.kernel
+def cube_root(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        y[i] = qd.math.cbrt(x[i]) + x[i]
+
+
+def test_op_without_derivative_names_op_and_line(grad, monkeypatch):
+    monkeypatch.setitem(OPS, Op.CBRT, dataclasses.replace(OPS[Op.CBRT], adjoint=None))
+    x = qd.asarray(np.array([0.3]), requires_grad=True)
+    y = qd.zeros(1, requires_grad=True)
+    with pytest.raises(qd.AutodiffError) as info:
+        grad.reverse(cube_root, x, y)
+    msg = str(info.value)
+    line = cube_root.fn.__code__.co_firstlineno + 3
+    assert "cannot differentiate CBRT" in msg and f"line {line}" in msg
+    assert "qd.math.cbrt(x[i])" in msg and "Try" in msg
+    assert isinstance(info.value, NotImplementedError)
+
+
+@qd.kernel
+def compaction(x: qd.Array[qd.float64, 1], count: qd.Array[qd.int64, 1],
+               out: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            k = qd.atomic_add(count[0], 1)
+            out[k] = x[i]
+
+
+def test_atomic_result_needed_by_the_reverse(grad):
+    x = qd.asarray(np.array([0.5, -1.0, 2.0]), requires_grad=True)
+    out = qd.zeros(3, requires_grad=True)
+    count = qd.zeros(1, dtype=qd.int64)
+    grad.forward(compaction, x, count, out)
+    with pytest.raises(qd.AutodiffError, match="value returned by ATOMIC_ADD"):
+        grad.reverse(compaction, x, count, out)
+
+
+@qd.kernel
+def in_place(x: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * x[i]
+
+
+@qd.kernel
+def accumulate(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        y[0] += x[i]
+    y[1] = y[0] * 2.0          # reads y[0] after the loop: fine, nothing overwrites it
+
+
+def test_validation_mode_finds_overwrites(grad):
+    x = qd.asarray(np.array([1.0, 2.0]), requires_grad=True)
+    loss = qd.zeros(1, requires_grad=True)
+    with pytest.raises(qd.AutodiffError) as info, qd.ad.Tape(loss=loss, validation=True):
+        grad.forward(in_place, x)
+    msg = str(info.value)
+    line = in_place.fn.__code__.co_firstlineno + 3
+    assert "overwrites x[0] after reading it" in msg and f"line {line}" in msg
+    assert "Use a separate output array" in msg
+    np.testing.assert_array_equal(host(x), [1.0, 2.0])   # the launch did not run
+
+
+def test_validation_mode_accepts_read_after_write(grad):
+    x = qd.asarray(np.array([1.0, 2.0, 4.0]), requires_grad=True)
+    y = qd.zeros(2, requires_grad=True)
+    with qd.ad.Tape(loss=y[1:2], validation=True):
+        grad.forward(accumulate, x, y)
+    np.testing.assert_allclose(host(x.grad), [2.0, 2.0, 2.0])
+
+
+@qd.kernel
+def bounded(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        for _ in range(a[i]):
+            v = v * v * 0.5 + 0.25
+        y[i] = v
+
+
+def test_bound_array_changed_before_the_reverse(grad):
+    x = qd.asarray(np.array([0.5, 0.7]), requires_grad=True)
+    a = qd.asarray(np.array([2, 3], np.int32))
+    y = qd.zeros(2, requires_grad=True)
+    loss = qd.zeros(1, requires_grad=True)
+    with pytest.raises(qd.ad.AdStackSizingError, match="'a'.*only reads"), \
+            qd.ad.Tape(loss=loss):
+        grad.forward(bounded, x, a, y)
+        a[0] = 7
+        grad.forward(total, y, loss)
