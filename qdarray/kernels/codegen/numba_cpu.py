@@ -22,10 +22,11 @@ import math
 from typing import Any
 
 from ... import __version__
-from ..ir import Block, Continue, For, If, Instr, KernelIR, Op, Value, While, walk
+from ..ir import Continue, For, If, Instr, KernelIR, Op, Value, While
 from ..ops.math import BINARY, PREDICATES, UNARY
 from ..types import ArrayType, ViewType
 from .pysource import PySourceEmitter
+from .regions import free_values, parallel_nest
 
 _JIT = 'njit(cache=True, nogil=True, error_model="numpy"{})'
 # A parallel nest shares out its outer axis when it has at least this many iterations,
@@ -214,44 +215,6 @@ TABLE[Op.ADSTACK_POP] = "{0} - 1"
 TABLE[Op.ADSTACK_TOP] = "{0}[{1} + min({3}, {2}) - 1]"
 
 
-def _nest(s: For) -> list[For]:
-    """The parallel loops of a nest, outermost first (one loop unless qd.ndrange)."""
-    loops = [s]
-    while (len(loops[-1].body.stmts) == 1 and isinstance(loops[-1].body.stmts[0], For)
-           and loops[-1].body.stmts[0].parallel):
-        loops.append(loops[-1].body.stmts[0])
-    return loops
-
-
-def _free(body: Block, indices: list[Value]) -> tuple[list[Value], list[Any]]:
-    """Values and locals a parallel body reads but does not define (passed as arguments)."""
-    defined = {v.id for v in indices}
-    used: dict[int, Value] = {}
-    stored: set[int] = set()
-    loaded: dict[int, Any] = {}
-    for stmt in walk(body):
-        if isinstance(stmt, Instr):
-            vals = stmt.args
-            if stmt.result is not None:
-                defined.add(stmt.result.id)
-            if stmt.op is Op.STORE_VAR:
-                stored.add(stmt.attrs[0].id)
-            elif stmt.op is Op.LOAD_VAR:
-                loaded[stmt.attrs[0].id] = stmt.attrs[0]
-        elif isinstance(stmt, For):
-            defined.add(stmt.index.id)
-            vals = (stmt.begin, stmt.end)
-        elif isinstance(stmt, (If, While)):
-            vals = (stmt.cond,)
-        else:
-            vals = ()
-        for v in vals:
-            used[v.id] = v
-    values = [v for k, v in sorted(used.items()) if k not in defined]
-    locals_ = [var for k, var in sorted(loaded.items()) if k not in stored]
-    return values, locals_
-
-
 class NumbaCpuEmitter(PySourceEmitter):
     TABLE = TABLE
 
@@ -262,8 +225,8 @@ class NumbaCpuEmitter(PySourceEmitter):
         self.in_body = 0  # inside a body function: the depth of its parallel nest
         self.prange = False
         self.loops = [s for s in kernel.body.stmts if isinstance(s, For) and s.parallel]
-        self.nests = {id(s): _nest(s) for s in self.loops}
-        self.captures = {id(s): _free(self.nests[id(s)][-1].body,
+        self.nests = {id(s): parallel_nest(s) for s in self.loops}
+        self.captures = {id(s): free_values(self.nests[id(s)][-1].body,
                                       [f.index for f in self.nests[id(s)]])
                          for s in self.loops}
 

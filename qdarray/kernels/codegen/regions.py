@@ -1,0 +1,46 @@
+"""Analyses of regions that code generators share: parallel loop nests and the values a
+parallel body reads from outside (which become arguments of a per-thread function)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir import Block, For, If, Instr, Op, Value, While, walk
+
+
+def parallel_nest(s: For) -> list[For]:
+    """The parallel loops of a nest, outermost first (one loop unless qd.ndrange)."""
+    loops = [s]
+    while (len(loops[-1].body.stmts) == 1 and isinstance(loops[-1].body.stmts[0], For)
+           and loops[-1].body.stmts[0].parallel):
+        loops.append(loops[-1].body.stmts[0])
+    return loops
+
+
+def free_values(body: Block, indices: list[Value]) -> tuple[list[Value], list[Any]]:
+    """Values and locals a parallel body reads but does not define (passed as arguments)."""
+    defined = {v.id for v in indices}
+    used: dict[int, Value] = {}
+    stored: set[int] = set()
+    loaded: dict[int, Any] = {}
+    for stmt in walk(body):
+        if isinstance(stmt, Instr):
+            vals = stmt.args
+            if stmt.result is not None:
+                defined.add(stmt.result.id)
+            if stmt.op is Op.STORE_VAR:
+                stored.add(stmt.attrs[0].id)
+            elif stmt.op is Op.LOAD_VAR:
+                loaded[stmt.attrs[0].id] = stmt.attrs[0]
+        elif isinstance(stmt, For):
+            defined.add(stmt.index.id)
+            vals = (stmt.begin, stmt.end)
+        elif isinstance(stmt, (If, While)):
+            vals = (stmt.cond,)
+        else:
+            vals = ()
+        for v in vals:
+            used[v.id] = v
+    values = [v for k, v in sorted(used.items()) if k not in defined]
+    locals_ = [var for k, var in sorted(loaded.items()) if k not in stored]
+    return values, locals_
