@@ -274,7 +274,16 @@ def changes_local_type(x: qd.Array[qd.int32, 1]):
         x[i] = acc
 
 
+@qd.kernel
+def float_literal_overflow(x: qd.Array[qd.float32, 1]):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * 1e39  # marker: float overflow
+
+
 CASES = [
+    (float_literal_overflow, "marker: float overflow", "x[i] * 1e39",
+     "The constant 1e+39 is out of range for float32 (it would become infinity).",
+     "Use a value in range, or compute in float64: qd.float64(x)."),
     (uses_list, "marker: list", "[1, 2]", "List expressions are not supported in kernels.",
      "Use a tuple (a, b) for compile-time sequences; kernels have no lists."),
     (uses_with, "marker: with", None, "With statements are not supported in kernels.",
@@ -327,7 +336,9 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c[0].__name__)
 def test_rejected_constructs(case):
     kern, marker, caret, what, hint = case
-    args = (I32, 1.5) if kern is float_index else (np.zeros(3) if kern is captures_array else I32,)
+    args = (I32, 1.5) if kern is float_index else (
+        np.zeros(3) if kern is captures_array else F32 if kern is float_literal_overflow
+        else I32,)
     err = compile_error(kern, *args)
     text = str(err)
     first, location = text.split("\n", 1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, NoReturn
@@ -109,6 +110,10 @@ class BuilderCore:
                     "e.g. qd.int64(x).")
         elif dtype.kind == "f":
             value = float(value)
+            if math.isfinite(value) and abs(value) > float(np.finfo(dtype._np).max):
+                self.type_fail(f"The constant {value!r} is out of range for {dtype.name} "
+                               "(it would become infinity).",
+                               "Use a value in range, or compute in float64: qd.float64(x).")
         else:
             value = builtins.bool(value)
         return TVal(self.emit(Op.CONST, (), (value, dtype), dtype))  # type: ignore[arg-type]
