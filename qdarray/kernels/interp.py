@@ -30,6 +30,14 @@ STRUCTURAL = frozenset({Op.LOAD_VAR, Op.STORE_VAR, Op.CHECK_INDEX, Op.IF, Op.FOR
                         Op.BREAK, Op.CONTINUE})
 
 
+class _ThreadStopped(Exception):
+    """A failed index check inside a thread: ends that thread only."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def covered_ops() -> set[Op]:
     """The ops the interpreter can execute (for the coverage test)."""
     return set(STRUCTURAL) | {op for op, d in OPS.items() if d.impl is not None}
@@ -43,6 +51,7 @@ class Interpreter:
         self.values: dict[int, Any] = {}
         self.vars: dict[int, Any] = {}
         self.thread: tuple[int, ...] = ()  # indices of the enclosing parallel loops
+        self.failure: Exception | None = None
         self.args: Sequence[Any] = ()
 
     def run(self, args: Sequence[Any]) -> None:
@@ -81,13 +90,27 @@ class Interpreter:
         end = int(self.values[stmt.end.id])
         make = stmt.index.type._np.type  # type: ignore[union-attr]
         outer = self.thread
+        # the innermost loop of a parallel nest runs the threads
+        threads = stmt.parallel and not (
+            len(stmt.body.stmts) == 1 and isinstance(stmt.body.stmts[0], For)
+            and stmt.body.stmts[0].parallel)
         for i in range(begin, end):
             self.values[stmt.index.id] = make(i)
             if stmt.parallel:
                 self.thread = outer + (i,)
+            if threads:
+                try:
+                    self.block(stmt.body)
+                except _ThreadStopped as stop:
+                    # a failed check ends its thread; the first failure is reported after
+                    # the loop, as on every backend
+                    self.failure = self.failure or stop.error
+                continue
             if self.block(stmt.body) == _BREAK:
                 break
         self.thread = outer
+        if stmt.parallel and not outer and self.failure is not None:
+            raise self.failure
 
     def while_loop(self, stmt: While) -> None:
         while True:
@@ -124,8 +147,11 @@ class Interpreter:
         offset = None
         if kind == "view":
             offset = self.view_offset(name)
-        raise debug.index_error(self.kernel.name, name, kind, indices, extents, self.thread,
-                                instr.loc.frames(), offset)
+        error = debug.index_error(self.kernel.name, name, kind, indices, extents, self.thread,
+                                  instr.loc.frames(), offset)
+        if self.thread:
+            raise _ThreadStopped(error)
+        raise error
 
     def view_offset(self, name: str) -> int | None:
         for param, value in zip(self.kernel.params, self.args, strict=True):

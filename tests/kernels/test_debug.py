@@ -174,3 +174,19 @@ def test_ndrange_threads_are_index_tuples(launch):
         "(thread (0, 2)).\n") or str(info.value).startswith(
         "Index (1, 3) is out of bounds for array 'u' of shape (2, 3) in kernel 'blur' "
         "(thread (1, 2)).\n")
+
+
+@qd.kernel
+def two_tasks(idx: qd.Array[qd.int64, 1], out: qd.Array[qd.int64, 1], after: qd.Array[qd.int64, 1]):
+    for i in range(idx.shape[0]):
+        out[idx[i]] = i
+    after[0] = 1  # marker: after the failing task
+
+
+def test_a_failed_check_stops_its_thread_and_the_launch(launch):
+    out = np.full(4, -1)
+    after = np.zeros(1, np.int64)
+    with pytest.raises(qd.KernelIndexError, match=r"thread 1\)"):
+        launch(two_tasks, np.array([0, 9, 2, 3]), out, after)
+    np.testing.assert_array_equal(out, [0, -1, 2, 3])  # the other threads ran
+    assert after[0] == 0  # nothing after the failing parallel loop ran
