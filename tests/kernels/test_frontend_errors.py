@@ -301,7 +301,7 @@ CASES = [
      "Array indices must be integers; got a float64 value.",
      "Use int(...) to convert the index."),
     (too_many_indices, "marker: too many", "0, 1",
-     "array 'x' has 1 dimensions but is indexed with 2.", "Use at most 1 indices."),
+     "array 'x' has 1 dimension but is indexed with 2.", "Use at most 1 index."),
     (slicing, "marker: slice", "1:2", "Slice expressions are not supported in kernels.",
      "Index one element at a time (x[i]); slices are not supported in kernels."),
     (assigns_loop_var, "marker: loop var", "i",

@@ -26,6 +26,13 @@ from .scope import MISSING, FuncCtx
 from .values import PY_CONSTANTS, MemRef, PartialIndex, StructVal, TVal, VarRef, describe
 
 
+def _count(n: int, noun: str) -> str:
+    """`1 index`, `2 indices`, `1 dimension`, `3 dimensions`."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {'indices' if noun == 'index' else noun + 's'}"
+
+
 class BuilderCore:
     """Emission and bookkeeping shared by every visitor."""
 
@@ -240,8 +247,8 @@ class BuilderCore:
         """(array, full index) for `ref[index]`; raises when the index is incomplete."""
         base, indices = self.subscript_memory(ref, index, node)
         if len(indices) != base.ndim:
-            self.fail(f"{describe(base)} has {base.ndim} dimensions but is indexed with "
-                      f"{len(indices)}.", f"Use {base.ndim} indices, as in "
+            self.fail(f"{describe(base)} has {_count(base.ndim, 'dimension')} but is indexed "
+                      f"with {len(indices)}.", f"Use {_count(base.ndim, 'index')}, as in "
                       f"{base.name}[{', '.join('ijklmn'[:base.ndim])}].", node)
         return base, indices
 
@@ -254,8 +261,9 @@ class BuilderCore:
         parts = index if isinstance(index, tuple) else (index,)
         indices = prefix + tuple(self.index_value(p, node) for p in parts)
         if len(indices) > base.ndim:
-            self.fail(f"{describe(base)} has {base.ndim} dimensions but is indexed with "
-                      f"{len(indices)}.", f"Use at most {base.ndim} indices.", node)
+            self.fail(f"{describe(base)} has {_count(base.ndim, 'dimension')} but is indexed "
+                      f"with {len(indices)}.", f"Use at most {_count(base.ndim, 'index')}.",
+                      node)
         return base, indices
 
     def note_write(self, ref: MemRef) -> None:

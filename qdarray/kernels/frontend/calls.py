@@ -59,6 +59,10 @@ def _math_table() -> dict[Any, Op]:
 _MATH: dict[Any, Op] | None = None
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 class CallVisitor(LoopVisitor):
     """`visit_Call`: everything a kernel may call."""
 
@@ -148,7 +152,7 @@ class CallVisitor(LoopVisitor):
 
     def args(self, node: ast.Call, n: int | None) -> list[Any]:
         if n is not None and len(node.args) != n:
-            self.fail(f"This call takes {n} arguments; got {len(node.args)}.",
+            self.fail(f"This call takes {_count(n, 'argument')}; got {len(node.args)}.",
                       "Check the call's arguments.", node)
         return [self.expr(a) for a in node.args]
 
