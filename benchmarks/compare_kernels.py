@@ -78,11 +78,11 @@ def main() -> None:
 
     firsts, cached, startups = [], [], []
     for salt in range(3):
-        with tempfile.TemporaryDirectory() as cache:
-            startup, first = first_call_seconds(cache, salt=float(salt))
+        with tempfile.TemporaryDirectory() as workdir:
+            startup, first = first_call_seconds(workdir, salt=float(salt))
             firsts.append(first)
             startups.append(startup)
-            cached.append(first_call_seconds(cache, salt=float(salt))[1])
+            cached.append(first_call_seconds(workdir, salt=float(salt))[1])
     rows.append(("first compile, small kernel, new process",
                  f"{min(firsts):.3f} s (goal < 1 s)"))
     rows.append(("from the disk cache, new process", f"{min(cached):.3f} s (goal < 0.2 s)"))
