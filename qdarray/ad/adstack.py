@@ -98,7 +98,6 @@ class Stacks:
     def kernel_prelude(self, live: list[StackInfo]) -> list[Stmt]:
         """Loads of each live stack's capacity, offset and stride (once per launch)."""
         em = self.em
-        out: list[Stmt] = []
         with em.region() as out, em.at(UNKNOWN_LOC):
             for k, s in enumerate(live):
                 for j, dest in enumerate((s.cap, s.off, s.stride)):
@@ -110,7 +109,6 @@ class Stacks:
                        ) -> list[Stmt]:
         """Each stack's base for this thread and its depth set to 0."""
         em = self.em
-        out: list[Stmt] = []
         with em.region() as out, em.at(UNKNOWN_LOC):
             zero = em.i64(0)
             for s in live:

@@ -17,6 +17,7 @@ push replaced by a counter, run as a kernel, followed by a max. There is no defa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,8 +111,9 @@ class MaxOverRange(Expr):
 
 _BINOPS = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.FLOORDIV: "//", Op.MAX: "max",
            Op.MIN: "min"}
-_FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-         "max": max, "min": min}
+_FOLD: dict[str, Callable[[int, int], int]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "max": max, "min": min}
 
 
 def binop(op: str, a: Expr, b: Expr) -> Expr:

@@ -114,6 +114,7 @@ class Tape:
         from .launch import launch_reverse
 
         g = self.loss.grad
+        assert g is not None
         g._data[...] = 1
         g._buffer.generation += 1
         for launch in reversed(self.launches):

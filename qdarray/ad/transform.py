@@ -284,7 +284,7 @@ class Gen:
             else:
                 with em.region() as cond:
                     for instr in s.cond_body.stmts:
-                        self.fwd_instr(instr)  # type: ignore[arg-type]
+                        self.fwd_instr(instr)
                 em.stmt(While(block(cond), self.subst.get(s.cond.id, s.cond), block(body),
                               s.loc))
             if counter is not None:
@@ -345,14 +345,14 @@ class Gen:
                     n = self.trips[id(node)]
                 else:
                     n = self.pop_top(self.header_stacks[(id(node), "loop trip count")])
-            r = em.value(t)
+            step = em.value(t)
             with em.region() as body:
                 inner = Env(self, env, top)
                 if isinstance(s, For):
                     last = em.emit(Op.SUB, n, em.const(1, t))
-                    inner.map[s.index.id] = em.emit(Op.ADD, begin, em.emit(Op.SUB, last, r))
+                    inner.map[s.index.id] = em.emit(Op.ADD, begin, em.emit(Op.SUB, last, step))
                 self.rev_block(node.children[0], inner)
-            em.stmt(For(r, em.const(0, t), n, block(body), False, s.loc))
+            em.stmt(For(step, em.const(0, t), n, block(body), False, s.loc))
 
     def rev_block(self, reg: Region, env: Env) -> None:
         for item in reversed(reg.items):
@@ -493,7 +493,7 @@ class Gen:
 
     def grad_at(self, mem: Value, idx: list[Value]) -> Value | None:
         grad = self.grads.get(mem.id)
-        return None if grad is None else self.em.emit(Op.LOAD, grad, *idx)  # type: ignore[no-any-return]
+        return None if grad is None else self.em.emit(Op.LOAD, grad, *idx)
 
     def clear_grad(self, mem: Value, idx: list[Value]) -> None:
         grad = self.grads.get(mem.id)
@@ -514,7 +514,7 @@ class Gen:
         with em.region() as rev:
             self.rev_top(reg)
         with em.region() as flush, em.at(s.loc):
-            for (task_id, vid), (av, slot) in self.outer_adj.items():
+            for (task_id, _), (av, slot) in self.outer_adj.items():
                 if task_id == id(node):
                     em.emit(Op.ATOMIC_ADD, self.scratch_array(), em.i64(slot),
                             em.cast(em.load_var(av), _dtypes.float64))
@@ -552,7 +552,7 @@ class Gen:
         em = self.em
         for av in self.task_adj.get(id(task), []):
             em.store_var(av, em.const(0, av.dtype))
-        for top_id, vids in self.entry_vars.items():
+        for vids in self.entry_vars.values():
             for vid in sorted(vids):
                 var = self.st.vars[vid]
                 if (task is None and not any(vid in t.stores for t in self.st.tasks)) or (

@@ -20,9 +20,9 @@ from .._array import Array
 from .._errors import AutodiffError
 from ..buffer_view import BufferView
 from ..kernels.frontend.diagnostics import format_location
-from ..kernels.interp import Interpreter
+from ..kernels.interp import Interpreter, typed_arguments
 from ..kernels.ir import Instr, Op
-from ..kernels.ops.memory import ViewValue, element
+from ..kernels.ops.memory import element
 
 _WRITES = (Op.STORE, Op.ATOMIC_ADD, Op.ATOMIC_MIN, Op.ATOMIC_MAX)
 
@@ -90,9 +90,6 @@ def check_launch(kernel: Any, args: Sequence[Any]) -> None:
 
     launcher = prepare(kernel, args, "interp", False)
     copies = [_copy(a) for a in args]
-    native = launcher.pack(copies)
     ir = launcher.kernel
-    typed = [v if type(v) in (np.ndarray, ViewValue) else p.value.type._np.type(v)
-             for v, p in zip(native, ir.params, strict=True)]
     names = {p.value.id: p.name for p in ir.params}
-    _Checker(ir, names).run(typed)
+    _Checker(ir, names).run(typed_arguments(ir, launcher.pack(copies)))

@@ -40,7 +40,7 @@ def triangle(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1], y: qd.Array[q
     for i in range(x.shape[0]):
         v = x[i]
         for j in range(a[i]):
-            for k in range(j):
+            for _ in range(j):
                 v = qd.math.sin(v) * 1.01
         y[i] = v
 
@@ -51,7 +51,7 @@ def ragged(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1], b: qd.Array[qd.
     for i in range(x.shape[0]):
         v = x[i]
         for j in range(a[i]):
-            for k in range(b[j]):            # inner bound read at the outer loop's variable
+            for _ in range(b[j]):            # inner bound read at the outer loop's variable
                 v = qd.math.cos(v) + 0.5
         y[i] = v
 

@@ -7,10 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from gradcheck import host
 
 import qdarray as qd
-
-from gradcheck import host
 
 RNG = np.random.default_rng(7)
 
