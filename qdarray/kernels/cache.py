@@ -17,6 +17,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -33,6 +34,22 @@ def cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".cache"
     return base / "qdarray"
+
+
+def _writable(directory: Path) -> Path:
+    """`directory`, created if needed; a per-user temporary one when it cannot be written."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        if os.access(directory, os.W_OK):
+            return directory
+    except OSError:
+        pass
+    fallback = Path(tempfile.gettempdir()) / f"qdarray-{os.getuid()}"
+    warnings.warn(f"The kernel cache directory {directory} is not writable; compiled kernels "
+                  f"go to {fallback} instead. Set QDARRAY_CACHE_DIR to a writable directory.",
+                  RuntimeWarning, stacklevel=3)
+    fallback.mkdir(parents=True, exist_ok=True)
+    return fallback
 
 
 def cache_key(source: str) -> str:
@@ -53,8 +70,7 @@ def load_module(source: str) -> ModuleType:
     module = sys.modules.get(name)
     if module is not None:
         return module
-    directory = cache_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = _writable(cache_dir())
     path = directory / f"{name}.py"
     try:
         existing = path.read_text()

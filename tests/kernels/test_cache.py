@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from qdarray.kernels import cache
 
 SCRIPT = '''
@@ -61,3 +63,13 @@ def test_cache_directory_follows_the_platform_convention(monkeypatch, tmp_path):
 def test_the_key_covers_the_source():
     assert cache.cache_key("a = 1\n") != cache.cache_key("a = 2\n")
     assert cache.cache_key("a = 1\n") == cache.cache_key("a = 1\n")
+
+
+def test_an_unwritable_cache_directory_falls_back_with_a_warning(monkeypatch, tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("")  # a file where the directory should be: mkdir fails
+    monkeypatch.setenv("QDARRAY_CACHE_DIR", str(blocked / "sub"))
+    with pytest.warns(RuntimeWarning, match="is not writable"):
+        module = cache.load_module("VALUE = 41 + 1\n")
+    assert module.VALUE == 42
+    assert Path(module.__file__).parent != blocked / "sub"
