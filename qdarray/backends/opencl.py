@@ -1,0 +1,117 @@
+"""The OpenCL backend: pyopencl storage, the generated-kernel namespace, OpenCL C kernels.
+
+`Device("opencl:N")` is the N-th device in qdarray's order: GPUs, then CPUs, then other
+kinds, each by platform name and position in the platform (backends/opencl_xp/_runtime.py).
+Arrays are `ClArray`s (pyopencl arrays with NumPy's view semantics). float64 (and complex128)
+exist only on devices that report double precision; elsewhere asking for them raises a
+TypeError that names the device. User kernels compile to OpenCL C
+(kernels/codegen/opencl_c.py) and launch through backends/opencl_kernels.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from .._devices import Device
+from .opencl_xp import HOST_FUNCTIONS, ClArray, OpenCLNamespace
+from .opencl_xp import _copy as copy_ops
+from .opencl_xp import _runtime as runtime
+
+
+class OpenCLBackend:
+    """OpenCL devices through pyopencl (see the module docstring)."""
+
+    kind = "opencl"
+    target = "opencl_c"
+    xp = OpenCLNamespace()
+    native_type = ClArray
+
+    def devices(self) -> list[Device]:
+        return [Device(f"opencl:{s.index}") for s in runtime.devices()]
+
+    def state(self, device: Device) -> runtime.DeviceState:
+        """The pyopencl context, queue and capabilities of `device`."""
+        return runtime.state(device.index)
+
+    def supports_dtype(self, np_dtype: np.dtype, device: Device) -> bool:
+        if np.dtype(np_dtype) in (np.float64, np.complex128):
+            return runtime.has_fp64(self.state(device))
+        return True
+
+    def normalize(self, result: Any) -> Any:
+        if isinstance(result, ClArray):
+            return result
+        raise TypeError(f"an OpenCL namespace function returned {type(result).__name__}")
+
+    def _check_dtype(self, dtype: np.dtype, device: Device) -> None:
+        if not self.supports_dtype(dtype, device):
+            st = self.state(device)
+            raise TypeError(
+                f"Device {device} ({st.name}) does not support dtype {dtype.name}: it reports "
+                "no double precision. Use float32 (or complex64), or another device."
+            )
+
+    def asarray(self, obj: Any, np_dtype: np.dtype | None, copy: bool | None,
+                device: Device) -> Any:
+        st = self.state(device)
+        if isinstance(obj, ClArray):
+            if obj.qd_state is not st:
+                return self.asarray(obj.to_host(), np_dtype, True, device)
+            if np_dtype is not None and np.dtype(np_dtype) != obj.dtype:
+                if copy is False:
+                    raise ValueError(
+                        f"asarray(copy=False) cannot convert {obj.dtype} to {np_dtype} "
+                        "without a copy; use copy=None.")
+                self._check_dtype(np.dtype(np_dtype), device)
+                return copy_ops.astype(obj, np.dtype(np_dtype))
+            return copy_ops.contiguous(obj, force=True) if copy else obj
+        if copy is False:
+            raise ValueError(
+                f"asarray(copy=False) cannot place host data on {device} without a copy; "
+                "use copy=None or copy=True.")
+        with np.errstate(over="ignore"):
+            host = np.asarray(obj, dtype=np_dtype)
+        if host.dtype == np.float16:
+            host = host.astype(np.float32)
+        self._check_dtype(host.dtype, device)
+        return ClArray.from_host(st, host)
+
+    def to_host(self, native: Any) -> np.ndarray:
+        return native.to_host()  # type: ignore[no-any-return]
+
+    def window_root(self, native: ClArray) -> tuple[ClArray, int]:
+        """The whole buffer as a 1-D array, and `native`'s element offset in it."""
+        item = native.dtype.itemsize
+        if native.base_data is None:
+            return native, 0
+        total = native.base_data.size // item
+        root = native._view((total,), (item,), 0)
+        return root, native.elem_offset
+
+    def copy_between(self, native: ClArray, device: Device) -> ClArray:
+        return self.asarray(native.to_host(), None, True, device)
+
+    def synchronize(self, device: Device) -> None:
+        self.state(device).queue.finish()
+
+    def capabilities(self, device: Device) -> dict[str, Any]:
+        st = self.state(device)
+        return {
+            "boolean indexing": True,
+            "data-dependent shapes": True,
+            "max dimensions": 64,
+            "device name": st.name,
+            "float64": runtime.has_fp64(st),
+            "int64 atomics": st.int64_atomics,
+            "host functions": HOST_FUNCTIONS,
+        }
+
+    def cl_version(self, device: Device) -> str:
+        st = self.state(device)
+        return str(st.cl_device.get_info(cl.device_info.VERSION))
+
+
+BACKEND = OpenCLBackend()

@@ -1,0 +1,257 @@
+"""Manipulation functions: views (strides only) and device copies (concat, stack, roll, ...),
+plus the gathers behind take, take_along_axis and integer-array indexing."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from ._clarray import ClArray, c_strides
+from ._copy import assign, contiguous
+from ._map import broadcast_shapes, broadcast_to
+from ._runtime import ctype, fp64_pragma
+
+_KERNELS: dict[tuple[Any, ...], Any] = {}
+
+
+def _resolve_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
+    shape = tuple(int(n) for n in shape)
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in shape:
+        known = math.prod(n for n in shape if n != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+        shape = tuple(size // known if n == -1 else n for n in shape)
+    if math.prod(shape) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+    return shape
+
+
+def reshape(x: ClArray, shape: tuple[int, ...], copy: bool | None = None) -> ClArray:
+    """A view when `x` is C-contiguous (and copy is not True), else a copy; copy=False on a
+    layout that needs one raises ValueError, as NumPy does."""
+    shape = _resolve_shape(shape, x.size)
+    if x.is_c_contiguous() and copy is not True:
+        return x._view(shape, c_strides(shape, x.dtype.itemsize), x.offset)
+    if copy is False:
+        raise ValueError("Unable to avoid creating a copy while reshaping.")
+    data = contiguous(x, force=True)
+    return data._view(shape, c_strides(shape, x.dtype.itemsize), data.offset)
+
+
+def expand_dims(x: ClArray, axis: Any) -> ClArray:
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    ndim = x.ndim + len(axes)
+    axes = tuple(sorted(a % ndim for a in axes))
+    shape, strides = list(x.shape), list(x.strides)
+    for a in axes:
+        shape.insert(a, 1)
+        strides.insert(a, 0)
+    return x._view(tuple(shape), tuple(strides), x.offset)
+
+
+def squeeze(x: ClArray, axis: Any) -> ClArray:
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    axes = tuple(a % x.ndim for a in axes)
+    for a in axes:
+        if x.shape[a] != 1:
+            raise ValueError("cannot select an axis to squeeze out which has size not equal "
+                             "to one")
+    keep = [k for k in range(x.ndim) if k not in axes]
+    return x._view(tuple(x.shape[k] for k in keep), tuple(x.strides[k] for k in keep),
+                   x.offset)
+
+
+def moveaxis(x: ClArray, source: Any, destination: Any) -> ClArray:
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    src = [s % x.ndim for s in src]
+    dst = [d % x.ndim for d in dst]
+    order = [n for n in range(x.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return x.permute(tuple(order))
+
+
+def flip(x: ClArray, axis: Any = None) -> ClArray:
+    axes = range(x.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+    key: list[Any] = [slice(None)] * x.ndim
+    for a in axes:
+        key[a % x.ndim] = slice(None, None, -1)
+    return x.basic_view(tuple(key))
+
+
+def broadcast_arrays(*arrays: ClArray) -> list[ClArray]:
+    shape = broadcast_shapes(*(a.shape for a in arrays))
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+def concat(arrays: Any, axis: int | None = 0) -> ClArray:
+    arrays = list(arrays)
+    if axis is None:
+        arrays = [reshape(a, (-1,)) for a in arrays]
+        axis = 0
+    first = arrays[0]
+    axis = axis % first.ndim
+    dtype = np.result_type(*(a.dtype for a in arrays))
+    shape = list(first.shape)
+    shape[axis] = sum(a.shape[axis] for a in arrays)
+    out = ClArray.empty(first.qd_state, tuple(shape), dtype)
+    start = 0
+    for a in arrays:
+        key: list[Any] = [slice(None)] * out.ndim
+        key[axis] = slice(start, start + a.shape[axis])
+        assign(out.basic_view(tuple(key)), a)
+        start += a.shape[axis]
+    return out
+
+
+def stack(arrays: Any, axis: int = 0) -> ClArray:
+    arrays = list(arrays)
+    ndim = arrays[0].ndim + 1
+    return concat([expand_dims(a, axis % ndim) for a in arrays], axis=axis % ndim)
+
+
+def roll(x: ClArray, shift: Any, axis: Any = None) -> ClArray:
+    if axis is None:
+        flat = reshape(x, (-1,), copy=None)
+        return reshape(roll(flat, shift, 0), x.shape)
+    shifts = shift if isinstance(shift, tuple) else (shift,)
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    if len(axes) == 1 and len(shifts) > 1:
+        axes = axes * len(shifts)
+    total: dict[int, int] = {}
+    for s, a in zip(shifts, axes, strict=True):
+        total[a % x.ndim] = total.get(a % x.ndim, 0) + int(s)
+    out = contiguous(x, force=True)
+    for a, s in total.items():
+        n = x.shape[a]
+        if n == 0 or s % n == 0:
+            continue
+        s %= n
+        src = out
+        out = ClArray.empty(x.qd_state, x.shape, x.dtype)
+        head: list[Any] = [slice(None)] * x.ndim
+        tail: list[Any] = [slice(None)] * x.ndim
+        head[a], tail[a] = slice(s, None), slice(None, n - s)
+        assign(out.basic_view(tuple(head)), src.basic_view(tuple(tail)))
+        head[a], tail[a] = slice(None, s), slice(n - s, None)
+        assign(out.basic_view(tuple(head)), src.basic_view(tuple(tail)))
+    return out
+
+
+def tile(x: ClArray, reps: tuple[int, ...]) -> ClArray:
+    reps = tuple(int(r) for r in reps)
+    nd = max(x.ndim, len(reps))
+    reps = (1,) * (nd - len(reps)) + reps
+    x = reshape(x, (1,) * (nd - x.ndim) + x.shape) if x.ndim < nd else x
+    inter = []
+    for n in x.shape:
+        inter += [1, n]
+    view = broadcast_to(reshape(x, tuple(inter)),
+                        tuple(v for r, n in zip(reps, x.shape, strict=True) for v in (r, n)))
+    return reshape(contiguous(view, force=True),
+                   tuple(r * n for r, n in zip(reps, x.shape, strict=True)))
+
+
+def repeat_scalar(x: ClArray, repeats: int, axis: int | None) -> ClArray:
+    if axis is None:
+        x = reshape(x, (-1,))
+        axis = 0
+    axis %= x.ndim
+    shape = x.shape[:axis + 1] + (repeats,) + x.shape[axis + 1:]
+    view = broadcast_to(expand_dims(x, axis + 1), shape)
+    out_shape = x.shape[:axis] + (x.shape[axis] * repeats,) + x.shape[axis + 1:]
+    return reshape(contiguous(view, force=True), out_shape)
+
+
+def meshgrid(*arrays: ClArray, indexing: str = "xy") -> list[ClArray]:
+    flat = [reshape(a, (-1,)) for a in arrays]
+    lengths = [a.shape[0] for a in flat]
+    if indexing == "xy" and len(flat) >= 2:
+        lengths[0], lengths[1] = lengths[1], lengths[0]
+    out = []
+    for k, a in enumerate(flat):
+        pos = k
+        if indexing == "xy" and len(flat) >= 2 and k < 2:
+            pos = 1 - k
+        shape = [1] * len(flat)
+        shape[pos] = a.shape[0]
+        view = broadcast_to(reshape(a, tuple(shape)), tuple(lengths))
+        out.append(contiguous(view, force=True))
+    return out
+
+
+# -- gathers -----------------------------------------------------------------------------------
+
+
+def _gather_source(t: np.dtype, it: np.dtype, along: bool) -> str:
+    c, ic = ctype(t), ctype(it)
+    jdx = "gid" if along else "(gid / post) % nidx"
+    return fp64_pragma(t) + f"""
+__kernel void gather(__global const {c} *x, long x_off, __global const {ic} *idx,
+                     long idx_off, __global {c} *out, long n, long nidx, long post, long naxis,
+                     long total)
+{{
+  long gid = get_global_id(0);
+  if (gid >= total) return;
+  long i = (long)idx[idx_off + {jdx}];
+  if (i < 0) i += naxis;
+  long p = gid % post;
+  long pre = gid / (post * nidx);
+  out[gid] = x[x_off + (pre * naxis + i) * post + p];
+}}
+"""
+
+
+def _gather(x: ClArray, idx: ClArray, axis: int, along: bool) -> ClArray:
+    st = x.qd_state
+    x = contiguous(x)
+    idx = contiguous(idx)
+    post = math.prod(x.shape[axis + 1:])
+    naxis = x.shape[axis]
+    if along:
+        out_shape = idx.shape
+        nidx = idx.shape[axis]
+    else:
+        nidx = idx.size
+        out_shape = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
+    out = ClArray.empty(st, out_shape, x.dtype)
+    total = out.size
+    if total == 0:
+        return out
+    key = (st.index, x.dtype, idx.dtype, along)
+    knl = _KERNELS.get(key)
+    if knl is None:
+        knl = st.kernel(_gather_source(x.dtype, idx.dtype, along), "gather")
+        _KERNELS[key] = knl
+    i64 = np.int64
+    knl.set_args(x.base_data, i64(x.elem_offset), idx.base_data, i64(idx.elem_offset),
+                 out.base_data, i64(total), i64(nidx), i64(max(post, 1)), i64(naxis),
+                 i64(total))
+    lsize = 64
+    cl.enqueue_nd_range_kernel(st.queue, knl, (-(-total // lsize) * lsize,), (lsize,))
+    return out
+
+
+def take(x: ClArray, indices: ClArray, axis: int | None = None) -> ClArray:
+    if axis is None:
+        x = reshape(x, (-1,))
+        axis = 0
+    return _gather(x, indices, axis % x.ndim, along=False)
+
+
+def take_along_axis(x: ClArray, indices: ClArray, axis: int = -1) -> ClArray:
+    axis %= x.ndim
+    shape = list(broadcast_shapes(x.shape, indices.shape))
+    shape[axis] = indices.shape[axis]
+    idx = broadcast_to(indices, tuple(shape))
+    xshape = list(shape)
+    xshape[axis] = x.shape[axis]
+    return _gather(broadcast_to(x, tuple(xshape)), idx, axis, along=True)

@@ -1,0 +1,233 @@
+"""OpenCL devices, contexts, queues, allocation and the program cache.
+
+Devices are numbered in one documented, stable order: GPUs first, then CPUs, then any other
+kind (accelerators, custom); within a kind by platform name (then platform version, for two
+installations of one implementation), then by the device's position within its platform.
+Platforms are told apart by name, never by the order the ICD loader happens to list them in.
+A device whose compiler cannot build a trivial kernel (an old PoCL on a CPU its LLVM does
+not know, say) is left out; `unusable()` says which and why.
+`QDARRAY_OPENCL_PLATFORM=<substring>` keeps only the platforms whose name contains the
+substring (case-insensitive), e.g. `pocl` or `nvidia`.
+
+Each device has one in-order command queue, so every operation is ordered after the ones
+enqueued before it; host reads block on that queue. Device memory comes from a pyopencl
+memory pool per device. Programs are built once per (device, source) and kept in memory;
+pyopencl also caches the binaries on disk, so a second process does not recompile.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.tools as cl_tools
+
+_TYPE_RANK = {"GPU": 0, "CPU": 1}
+
+# OpenCL C spellings of the element types (bool is stored as one byte, as in NumPy).
+CTYPES: dict[str, str] = {
+    "bool": "uchar", "int8": "char", "int16": "short", "int32": "int", "int64": "long",
+    "uint8": "uchar", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
+    "float32": "float", "float64": "double",
+}
+# Private (register) types: booleans compute as C `bool`.
+PTYPES = dict(CTYPES, bool="bool")
+
+
+def ctype(dtype: np.dtype) -> str:
+    """The OpenCL C storage type of a NumPy dtype (KeyError for complex)."""
+    return CTYPES[np.dtype(dtype).name]
+
+
+def ptype(dtype: np.dtype) -> str:
+    """The OpenCL C type a value of `dtype` has in registers (bool for booleans)."""
+    return PTYPES[np.dtype(dtype).name]
+
+
+def _kind(device: cl.Device) -> str:
+    t = device.type
+    if t & cl.device_type.GPU:
+        return "GPU"
+    if t & cl.device_type.CPU:
+        return "CPU"
+    if t & cl.device_type.ACCELERATOR:
+        return "ACCELERATOR"
+    return "OTHER"
+
+
+@dataclass
+class DeviceState:
+    """One OpenCL device as qdarray uses it."""
+
+    index: int
+    cl_device: cl.Device
+    platform: str
+    kind: str
+    context: cl.Context
+    queue: cl.CommandQueue
+    allocator: Any
+    fp64: bool
+    int64_atomics: bool
+    int64_minmax: bool
+    programs: dict[str, cl.Program] = field(default_factory=dict)
+    kernels: dict[tuple[str, str], cl.Kernel] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def name(self) -> str:
+        return f"{self.cl_device.name.strip()} ({self.platform}, {self.kind})"
+
+    def build(self, source: str, options: tuple[str, ...] = ()) -> cl.Program:
+        """The built program for `source` (built once per device and source)."""
+        key = hashlib.sha256((source + "\0" + " ".join(options)).encode()).hexdigest()
+        prog = self.programs.get(key)
+        if prog is None:
+            with self.lock:
+                prog = self.programs.get(key)
+                if prog is None:
+                    prog = cl.Program(self.context, source).build(options=list(options))
+                    self.programs[key] = prog
+        return prog
+
+    def kernel(self, source: str, name: str) -> cl.Kernel:
+        """Kernel `name` of the program built from `source` (one Kernel object each)."""
+        key = (source, name)
+        knl = self.kernels.get(key)
+        if knl is None:
+            knl = cl.Kernel(self.build(source), name)
+            self.kernels[key] = knl
+        return knl
+
+
+_STATE: dict[str, Any] = {"devices": None, "overrides": {}, "unusable": []}
+_PROBE = "__kernel void probe(__global int *x) { x[get_global_id(0)] += 1; }"
+
+
+def _platform_filter() -> str:
+    return os.environ.get("QDARRAY_OPENCL_PLATFORM", "").strip().lower()
+
+
+def _discover() -> list[DeviceState]:
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        return []
+    wanted = _platform_filter()
+    found: list[tuple[int, str, str, int, cl.Device, str]] = []
+    for platform in platforms:
+        pname = platform.name.strip()
+        pversion = platform.version.strip()
+        if wanted and wanted not in pname.lower():
+            continue
+        try:
+            devices = platform.get_devices()
+        except cl.Error:
+            continue
+        for pos, dev in enumerate(devices):
+            kind = _kind(dev)
+            found.append((_TYPE_RANK.get(kind, 2), pname, pversion, pos, dev, kind))
+    found.sort(key=lambda t: t[:4])
+    states: list[DeviceState] = []
+    for _, pname, pversion, _, dev, kind in found:
+        try:
+            ctx = cl.Context([dev])
+            cl.Program(ctx, _PROBE).build()
+        except cl.Error as exc:
+            lines = [ln for ln in str(exc).splitlines() if "error" in ln.lower()]
+            _STATE["unusable"].append(
+                f"{dev.name.strip()} ({pname}, {pversion}): {lines[-1] if lines else exc}")
+            continue
+        index = len(states)
+        queue = cl.CommandQueue(ctx)
+        ext = dev.extensions.split()
+        states.append(DeviceState(
+            index=index, cl_device=dev, platform=pname, kind=kind, context=ctx, queue=queue,
+            allocator=cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue)),
+            fp64=bool(dev.double_fp_config) or "cl_khr_fp64" in ext,
+            int64_atomics="cl_khr_int64_base_atomics" in ext,
+            int64_minmax="cl_khr_int64_extended_atomics" in ext,
+        ))
+    return states
+
+
+def devices() -> list[DeviceState]:
+    """Every usable OpenCL device, in qdarray's order (see the module docstring)."""
+    states = _STATE["devices"]
+    if states is None:
+        states = _discover()
+        _STATE["devices"] = states
+    return states  # type: ignore[no-any-return]
+
+
+def state(index: int) -> DeviceState:
+    """The device `opencl:<index>`; a ValueError listing the present ones when absent."""
+    states = devices()
+    if not 0 <= index < len(states):
+        present = ", ".join(f"opencl:{s.index} = {s.name}" for s in states) or "none"
+        raise ValueError(
+            f"There is no OpenCL device opencl:{index}; present: {present}. Use one of those, "
+            "or install an OpenCL driver (pip install 'qdarray[pocl]' gives a CPU one)."
+        )
+    return states[index]
+
+
+def has_fp64(st: DeviceState) -> bool:
+    """Whether the device reports double precision (a test override can deny it)."""
+    override = _STATE["overrides"].get(st.index, {}).get("fp64")
+    return st.fp64 if override is None else bool(override)
+
+
+def set_override(index: int, **caps: Any) -> None:
+    """Pretend device `index` lacks (or has) a capability: `fp64=False`. Tests use this
+    to exercise devices without float64 on one that has it; `fp64=None` removes it."""
+    entry = _STATE["overrides"].setdefault(index, {})
+    for k, v in caps.items():
+        if v is None:
+            entry.pop(k, None)
+        else:
+            entry[k] = v
+
+
+def launch_size(st: DeviceState, n: int) -> tuple[tuple[int], tuple[int]]:
+    """(global, local) sizes for a grid-stride loop over `n` items: a few groups per compute
+    unit, as pyopencl's own elementwise kernels use."""
+    dev = st.cl_device
+    max_items = min(128, dev.max_work_group_size)
+    min_items = min(32, max_items)
+    max_groups = dev.max_compute_units * 4 * 8
+    if n < min_items:
+        groups, items = 1, min_items
+    elif n < max_groups * min_items:
+        groups, items = (n + min_items - 1) // min_items, min_items
+    elif n < max_groups * max_items:
+        groups = max_groups
+        grp = (n + min_items - 1) // min_items
+        items = ((grp + max_groups - 1) // max_groups) * min_items
+    else:
+        groups, items = max_groups, max_items
+    return (groups * items,), (items,)
+
+
+def fp64_pragma(*dtypes: Any) -> str:
+    """The pragma a program using float64 needs (empty otherwise)."""
+    if any(np.dtype(d) == np.float64 for d in dtypes if d is not None):
+        return "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    return ""
+
+
+def scalar_arg(value: Any, dtype: np.dtype) -> Any:
+    """A kernel argument of `dtype` from a Python or NumPy scalar (bool as one byte)."""
+    if dtype == np.bool_:
+        return np.uint8(bool(value))
+    return dtype.type(value)
+
+
+def unusable() -> list[str]:
+    """Devices that were found but left out, each with the reason."""
+    devices()
+    return list(_STATE["unusable"])
