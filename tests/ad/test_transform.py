@@ -431,3 +431,49 @@ def test_dataclass_arguments(grad):
             m = np.array([[1 - 0.01, 0.1], [-0.1, 1]]) @ m
         np.testing.assert_allclose([host(p.pos.grad)[i], host(p.vel.grad)[i]], m[0],
                                    rtol=1e-12, atol=1e-15)
+
+
+@qd.kernel
+def mixed(x: qd.Array[qd.float32, 1], z: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1],
+          y: qd.Array[qd.float64, 1], t: qd.Array[qd.float64, 1]):
+    total = 0.0
+    k = 0
+    while k < 3:                              # serial code with its own stacks
+        total = qd.math.sin(total + z[k])
+        k += 1
+    for i in range(1, x.shape[0]):            # a parallel loop that starts at 1
+        u = qd.float64(x[i])                  # float32 input, float64 local
+        w = qd.float32(0.5)
+        m = 0
+        for j in range(a[i]):
+            if u > 0.3:
+                u = u * u + qd.float64(w * w)
+            else:
+                w = w * qd.float32(1.1) + x[i]
+            m += j
+            u = u + qd.math.sin(z[m % 3])     # an int local carried as an index
+        t[i] = u * total
+    for i in range(z.shape[0]):               # a second parallel loop with stacks
+        v = z[i]
+        for _ in range(a[i]):
+            v = qd.math.cos(v) * 1.5
+        y[i] = v + t[i]
+
+
+def test_several_tasks_dtypes_and_serial_stacks(grad):
+    a = np.array([2, 4, 0, 5], np.int32)
+
+    def make():
+        return {"x": vec(4, 0.0, 0.6).astype(np.float32), "z": vec(4), "a": a,
+                "y": np.zeros(4), "t": np.zeros(4)}
+
+    got = grad.check(mixed, make, ("z",), ("y", "t"), rtol=1e-5, atol=1e-6)
+    assert np.all(np.isfinite(got["z"]))
+    from qdarray.ad.launch import prepare_reverse
+
+    args = [qd.asarray(v, requires_grad=k in ("x", "z", "y", "t")) if isinstance(v, np.ndarray)
+            else v for k, v in make().items()]
+    rev = prepare_reverse(mixed, args, "interp", False).rev
+    launcher_kinds = {(s.desc.dtype.name, s.task is None) for s in rev.stacks}
+    assert {("float64", True), ("float64", False), ("float32", False),
+            ("int64", False), ("bool", False)} <= launcher_kinds
