@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..kernels.ir import Block, If, Instr, KernelIR, Op, instrs
+from ..kernels.ir import Block, Instr, KernelIR, Op, instrs
 from ..kernels.types import is_float
 from .structure import WRITES
 
@@ -120,7 +120,3 @@ def trace(kernel: KernelIR, param: int, with_grad: set[int],
               and i.op not in (Op.LOAD, Op.SHAPE) and any(a.id in act.varied for a in i.args)):
             cut = i
     return Flow(sinks, cut)
-
-
-def has_if(block: Block) -> bool:
-    return any(isinstance(s, If) for s in block.stmts)

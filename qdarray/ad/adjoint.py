@@ -99,15 +99,15 @@ class AdjointBuilder:
 
     def scatter_grad(self, idx: list[Value], g: Value) -> None:
         """grad(array)[idx] += g: atomic, or a plain update when no two threads share it."""
-        self.gen.scatter_grad(self.instr.args[0], idx, g)
+        self.gen.memory.scatter(self.gen.task, self.instr.args[0], idx, g)
 
     def grad_at(self, idx: list[Value]) -> Value | None:
         """grad(array)[idx], or None when the array has no gradient."""
-        return self.gen.grad_at(self.instr.args[0], idx)  # type: ignore[no-any-return]
+        return self.gen.memory.at(self.instr.args[0], idx)  # type: ignore[no-any-return]
 
     def clear_grad(self, idx: list[Value]) -> None:
         """grad(array)[idx] = 0: the element was overwritten, its old value had no effect."""
-        self.gen.clear_grad(self.instr.args[0], idx)
+        self.gen.memory.clear(self.instr.args[0], idx)
 
     def load(self, idx: list[Value]) -> Value:
         """The array's element now (after the forward launch)."""

@@ -36,6 +36,7 @@ from .adjoint import AdjMap, AdjointBuilder
 from .adstack import StackInfo, Stacks
 from .emit import Emitter, block
 from .exits import has_exit_test
+from .memory import GradMemory
 from .structure import WRITES, Node, Region, Seg, Structure, stored_vars
 
 
@@ -103,7 +104,7 @@ class Gen:
         self.scratch: Value | None = None
         self.placeholders: dict[int, Instr] = {}
         self.entry_vars: dict[int, set[int]] = {}
-        self.private_cache: dict[tuple[int, int], bool] = {}
+        self.memory = GradMemory(em, grads)
         self.var_loc = self._var_locations()
         self.serial_fwd: list[Any] = []
         self.thread_fwd: dict[int, tuple[list[Any], list[Any]]] = {}
@@ -458,47 +459,6 @@ class Gen:
     def add_to_var(self, var: Var, g: Value) -> None:
         av = self.adj_var(var)
         self.em.store_var(av, self.em.emit(Op.ADD, self.em.load_var(av), g))
-
-    # -- global memory ----------------------------------------------------------------------
-
-    def private(self, mem: Value) -> bool:
-        """Whether no two threads of the current task touch the same element of `mem`: every
-        access indexes some axes with the parallel loop indices themselves (all of them)."""
-        task = self.task
-        if task is None:
-            return True
-        key = (id(task), mem.id)
-        if key not in self.private_cache:
-            from ..kernels.ir import instrs
-
-            indices = {f.index.id for f in task.nest}
-            ok = True
-            for i in instrs(task.nest[-1].body):
-                if (i.op is Op.LOAD or i.op in WRITES) and i.args[0].id == mem.id:
-                    n = len(i.args) - (1 if i.op is Op.LOAD else 2)
-                    ok = ok and indices <= {a.id for a in i.args[1:1 + n]}
-            self.private_cache[key] = ok
-        return self.private_cache[key]
-
-    def scatter_grad(self, mem: Value, idx: list[Value], g: Value) -> None:
-        grad = self.grads.get(mem.id)
-        if grad is None:
-            return
-        em = self.em
-        if self.private(mem):
-            old = em.emit(Op.LOAD, grad, *idx)
-            em.emit(Op.STORE, grad, *idx, em.emit(Op.ADD, old, g))
-        else:
-            em.emit(Op.ATOMIC_ADD, grad, *idx, g)
-
-    def grad_at(self, mem: Value, idx: list[Value]) -> Value | None:
-        grad = self.grads.get(mem.id)
-        return None if grad is None else self.em.emit(Op.LOAD, grad, *idx)
-
-    def clear_grad(self, mem: Value, idx: list[Value]) -> None:
-        grad = self.grads.get(mem.id)
-        if grad is not None:
-            self.em.emit(Op.STORE, grad, *idx, self.em.const(0, grad.type.dtype))  # type: ignore[union-attr]
 
     # -- tasks and the kernel ---------------------------------------------------------------
 
