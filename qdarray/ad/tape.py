@@ -111,13 +111,16 @@ class Tape:
         if self.done:
             raise RuntimeError("This tape's reverses have already run. Use a new Tape.")
         self.done = True
-        from .launch import launch_reverse
+        from .launch import grad_of, launch_reverse
 
         g = self.loss.grad
         assert g is not None
         g._data[...] = 1
         g._buffer.generation += 1
         for launch in reversed(self.launches):
+            if not any(grad_of(a) is not None for _, a in _arrays(launch.kernel.param_names,
+                                                                   launch.args)):
+                continue  # no gradient in or out (e.g. a kernel filling an index array)
             self.check_inputs(launch)
             launch_reverse(launch.kernel, launch.args, launch.target)
 

@@ -187,3 +187,21 @@ def test_bound_array_changed_before_the_reverse(grad):
         grad.forward(bounded, x, a, y)
         a[0] = 7
         grad.forward(total, y, loss)
+
+
+@qd.kernel
+def fill_counts(a: qd.Array[qd.int32, 1]):
+    for i in range(a.shape[0]):
+        a[i] = i % 3
+
+
+def test_launches_without_gradients_are_skipped(grad):
+    a = qd.zeros(2, dtype=qd.int32)
+    x = qd.asarray(np.array([0.5, 0.6]), requires_grad=True)
+    y = qd.zeros(2, requires_grad=True)
+    loss = qd.zeros(1, requires_grad=True)
+    with qd.ad.Tape(loss=loss):
+        grad.forward(fill_counts, a)
+        grad.forward(bounded, x, a, y)
+        grad.forward(total, y, loss)
+    assert host(x.grad)[0] != 0.0
