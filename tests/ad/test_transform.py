@@ -477,3 +477,22 @@ def test_several_tasks_dtypes_and_serial_stacks(grad):
     launcher_kinds = {(s.desc.dtype.name, s.task is None) for s in rev.stacks}
     assert {("float64", True), ("float64", False), ("float32", False),
             ("int64", False), ("bool", False)} <= launcher_kinds
+
+
+def test_reverse_keeps_only_what_it_needs():
+    """One stack (v) for the benchmark kernel: the loop counter, the trip count and the
+    input read are recomputed; x[i] belongs to one thread, so its gradient needs no atomic."""
+    from qdarray.ad.launch import prepare_reverse
+    from qdarray.kernels.ir import instrs
+
+    x = qd.ones(3, dtype=qd.float32, requires_grad=True)
+    y = qd.zeros(1, dtype=qd.float32, requires_grad=True)
+    rev = prepare_reverse(logistic32, [x, qd.asarray(np.ones(3, np.int32)), y], "interp",
+                          False).rev
+    assert [(s.desc.name, s.desc.dtype) for s in rev.stacks] == [("v", qd.float32)]
+    names = {p.value.id: p.name for p in rev.kernel.params}
+    atomics = [names.get(i.args[0].id) for i in instrs(rev.kernel.body)
+               if i.op.name.startswith("ATOMIC")]
+    assert "x@grad" not in atomics
+    pushes = [i for i in instrs(rev.kernel.body) if i.op.name == "ADSTACK_PUSH"]
+    assert len(pushes) == 2          # the value entering the loop, and one per iteration
