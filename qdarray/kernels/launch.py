@@ -348,6 +348,10 @@ def prepare(kernel: Any, args: Sequence[Any], target: str | None, debug: bool) -
     packers = [packer(s, f"{kernel.__name__}() argument '{n}'", interp) for n, s in specs]
     if interp:
         return InterpLauncher(ir, packers, bumps)
+    if target == "opencl_c":
+        from ..backends.opencl_kernels import OpenCLLauncher
+
+        return OpenCLLauncher(ir, packers, bumps, debug, device)
     if target != "numba_cpu":
         raise NotImplementedError(
             f"Kernels on {device} need the '{target}' code generator, which qdarray does not "

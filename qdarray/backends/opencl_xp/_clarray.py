@@ -34,10 +34,23 @@ def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+class Flags(cla._ArrayFlags):  # type: ignore[misc]
+    """pyopencl's layout flags plus NumPy's `writeable` (False for broadcast views)."""
+
+    def __init__(self, ary: ClArray) -> None:
+        super().__init__(ary)
+        self.writeable = not ary.qd_readonly
+
+
 class ClArray(cla.Array):  # type: ignore[misc]
     """A pyopencl array on one qdarray OpenCL device (see the module docstring)."""
 
     qd_state: DeviceState
+    qd_readonly = False
+
+    @property
+    def flags(self) -> Flags:
+        return Flags(self)
 
     # -- construction ------------------------------------------------------------------------
 
@@ -60,7 +73,8 @@ class ClArray(cla.Array):  # type: ignore[misc]
         size = 1
         for n in shape:
             size *= n
-        data = st.allocator(size * dtype.itemsize) if size else None
+        # Rounded up to 8 bytes: atomics on 8- and 16-bit elements update whole 32-bit words.
+        data = st.allocator(-(-size * dtype.itemsize // 8) * 8) if size else None
         return cls.wrap(st, data, shape, c_strides(shape, dtype.itemsize), 0, dtype)
 
     @classmethod
@@ -73,6 +87,8 @@ class ClArray(cla.Array):  # type: ignore[misc]
 
     def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> ClArray:
         out = self.wrap(self.qd_state, self.base_data, shape, strides, offset, self.dtype)
+        if self.qd_readonly:
+            out.qd_readonly = True
         return out
 
     # -- layout ------------------------------------------------------------------------------

@@ -70,7 +70,7 @@ def getitem(x: ClArray, key: Any) -> Any:
 
 
 def setitem(x: ClArray, key: Any, value: Any) -> None:
-    if getattr(x, "qd_readonly", False):
+    if x.qd_readonly:
         raise ValueError("assignment destination is read-only")
     if type(key) is not tuple:
         key = (key,)

@@ -1,0 +1,159 @@
+"""Launching user kernels on OpenCL devices: build the generated program, size and enqueue
+its stages, read back the debug error record.
+
+`OpenCLLauncher` is built once per kernel signature (kernels/launch.py picks it for target
+"opencl_c"). Per call it packs the arguments (no copies), evaluates the host-computable
+instructions to get each parallel stage's trip counts, enqueues the stages in order on the
+device's queue and, in debug mode, reads the error record and raises `KernelIndexError`.
+Programs are built once per device and source (and cached on disk by pyopencl).
+
+Host NumPy arrays passed directly (the reverse-mode launcher's stack heaps, say) are copied
+to the device for the launch and back afterwards.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from .._devices import Device
+from .._errors import KernelTypeError
+from ..kernels.codegen.opencl_c import plan, render_opencl_c
+from ..kernels.ir import For, KernelIR, Value, walk
+from ..kernels.launch import ERR_LEN, Launcher
+from ..kernels.ops import OPS
+from ..kernels.types import ArrayType
+from .opencl_xp import ClArray
+from .opencl_xp import _runtime as runtime
+
+
+def _uses_float64(kernel: KernelIR) -> str | None:
+    """A description of where `kernel` uses float64, or None."""
+    for p in kernel.params:
+        t = p.value.type
+        dt = t.dtype if isinstance(t, ArrayType) else t
+        if dt.name == "float64":
+            return f"parameter '{p.name}'"
+    for s in walk(kernel.body):
+        result = getattr(s, "result", None)
+        if result is not None and getattr(result.type, "name", "") == "float64":
+            return f"a float64 value at {s.loc.file}:{s.loc.line}"
+        if isinstance(s, For) and s.index.type.name == "float64":
+            return "a float64 loop index"
+    return None
+
+
+class OpenCLLauncher(Launcher):
+    """Runs the OpenCL C stages of one kernel signature on one device."""
+
+    def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any], debug: bool,
+                 device: Device) -> None:
+        super().__init__(kernel, packers, bumps)
+        self.debug = debug
+        self.st = runtime.state(device.index)
+        st = self.st
+        where = _uses_float64(kernel)
+        if where is not None and not runtime.has_fp64(st):
+            raise TypeError(
+                f"Kernel '{kernel.name}' uses float64 ({where}), which device {device} "
+                f"({st.name}) does not support. Use float32 arrays and scalars (annotate "
+                "scalar parameters qd.float32), or another device.")
+        caps = {"int64_atomics": st.int64_atomics, "int64_minmax": st.int64_minmax,
+                "device": f"device {device} ({st.name})"}
+        try:
+            self.source = render_opencl_c(kernel, debug=debug, caps=caps)
+        except TypeError as exc:
+            raise KernelTypeError(f"Kernel '{kernel.name}': {exc}") from None
+        self.plan = plan(kernel)
+        self.stages = [st.kernel(self.source, s.name) for s in self.plan.stages]
+        self.params = kernel.params
+        self.host_steps = [(i.result.id, OPS[i.op].impl, i.result.type, i.attrs,
+                            [a.id for a in i.args]) for i in self.plan.host
+                           if i.result is not None]
+        self.ncarry = len(self.plan.carried_values) + len(self.plan.carried_vars)
+        self.dummy = ClArray.empty(st, (1,), np.int64)
+        dev = st.cl_device
+        self.local = int(min(256 if st.kind == "GPU" else 64, dev.max_work_group_size))
+
+    def _args(self, native: Sequence[Any]) -> tuple[list[Any], dict[int, Any], list[Any]]:
+        """(kernel arguments, host environment of parameter values, host copies)."""
+        args: list[Any] = []
+        env: dict[int, Any] = {}
+        copies: list[Any] = []
+        i64 = np.int64
+        for p, x in zip(self.params, native, strict=True):
+            t = p.value.type
+            if isinstance(t, ArrayType):
+                if isinstance(x, np.ndarray):
+                    dev = ClArray.from_host(self.st, x)
+                    copies.append((x, dev))
+                    x = dev
+                env[p.value.id] = x
+                args.append(x.base_data if x.base_data is not None else self.dummy.base_data)
+                args.append(i64(x.elem_offset))
+                args += [i64(n) for n in x.shape]
+                args += [i64(s) for s in x.elem_strides()]
+            else:
+                value = t._np.type(x)
+                env[p.value.id] = value
+                args.append(runtime.scalar_arg(value, t._np))
+        return args, env, copies
+
+    def __call__(self, args: Sequence[Any]) -> None:
+        native = self.pack(args)
+        kargs, env, copies = self._args(native)
+        for rid, impl, rtype, attrs, arg_ids in self.host_steps:
+            env[rid] = impl(rtype, attrs, *(env[a] for a in arg_ids))
+        st = self.st
+        carry = ClArray.empty(st, (max(self.ncarry, 1),), np.uint64)
+        err = ClArray.empty(st, (ERR_LEN,), np.int64) if self.debug else self.dummy
+        if self.debug:
+            cl.enqueue_fill_buffer(st.queue, err.base_data, np.int64(0), 0, ERR_LEN * 8)
+        carried: np.ndarray | None = None
+        try:
+            for stage, knl in zip(self.plan.stages, self.stages, strict=True):
+                extra: list[Any] = []
+                total = 1
+                for loop in stage.loops:
+                    if carried is None and any(not self._known(v, env)
+                                               for v in (loop.begin, loop.end)):
+                        carried = carry.to_host()
+                    b = self._value(loop.begin, env, carried)
+                    e = self._value(loop.end, env, carried)
+                    n = max(e - b, 0)
+                    extra += [np.int64(b), np.int64(max(n, 1))]
+                    total *= n
+                if stage.loops and total == 0:
+                    continue
+                knl.set_args(*kargs, carry.base_data, err.base_data, *extra, np.int64(total))
+                gsize = math.ceil(total / self.local) * self.local if stage.loops else 1
+                lsize = (self.local,) if stage.loops else None
+                cl.enqueue_nd_range_kernel(st.queue, knl, (gsize,), lsize)
+                if not stage.loops:
+                    carried = None  # a serial stage may have written the carry buffer
+            for host, dev in copies:
+                host[...] = dev.to_host()
+        finally:
+            from ..kernels.launch import bump_generations
+
+            bump_generations(args, self.bumps)
+        if self.debug:
+            record = err.to_host()
+            if record[0]:
+                raise self.decode(record, native)
+
+    def _known(self, v: Value, env: dict[int, Any]) -> bool:
+        return v.id in env
+
+    def _value(self, v: Value, env: dict[int, Any], carried: np.ndarray | None) -> int:
+        if v.id in env:
+            return int(env[v.id])
+        assert carried is not None
+        raw = carried[self.plan.slot(v)]
+        if v.type.kind == "i":
+            return int(raw.astype(np.int64))
+        return int(raw)

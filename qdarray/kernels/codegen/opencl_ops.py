@@ -1,0 +1,168 @@
+"""The OpenCL C spelling of every IR op: `TABLE[op]` is a format string over the argument
+names (`"{0} + {1}"`) or a function `(emitter, instr) -> str` (empty for statements it
+emits itself). The emitter casts each result to its IR dtype, as the numba target does,
+since C's own promotion (char + char -> int) differs from the IR's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir import Instr, Op
+from ..ops.math import BINARY, PREDICATES, UNARY
+from .opencl_helpers import atomic_helper, float_helpers, int_helpers
+
+_NAMES = {Op.ASIN: "asin", Op.ACOS: "acos", Op.ATAN: "atan", Op.ASINH: "asinh",
+          Op.ACOSH: "acosh", Op.ATANH: "atanh", Op.ROUND: "rint", Op.ATAN2: "atan2"}
+
+
+def _ct(t: Any) -> str:
+    from .opencl_c import ct
+
+    return ct(t)
+
+
+def _arith_helper(e: Any, i: Instr, fn: str) -> str:
+    t = i.result.type  # type: ignore[union-attr]
+    c = _ct(t)
+    name, text = float_helpers(c) if t.kind == "f" else int_helpers(c, t.kind == "i")
+    e.helper(name, text)
+    a, b = (e.val(x) for x in i.args)
+    return f"qd_{fn}_{c}({a}, {b})"
+
+
+def _const(e: Any, i: Instr) -> str:
+    from .opencl_c import _const as const
+
+    return const(*i.attrs)
+
+
+def _cast(e: Any, i: Instr) -> str:
+    x = e.val(i.args[0])
+    target = i.attrs[0]
+    return f"{x} != 0" if target.kind == "b" else f"({_ct(target)}){x}"
+
+
+def _pow(e: Any, i: Instr) -> str:
+    if i.result.type.kind == "f":  # type: ignore[union-attr]
+        a, b = (e.val(x) for x in i.args)
+        return f"pow({a}, {b})"
+    return _arith_helper(e, i, "pow")
+
+
+def _shift(e: Any, i: Instr) -> str:
+    a, n = (e.val(x) for x in i.args)
+    t = i.result.type  # type: ignore[union-attr]
+    bits = t.itemsize * 8
+    if i.op is Op.SHL:
+        return f"((ulong){n} < {bits} ? {a} << {n} : 0)"
+    fill = f"({a} < 0 ? -1 : 0)" if t.kind == "i" else "0"
+    return f"((ulong){n} < {bits} ? {a} >> {n} : {fill})"
+
+
+def _minmax(cmp: str) -> Any:
+    def spell(e: Any, i: Instr) -> str:
+        a, b = (e.val(x) for x in i.args)
+        if i.result.type.kind == "f":  # type: ignore[union-attr]
+            return f"((isnan({a}) || {a} {cmp} {b}) ? {a} : {b})"
+        return f"({a} {cmp} {b} ? {a} : {b})"
+    return spell
+
+
+def _abs(e: Any, i: Instr) -> str:
+    x = e.val(i.args[0])
+    k = i.result.type.kind  # type: ignore[union-attr]
+    return f"fabs({x})" if k == "f" else f"abs({x})" if k == "i" else x
+
+
+def _sign(e: Any, i: Instr) -> str:
+    x = e.val(i.args[0])
+    return f"({x} > 0 ? 1 : ({x} < 0 ? -1 : ({x} == 0 ? 0 : {x})))"
+
+
+def _load(e: Any, i: Instr) -> str:
+    ref = e.index(i.args[0], i.args[1:])
+    return f"{ref} != 0" if i.args[0].type.dtype.kind == "b" else ref
+
+
+def _store(e: Any, i: Instr) -> str:
+    ref = e.index(i.args[0], i.args[1:-1])
+    v = e.val(i.args[-1])
+    if i.args[0].type.dtype.kind == "b":
+        v = f"(uchar){v}"
+    return f"{ref} = {v};"
+
+
+def _atomic(kind: str) -> Any:
+    def spell(e: Any, i: Instr) -> str:
+        name, text = atomic_helper(kind, i.args[0].type.dtype, e.caps)
+        e.helper(name, text)
+        ref = e.index(i.args[0], i.args[1:-1])
+        return f"{name}(&{ref}, {e.val(i.args[-1])})"
+    return spell
+
+
+def _check(e: Any, i: Instr) -> str:
+    e.check(i)
+    return ""
+
+
+def _push(e: Any, i: Instr) -> str:
+    """Write below the capacity; above it record the depth reached (ops/adstack.py)."""
+    heap, base, cap, overflow, depth, value = i.args
+    d = e.val(depth)
+    e.line(f"if ({d} < {e.val(cap)}) {{")
+    h = f"a{heap.id}"
+    e.line(f"  {h}[{h}_off + ({e.val(base)} + {d}) * {h}_s0] = {e.val(value)};")
+    e.line("} else {")
+    name, text = atomic_helper("max", overflow.type.dtype, e.caps)
+    e.helper(name, text)
+    e.line(f"  {name}(&a{overflow.id}[a{overflow.id}_off + {i.attrs[0].id} * "
+           f"a{overflow.id}_s0], {d} + 1);")
+    e.line("}")
+    return f"{d} + 1"
+
+
+def _top(e: Any, i: Instr) -> str:
+    heap, base, cap, depth = (e.val(x) for x in i.args)
+    h = i.args[0].id
+    return f"a{h}[a{h}_off + ({base} + min({depth}, {cap}) - 1) * a{h}_s0]"
+
+
+def _stmt(e: Any, s: Any) -> str:
+    raise AssertionError("structured statements are emitted by the Emitter")
+
+
+TABLE: dict[Op, Any] = {
+    Op.CONST: _const, Op.CAST: _cast, Op.SELECT: "{0} ? {1} : {2}",
+    Op.ADD: "{0} + {1}", Op.SUB: "{0} - {1}", Op.MUL: "{0} * {1}", Op.TRUEDIV: "{0} / {1}",
+    Op.FLOORDIV: lambda e, i: _arith_helper(e, i, "floordiv"),
+    Op.MOD: lambda e, i: _arith_helper(e, i, "mod"), Op.POW: _pow, Op.NEG: "-{0}",
+    Op.ABS: _abs, Op.MIN: _minmax("<"), Op.MAX: _minmax(">"),
+    Op.BIT_AND: "{0} & {1}", Op.BIT_OR: "{0} | {1}", Op.BIT_XOR: "{0} ^ {1}",
+    Op.BIT_NOT: "~{0}", Op.SHL: _shift, Op.SHR: _shift, Op.NOT: "!{0}",
+    Op.EQ: "{0} == {1}", Op.NE: "{0} != {1}", Op.LT: "{0} < {1}", Op.LE: "{0} <= {1}",
+    Op.GT: "{0} > {1}", Op.GE: "{0} >= {1}",
+    Op.LOAD: _load, Op.STORE: _store,
+    Op.SHAPE: lambda e, i: f"a{i.args[0].id}_n{i.attrs[0]}",
+    Op.LOAD_VAR: lambda e, i: e.var(i.attrs[0]),
+    Op.STORE_VAR: lambda e, i: f"{e.var(i.attrs[0])} = {e.val(i.args[0])};",
+    Op.CHECK_INDEX: _check,
+    Op.ATOMIC_ADD: _atomic("add"), Op.ATOMIC_MIN: _atomic("min"),
+    Op.ATOMIC_MAX: _atomic("max"),
+    Op.ADSTACK_PUSH: _push, Op.ADSTACK_POP: "{0} - 1", Op.ADSTACK_TOP: _top,
+    Op.IF: _stmt, Op.FOR: _stmt, Op.WHILE: _stmt, Op.BREAK: _stmt, Op.CONTINUE: _stmt,
+}
+for _op in list(UNARY) + list(PREDICATES):
+    TABLE[_op] = f"{_NAMES.get(_op, _op.name.lower())}({{0}})"
+for _op in BINARY:
+    TABLE[_op] = f"{_NAMES.get(_op, _op.name.lower())}({{0}}, {{1}})"
+TABLE[Op.SIGN] = _sign
+TABLE[Op.RSQRT] = "1 / sqrt({0})"
+
+
+def spell(e: Any, i: Instr) -> str:
+    """The C expression (or statement) of one instruction."""
+    s = TABLE[i.op]
+    if callable(s):
+        return s(e, i)  # type: ignore[no-any-return]
+    return s.format(*(e.val(a) for a in i.args))  # type: ignore[no-any-return]
