@@ -496,3 +496,34 @@ def test_reverse_keeps_only_what_it_needs():
     assert "x@grad" not in atomics
     pushes = [i for i in instrs(rev.kernel.body) if i.op.name == "ADSTACK_PUSH"]
     assert len(pushes) == 2          # the value entering the loop, and one per iteration
+
+
+@qd.kernel
+def moving_bounds(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1],
+                  y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        start = 0
+        for j in range(a[i]):
+            for k in range(start, start + 3):     # the start moves: pushed, not recomputed
+                v = qd.math.sin(v + 0.1 * k)
+            start = start + j
+            m = 0
+            while m < j:                          # a nested while: its trip count is pushed
+                v = v * qd.math.cos(v) + 0.2
+                m += 1
+            for k in range(10):                   # a nested loop with break: counted
+                v = qd.math.tanh(v) + 0.3
+                if v > 0.9 - 0.01 * k:
+                    break
+        y[i] = v
+
+
+def test_nested_loops_with_pushed_starts_and_counted_trips(grad):
+    a = np.array([0, 1, 2, 4], np.int32)
+    grad.check(moving_bounds, lambda: {"x": vec(4), "a": a, "y": np.zeros(4)}, ("x",), ("y",))
+    from qdarray.ad.launch import prepare_reverse
+
+    args = [qd.asarray(vec(4), requires_grad=True), qd.asarray(a), qd.zeros(4, requires_grad=True)]
+    names = {s.desc.name for s in prepare_reverse(moving_bounds, args, "interp", False).rev.stacks}
+    assert {"loop start", "loop trip count"} <= names
