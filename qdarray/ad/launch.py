@@ -11,6 +11,7 @@ push went past its capacity, and bumps the write generation of the gradients it 
 from __future__ import annotations
 
 import dataclasses
+import threading
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -29,6 +30,7 @@ from . import sizing
 from .adstack import LAYOUT_FIELDS, POOL, check_overflow, layout_array
 from .reverse import Reverse, build_reverse
 
+_HEAPS_IN_USE = threading.Lock()
 _CACHE: weakref.WeakKeyDictionary[Any, dict[Any, ReverseLauncher]] = weakref.WeakKeyDictionary()
 
 
@@ -122,6 +124,10 @@ class ReverseLauncher:
                 [int(counts[rev.n_stacks + k]) for k in range(len(rev.tasks))])
 
     def __call__(self, args: Sequence[Any]) -> None:
+        with _HEAPS_IN_USE:  # one reverse launch at a time uses the shared heap buffers
+            self.launch(args)
+
+    def launch(self, args: Sequence[Any]) -> None:
         rev = self.rev
         flat = flatten(self.specs, args)
         grads = [grad_of(flat[k][1]) for k in rev.grads]

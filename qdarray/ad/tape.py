@@ -11,6 +11,7 @@ a changed integer array (a loop bound) raises `AdStackSizingError`, a changed fl
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,6 +81,7 @@ class Tape:
         self.validation = validation
         self.launches: list[_Launch] = []
         self.done = False
+        self.thread = threading.get_ident()
 
     def __enter__(self) -> Tape:
         RECORDERS.append(self)
@@ -92,7 +94,17 @@ class Tape:
 
     def record(self, kernel: Any, args: tuple[Any, ...], target: str | None,
                launcher: Any) -> None:
-        """Run one launch (checking it first in validation mode) and remember it."""
+        """Run one launch (checking it first in validation mode) and remember it, on the
+        innermost tape of the launching thread (tapes of other threads do not see it)."""
+        me = threading.get_ident()
+        tape = next((t for t in reversed(RECORDERS) if t.thread == me), None)
+        if tape is None:
+            launcher(args)
+        else:
+            tape.keep(kernel, args, target, launcher)
+
+    def keep(self, kernel: Any, args: tuple[Any, ...], target: str | None,
+             launcher: Any) -> None:
         if self.validation:
             from .validate import check_launch
 

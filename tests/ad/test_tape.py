@@ -205,3 +205,20 @@ def test_launches_without_gradients_are_skipped(grad):
         grad.forward(bounded, x, a, y)
         grad.forward(total, y, loss)
     assert host(x.grad)[0] != 0.0
+
+
+def test_tapes_record_their_own_thread(grad):
+    import threading
+
+    x = qd.asarray(np.array([0.5, 1.5]), requires_grad=True)
+    y = qd.zeros(2, requires_grad=True)
+    other = qd.zeros(2, requires_grad=True)
+    loss = qd.zeros(1, requires_grad=True)
+    with qd.ad.Tape(loss=loss) as tape:
+        worker = threading.Thread(target=grad.forward, args=(square, x, other))
+        worker.start()
+        worker.join()                    # launched by another thread: not on this tape
+        grad.forward(square, x, y)
+        grad.forward(total, y, loss)
+    assert [launch.kernel for launch in tape.launches] == [square, total]
+    np.testing.assert_allclose(host(x.grad), np.cos(np.array([0.25, 2.25])) * [1.0, 3.0])
