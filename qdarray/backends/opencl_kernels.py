@@ -110,9 +110,9 @@ class OpenCLLauncher(Launcher):
             env[rid] = impl(rtype, attrs, *(env[a] for a in arg_ids))
         st = self.st
         carry = ClArray.empty(st, (max(self.ncarry, 1),), np.uint64)
-        err = ClArray.empty(st, (ERR_LEN,), np.int64) if self.debug else self.dummy
+        err = ClArray.empty(st, (ERR_LEN + 1,), np.int64) if self.debug else self.dummy
         if self.debug:
-            cl.enqueue_fill_buffer(st.queue, err.base_data, np.int64(0), 0, ERR_LEN * 8)
+            cl.enqueue_fill_buffer(st.queue, err.base_data, np.int64(0), 0, (ERR_LEN + 1) * 8)
         carried: np.ndarray | None = None
         try:
             for stage, knl in zip(self.plan.stages, self.stages, strict=True):

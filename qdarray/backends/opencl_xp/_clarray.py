@@ -79,7 +79,7 @@ class ClArray(cla.Array):  # type: ignore[misc]
 
     @classmethod
     def from_host(cls, st: DeviceState, host: np.ndarray) -> ClArray:
-        host = np.ascontiguousarray(host)
+        host = np.asarray(host, order="C")
         out = cls.empty(st, host.shape, host.dtype)
         if host.size:
             cl.enqueue_copy(st.queue, out.base_data, host, is_blocking=True)

@@ -40,7 +40,7 @@ def assign(dst: ClArray, src: ClArray | Any) -> ClArray:
 
 def write_host(dst: ClArray, host: np.ndarray) -> None:
     """Write a host array of `dst`'s shape into `dst` (any strides)."""
-    tmp = ClArray.from_host(dst.qd_state, np.ascontiguousarray(host, dtype=dst.dtype))
+    tmp = ClArray.from_host(dst.qd_state, np.asarray(host, dtype=dst.dtype, order="C"))
     if dst.is_c_contiguous():
         import pyopencl as cl
 

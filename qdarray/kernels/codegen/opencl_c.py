@@ -37,6 +37,10 @@ HOST_OPS = frozenset({
     Op.BIT_AND, Op.BIT_OR, Op.BIT_XOR})
 
 
+# The error record's slot holding 1 + the stage whose check failed (after the CPU layout).
+ABORT = 11 + 2 * 64
+
+
 def ct(t: Any) -> str:
     """The C type of a value of dtype `t` in registers."""
     return PTYPES[t.name]
@@ -157,6 +161,7 @@ class Emitter:
         self.loop_depth = 0
         self.helpers: dict[str, str] = {}
         self.nest = 0  # parallel loops around the current stage body
+        self.stage_no = 0
         self.arrays = {p.value.id: p for p in kernel.params if isinstance(p.value.type,
                                                                             ArrayType)}
 
@@ -245,6 +250,8 @@ class Emitter:
 
     def check(self, i: Instr) -> None:
         pairs = list(zip(i.args[0::2], i.args[1::2], strict=True))
+        if not pairs:  # a 0-d array: nothing to check
+            return
         test = " && ".join(f"0 <= (long){self.val(a)} && (long){self.val(a)} < (long)"
                            f"{self.val(n)}" for a, n in pairs)
         self.line(f"if (!({test})) {{")
@@ -256,6 +263,7 @@ class Emitter:
         for d in range(self.nest):
             self.line(f"qd_err[{2 + d}] = qd_t{d};")
         self.line(f"qd_err[10] = {len(i.args)};")
+        self.line(f"qd_err[{ABORT}] = {self.stage_no + 1};")
         for k, a in enumerate(i.args):
             self.line(f"qd_err[{11 + k}] = (long){self.val(a)};")
         self.depth -= 1
@@ -322,8 +330,8 @@ def _stage(e: Emitter, p: Plan, stage: Stage) -> None:
     if stage.loops:
         e.line("long qd_gid = get_global_id(0);")
         e.line("if (qd_gid >= qd_total) return;")
-    if e.debug:
-        e.line("if (qd_err[0] != 0) return;")
+    if e.debug:  # a check failed in an earlier stage: the launch stops there
+        e.line(f"if (qd_err[{ABORT}] != 0 && qd_err[{ABORT}] != {e.stage_no + 1}) return;")
     for prm in kernel.params:
         t = prm.value.type
         if not isinstance(t, ArrayType):
@@ -375,7 +383,8 @@ def render_opencl_c(kernel: KernelIR, *, debug: bool = False,
     caps = caps or {"int64_atomics": True, "int64_minmax": True, "device": "the device"}
     p = plan(kernel)
     e = Emitter(kernel, debug, caps)
-    for stage in p.stages:
+    for k, stage in enumerate(p.stages):
+        e.stage_no = k
         _stage(e, p, stage)
     body = "\n".join(e.lines)
     fp64 = any(t == "double" for t in _types(kernel))
