@@ -7,8 +7,8 @@ The whole directory is skipped, with the reason, only when no usable OpenCL devi
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np

@@ -15,4 +15,5 @@ test_negative_index_and_atomics = _debug.test_negative_index_and_atomics
 test_first_failure_wins = _debug.test_first_failure_wins
 test_view_out_of_window = _debug.test_view_out_of_window
 test_ndrange_threads_are_index_tuples = _debug.test_ndrange_threads_are_index_tuples
-test_a_failed_check_stops_its_thread_and_the_launch = _debug.test_a_failed_check_stops_its_thread_and_the_launch
+test_a_failed_check_stops_its_thread_and_the_launch = (
+    _debug.test_a_failed_check_stops_its_thread_and_the_launch)
