@@ -115,6 +115,12 @@ class Array:
         self._grad = None
         return self
 
+    def __class_getitem__(cls, params: Any) -> Any:
+        """`qd.Array[dtype, ndim]` (or `qd.Array[dtype]`): a kernel parameter annotation."""
+        from .kernels.types import array_annotation  # the kernel compiler imports Array
+
+        return array_annotation(params)
+
     # -- attributes ------------------------------------------------------------------------
 
     @property

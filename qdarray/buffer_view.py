@@ -107,6 +107,13 @@ class BufferView:
         else:
             self._grad_base = None
 
+    def __class_getitem__(cls, params: Any) -> Any:
+        """`qd.BufferView[dtype]`: a kernel parameter annotation (plain `qd.BufferView`
+        takes the dtype from the argument)."""
+        from .kernels.types import view_annotation  # the kernel compiler imports BufferView
+
+        return view_annotation(params)
+
     @classmethod
     def _make(cls, base: Array, offset: int, size: int, grad_base: Array | None) -> BufferView:
         view = object.__new__(cls)

@@ -47,6 +47,14 @@ def _tuple(values: Sequence[int]) -> str:
     return f"({inner},)" if len(values) == 1 else f"({inner})"
 
 
+def _where(thread: Sequence[int]) -> str:
+    if not thread:
+        return "serial code"
+    if len(thread) == 1:
+        return f"thread {int(thread[0])}"
+    return f"thread {_tuple(thread)}"
+
+
 def index_error(kernel: str, name: str, kind: str, indices: Sequence[int],
                 extents: Sequence[int], thread: Sequence[int], frames: Sequence[Frame],
                 view_offset: int | None = None) -> KernelIndexError:
@@ -54,12 +62,7 @@ def index_error(kernel: str, name: str, kind: str, indices: Sequence[int],
 
     `thread` holds the indices of the enclosing parallel loops: () in serial code, (i,) in
     a parallel loop, (i, j, ...) in a parallel ndrange."""
-    if not thread:
-        where = "serial code"
-    elif len(thread) == 1:
-        where = f"thread {int(thread[0])}"
-    else:
-        where = f"thread {_tuple(thread)}"
+    where = _where(thread)
     if kind == "view":
         what = (f"Index {int(indices[0])} is out of bounds for BufferView '{name}' "
                 f"(offset {view_offset}, size {int(extents[0])})")
@@ -75,6 +78,39 @@ def index_error(kernel: str, name: str, kind: str, indices: Sequence[int],
                f"Call stack (kernel first):\n{stack}\n{hint}")
 
 
+def subview_error(kernel: str, label: str, offset: int, size: int, parent: str,
+                  parent_offset: int | None, parent_size: int, thread: Sequence[int],
+                  frames: Sequence[Frame]) -> BufferViewIndexError:
+    """The exception for a kernel-side subview that does not fit in its parent view."""
+    stack = "\n".join(f"  {f}" for f in frames)
+    return BufferViewIndexError(
+        f"Subview '{label}' (offset {offset}, size {size}) is out of bounds for its parent "
+        f"BufferView '{parent}' (offset {parent_offset}, size {parent_size}) in kernel "
+        f"'{kernel}' ({_where(thread)}).\n"
+        f"Call stack (kernel first):\n{stack}\n"
+        f"Use offset >= 0, size >= 0 and offset + size <= {parent_size}.")
+
+
+def check_error(kernel: str, attrs: tuple[Any, ...], vals: Sequence[int],
+                thread: Sequence[int], frames: Sequence[Frame],
+                root_offset: int | None) -> KernelIndexError:
+    """The exception for a failed CHECK_INDEX from its attrs and the values it reported.
+
+    `root_offset` is the offset of the view parameter named in attrs (views only). Checks
+    made by passes/resolve_views.py carry the subview's offset relative to it."""
+    _, name, kind = site_info(attrs)
+    vals = [int(v) for v in vals]
+    if kind == "subview":
+        parent_offset = None if root_offset is None else root_offset + vals[4]
+        return subview_error(kernel, attrs[3], vals[0], vals[2], attrs[4], parent_offset,
+                             vals[1] - 1, thread, frames)
+    if kind == "view" and len(vals) > 2:
+        offset = None if root_offset is None else root_offset + vals[2]
+        return index_error(kernel, attrs[3], kind, vals[:1], vals[1:2], thread, frames,
+                           offset)
+    return index_error(kernel, name, kind, vals[0::2], vals[1::2], thread, frames, root_offset)
+
+
 def site_info(attrs: tuple[Any, ...]) -> tuple[int, str, str]:
-    """(site id, array name, "array" | "view") from CHECK_INDEX attrs."""
+    """(site id, array name, "array" | "view" | "subview") from CHECK_INDEX attrs."""
     return attrs[0], attrs[1], attrs[2]

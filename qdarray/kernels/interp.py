@@ -144,10 +144,8 @@ class Interpreter:
         if all(0 <= i < n for i, n in zip(indices, extents, strict=True)):
             return
         _, name, kind = debug.site_info(instr.attrs)
-        offset = None
-        if kind == "view":
-            offset = self.view_offset(name)
-        error = debug.index_error(self.kernel.name, name, kind, indices, extents, self.thread,
+        offset = self.view_offset(name) if kind in ("view", "subview") else None
+        error = debug.check_error(self.kernel.name, instr.attrs, vals, self.thread,
                                   instr.loc.frames(), offset)
         if self.thread:
             raise _ThreadStopped(error)

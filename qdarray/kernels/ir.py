@@ -105,6 +105,7 @@ class Op(Enum):
     LOAD_VAR = auto()
     STORE_VAR = auto()
     CHECK_INDEX = auto()
+    SUBVIEW = auto()
 
     # -- atomics --------------------------------------------------------------------------
     ATOMIC_ADD = auto()

@@ -302,8 +302,10 @@ CASES = [
      "Use int(...) to convert the index."),
     (too_many_indices, "marker: too many", "0, 1",
      "array 'x' has 1 dimension but is indexed with 2.", "Use at most 1 index."),
-    (slicing, "marker: slice", "1:2", "Slice expressions are not supported in kernels.",
-     "Index one element at a time (x[i]); slices are not supported in kernels."),
+    (slicing, "marker: slice", "1:2",
+     "Slicing array 'x' is not supported in kernels; only BufferView values can be sliced.",
+     "Index one element at a time (x[i]), or pass a 1-D window as a qd.BufferView[dtype] "
+     "parameter and slice that (v[a:b])."),
     (assigns_loop_var, "marker: loop var", "i",
      f"'i' is the variable of the loop at line {line_of('marker: loop var') - 1}; it cannot be "
      "assigned in the loop body.", "Try a new local name for the value."),

@@ -23,7 +23,16 @@ from .. import types as T
 from ..ir import Block, Frame, Instr, Op, SourceLoc, Stmt, Value, Var
 from .diagnostics import CompileError
 from .scope import MISSING, FuncCtx
-from .values import PY_CONSTANTS, MemRef, PartialIndex, StructVal, TVal, VarRef, describe
+from .values import (
+    PY_CONSTANTS,
+    MemRef,
+    PartialIndex,
+    SliceVal,
+    StructVal,
+    TVal,
+    VarRef,
+    describe,
+)
 
 
 def _count(n: int, noun: str) -> str:
@@ -194,6 +203,10 @@ class BuilderCore:
             return self.const(x, _dtypes.int64)
         if type(x) is TVal and x.dtype.kind in "iu":
             return x
+        if type(x) is SliceVal:
+            self.fail("Slices cannot be assigned or updated in kernels.",
+                      "Assign element by element, e.g. for k in range(w.size): w[k] = value.",
+                      node)
         self.type_fail(f"Array indices must be integers; got {describe(x)}.",
                        "Use int(...) to convert the index.", node)
 

@@ -17,7 +17,7 @@ from .. import types as T
 from ..ir import Op
 from .loops import LoopVisitor
 from .scope import FuncCtx, ReturnState, Scope
-from .values import MemRef, PartialIndex, TVal, describe, is_const
+from .values import MemRef, PartialIndex, TVal, ViewMethod, describe, is_const
 
 _ATOMICS = {language.atomic_add: Op.ATOMIC_ADD, language.atomic_min: Op.ATOMIC_MIN,
             language.atomic_max: Op.ATOMIC_MAX}
@@ -75,6 +75,8 @@ class CallVisitor(LoopVisitor):
 
         if isinstance(callee, Func):
             return self.inline(callee, node)
+        if type(callee) is ViewMethod:
+            return self.call_view_method(callee, node)
         if isinstance(callee, Kernel):
             self.fail(f"Kernels cannot call kernels ('{callee.fn.__name__}').",
                       "Decorate the helper with @qd.func instead of @qd.kernel.", node)
@@ -326,6 +328,13 @@ class CallVisitor(LoopVisitor):
     def func_argument(self, func: Any, name: str, value: Any, ann: Any, node: ast.AST) -> Any:
         if ann is None:
             return value
+        from ..._array import Array
+        from ...buffer_view import BufferView
+
+        if ann is Array:
+            ann = T.ArrayAnnotation(None, None)
+        elif ann is BufferView:
+            ann = T.ViewAnnotation(None)
         if isinstance(ann, DType):
             return self.implicit(value, ann, "safe", f"Parameter '{name}' of func "
                                                      f"'{func.__name__}'")

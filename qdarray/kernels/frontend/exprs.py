@@ -14,8 +14,17 @@ from ..._dtypes import DType
 from .. import types as T
 from ..ir import If, Instr, Op, Stmt
 from ..ops import OPS
-from .builder import BuilderCore
-from .values import PY_CONSTANTS, MemRef, PartialIndex, StructVal, TVal, describe, is_const
+from .values import (
+    PY_CONSTANTS,
+    MemRef,
+    PartialIndex,
+    SliceVal,
+    StructVal,
+    TVal,
+    describe,
+    is_const,
+)
+from .views import VIEW_METHODS, ViewBuilder
 
 BINOPS: dict[type, Op] = {
     ast.Add: Op.ADD, ast.Sub: Op.SUB, ast.Mult: Op.MUL, ast.Div: Op.TRUEDIV,
@@ -58,12 +67,11 @@ _UNSUPPORTED_EXPR: dict[str, str] = {
     "JoinedStr": "Kernels have no strings; write numbers to an output array instead.",
     "Starred": "Pass arguments one by one.",
     "NamedExpr": "Assign with = on its own line.",
-    "Slice": "Index one element at a time (x[i]); slices are not supported in kernels.",
     "Await": "Kernels are not coroutines.",
 }
 
 
-class ExprVisitor(BuilderCore):
+class ExprVisitor(ViewBuilder):
     """`visit_<Node>` for expressions; `expr(node)` evaluates one."""
 
     def expr(self, node: ast.AST) -> Any:
@@ -131,16 +139,27 @@ class ExprVisitor(BuilderCore):
             for s in sizes[1:]:
                 total = self.binop(Op.MUL, total, s)
             return total
+        if name in VIEW_METHODS:
+            return self.view_method(ref, name, node)
+        views = ", v.subview(offset, size) or v[a:b]" if ref.is_view else ""
         self.fail(f"{describe(ref)} has no attribute '{name}' in kernels.",
-                  "Use x.shape[k], x.size, x.ndim or x.dtype.", node)
+                  f"Use x.shape[k], x.size, x.ndim or x.dtype{views}.", node)
 
     def shape(self, ref: MemRef, axis: int) -> TVal:
         v = self.emit(Op.SHAPE, (ref.value,), (axis,), _dtypes.int64)
         return TVal(v, weak=True)  # type: ignore[arg-type]
 
+    def visit_Slice(self, node: ast.Slice) -> SliceVal:
+        def bound(n: ast.expr | None) -> Any:
+            return None if n is None else self.expr(n)
+        return SliceVal(bound(node.lower), bound(node.upper), bound(node.step))
+
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = self.expr(node.value)
         index = self.expr(node.slice)
+        if type(index) is SliceVal or (isinstance(index, tuple)
+                                       and any(type(p) is SliceVal for p in index)):
+            return self.slice_view(base, index, node)
         if type(base) in (MemRef, PartialIndex):
             ref, indices = self.subscript_memory(base, index, node.slice)
             if len(indices) < ref.ndim:

@@ -3,7 +3,9 @@
 - `TVal`: a runtime scalar (an SSA Value); `weak` marks values that behave like Python
   literals in promotion (unannotated Python scalar arguments, shapes, range indices).
 - Python `bool` / `int` / `float`: compile-time constants (weak literals).
-- `MemRef`: an array or view parameter; `PartialIndex`: `x[i]` of a multi-dimensional x.
+- `MemRef`: an array or view (a parameter, or a kernel-side subview of a view parameter);
+  `PartialIndex`: `x[i]` of a multi-dimensional x.
+- `SliceVal`: `a:b` in a subscript; `ViewMethod`: `v.subview` before the call.
 - `StructVal`: a dataclass argument, with its fields as frontend values.
 - `VarRef`: the binding of a name that is assigned more than once (a mutable local).
 - anything else: a compile-time Python object (modules, dtypes, funcs, tuples, ...).
@@ -57,6 +59,23 @@ class PartialIndex:
 
 
 @dataclass(frozen=True, slots=True)
+class SliceVal:
+    """`a:b:c` inside a subscript, with its bounds as frontend values (None when omitted)."""
+
+    lower: Any
+    upper: Any
+    step: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ViewMethod:
+    """`v.subview` before it is called."""
+
+    ref: MemRef
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class StructVal:
     cls: type
     fields: tuple[tuple[str, Any], ...]
@@ -96,6 +115,10 @@ def describe(x: Any) -> str:
         return f"{'view' if x.is_view else 'array'} '{x.name}'"
     if type(x) is PartialIndex:
         return f"a partly indexed array '{x.ref.name}'"
+    if type(x) is SliceVal:
+        return "a slice"
+    if type(x) is ViewMethod:
+        return f"the method '{x.ref.name}.{x.name}'"
     if type(x) is StructVal:
         return f"a {x.cls.__name__} dataclass"
     if isinstance(x, tuple):

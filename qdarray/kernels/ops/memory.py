@@ -6,6 +6,11 @@ without debug mode an index outside is undefined behaviour, so the debug-mode pa
 CHECK_INDEX(i0, n0, i1, n1, ...) before every access; it stops the thread and reports
 `attrs = (site id, array name, "array" | "view")` to the host when some `i_k` is outside
 [0, n_k).
+
+SUBVIEW(view, offset, size) is the kernel-side window `view[offset : offset + size]` (a view
+of the same base). The frontend emits it for `v.subview(o, n)` and `v[a:b]`;
+`passes/resolve_views.py` replaces it by offset arithmetic on the parameter view before any
+other pass, so neither reverse mode nor the code generators meet it.
 """
 
 from __future__ import annotations
@@ -68,6 +73,16 @@ def _check_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
     return None
 
 
+def _subview_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
+    from ... import _dtypes
+
+    if not isinstance(types[0], T.ViewType):
+        raise TypeError(f"SUBVIEW needs a view; got {T.type_str(types[0])}")
+    if types[1] is not _dtypes.int64 or types[2] is not _dtypes.int64:
+        raise TypeError("SUBVIEW offset and size must be int64")
+    return types[0]
+
+
 class ViewValue(NamedTuple):
     """A view as the interpreter holds it: 1-D base array, offset and size in elements."""
 
@@ -98,6 +113,10 @@ def _shape(rt: Any, attrs: Any, mem: Any) -> Any:
     return rt._np.type(n)
 
 
+def _subview(rt: Any, attrs: Any, mem: Any, offset: Any, size: Any) -> ViewValue:
+    return ViewValue(mem.base, mem.offset + int(offset), int(size))
+
+
 def _load_adj(b: Any, instr: Any, g: Any) -> None:
     b.scatter_grad(b.indices(1, len(instr.args)), g)
 
@@ -119,3 +138,5 @@ defop(Op.STORE_VAR, "memory", 1, _store_var_rule, None, pure=False,
       doc="set local attrs[0]")
 defop(Op.CHECK_INDEX, "memory", None, _check_rule, None, pure=False,
       doc="debug mode: stop the thread and report when an index is outside its extent")
+defop(Op.SUBVIEW, "memory", 3, _subview_rule, _subview,
+      doc="view[offset : offset + size]; attrs[0] is its source text (for messages)")

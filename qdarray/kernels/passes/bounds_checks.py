@@ -9,6 +9,7 @@ from __future__ import annotations
 from ... import _dtypes
 from ..ir import Instr, KernelIR, Op, Stmt, Value, max_ids
 from ..types import ViewType
+from .resolve_views import first_free_site
 from .rewrite import Rewriter
 
 _ACCESSES = frozenset({Op.LOAD, Op.STORE, Op.ATOMIC_ADD, Op.ATOMIC_MIN, Op.ATOMIC_MAX})
@@ -19,7 +20,7 @@ class _Checks(Rewriter):
         super().__init__()
         self.names = {p.value.id: p.name for p in kernel.params}
         self.next_id = max_ids(kernel)[0] + 1
-        self.sites = 0
+        self.sites = first_free_site(kernel)  # after the checks resolve_views made
 
     def new(self, t: object) -> Value:
         v = Value(self.next_id, t)  # type: ignore[arg-type]
