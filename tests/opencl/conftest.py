@@ -41,13 +41,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(skip)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def device() -> str:
     assert DEVICE is not None
     return DEVICE
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def backend() -> str:
     return "opencl"
 

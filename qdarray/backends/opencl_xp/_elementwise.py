@@ -193,7 +193,7 @@ def elementwise(name: str, *args: Any, out: ClArray | None = None) -> ClArray | 
     except (TypeError, OverflowError):
         return None
     expr = _expr(name, t)
-    if expr is None:
+    if expr is None or not all(_fits(a, t) for a in args):
         return None
     st = arrays[0].qd_state
     if np.float64 in (out_dtype, t) and not has_fp64(st):
@@ -210,6 +210,15 @@ def elementwise(name: str, *args: Any, out: ClArray | None = None) -> ClArray | 
                 for a in args]
     return launch_map(("ew", name, t), out, operands, [t] * len(args),
                       lambda: expr, lambda: _helpers(name, t))
+
+
+def _fits(x: Any, t: np.dtype) -> bool:
+    """Whether a scalar operand converts to compute dtype `t` exactly (NumPy compares an
+    out-of-range Python int with an integer array by value, on the host here)."""
+    if type(x) is int and t.kind in "iu":
+        info = np.iinfo(t)
+        return bool(info.min <= x <= info.max)
+    return True
 
 
 def _check_int_exponent(n: Any) -> None:

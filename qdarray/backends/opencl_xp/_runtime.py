@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,7 +92,12 @@ class DeviceState:
                 prog = self.programs.get(key)
                 if prog is None:
                     try:
-                        prog = cl.Program(self.context, source).build(options=list(options))
+                        with warnings.catch_warnings():
+                            # Compiler remarks on generated code (constant operands, unused
+                            # values) are not the user's concern; errors still raise.
+                            warnings.simplefilter("ignore", cl.CompilerWarning)
+                            prog = cl.Program(self.context, source).build(
+                                options=list(options))
                     except cl.RuntimeError as exc:
                         raise _build_error(self, source, exc) from None
                     self.programs[key] = prog
