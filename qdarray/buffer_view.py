@@ -89,10 +89,9 @@ class BufferView:
                 f"BufferView needs a qdarray Array; got {type(arr).__name__}. "
                 "Use qd.asarray(x) first."
             )
+        base, base_offset = _root_window(arr)  # 1-D and contiguous, or it raises
         off = _as_count(offset, "offset")
-        n = arr.shape[0] - off if size is None and arr.ndim == 1 else size
-        n = _as_count(n, "size")
-        base, base_offset = _root_window(arr)
+        n = _as_count(max(arr.shape[0] - off, 0) if size is None else size, "size")
         if off + n > arr.shape[0]:
             raise ValueError(
                 f"BufferView window [{off}, {off + n}) (offset={off}, size={n}) exceeds the "

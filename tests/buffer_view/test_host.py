@@ -35,6 +35,14 @@ def test_offsets_accumulate_through_slices_and_subviews(data: qd.Array) -> None:
 
 def test_default_size_is_rest_of_array(data: qd.Array) -> None:
     assert qd.BufferView(data, 30).size == 2
+    assert qd.BufferView(data).size == 32
+    assert qd.BufferView(data, 32).size == 0
+    with pytest.raises(ValueError) as info:
+        qd.BufferView(data, 40)
+    assert str(info.value) == ("BufferView window [40, 40) (offset=40, size=0) exceeds the "
+                               "array's length 32; use offset + size <= 32.")
+    with pytest.raises(ValueError, match=r"needs a 1-D array; got shape \(4, 8\)"):
+        qd.BufferView(qd.reshape(data, (4, 8)))  # the shape is checked before the size
 
 
 @pytest.mark.parametrize(
