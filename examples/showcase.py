@@ -32,6 +32,37 @@ def kernel_maths() -> None:
           f"sum = {float(total[0]):.3f} (NumPy: {float(np.asarray(y, np.float64).sum()):.3f})")
 
 
+@qd.func
+def normalize(w: qd.BufferView[qd.float32]):
+    total = 0.0
+    for k in range(w.size):
+        total += w[k]
+    for k in range(w.size):
+        w[k] = w[k] / total
+
+
+@qd.kernel
+def normalize_rows(v: qd.BufferView[qd.float32], row: int, rows: int):
+    for r in range(rows):                           # one thread per row of a flat buffer
+        normalize(v.subview(r * row, row))          # a kernel-side window, passed to a func
+
+
+def view_maths() -> None:
+    data = qd.asarray(np.arange(1.0, 1_000_001.0), dtype=qd.float32)
+    normalize_rows(data[:600_000], 100, 6_000)      # a slice is a zero-copy window
+    rows = np.asarray(data[:600_000]).reshape(-1, 100)
+    qd.set_debug(True)                              # now every access is checked
+    try:
+        normalize_rows(qd.BufferView(data, 999_990, 10), 6, 2)  # row 1 overhangs the view
+        caught = "nothing"
+    except qd.BufferViewIndexError as err:
+        caught = str(err).splitlines()[0]
+    qd.set_debug(False)
+    print(f"views: {rows.shape[0]:,} rows of data[:600_000] normalized in place, row sums "
+          f"{rows.sum(axis=1).min():.4f}..{rows.sum(axis=1).max():.4f}; data[600_000] is "
+          f"still {float(data[600_000]):,.0f}.\n  debug mode: {caught}")
+
+
 @qd.kernel
 def relax(x: qd.Array[qd.float32, 1], steps: qd.Array[qd.int32, 1], loss: qd.Array[qd.float32, 1]):
     for i in range(x.shape[0]):
@@ -67,6 +98,7 @@ def gradient_maths() -> None:
 def main() -> None:
     array_maths()
     kernel_maths()
+    view_maths()
     gradient_maths()
 
 

@@ -90,10 +90,11 @@ def wrap(data: Any, device: Device) -> Array:
 def require_array(x: Any, func: str, name: str = "x") -> Array:
     """Raise a TypeError unless `x` is an Array."""
     if type(x) is not Array:
-        raise TypeError(
-            f"{func} expects a qdarray Array for {name}; got {type(x).__name__}. "
-            "Use qd.asarray(...) to convert it."
-        )
+        hint = "Use qd.asarray(...) to convert it."
+        if type(x).__name__ == "BufferView":
+            hint = "Use qd.asarray(view): an Array sharing the view's memory (no copy)."
+        raise TypeError(f"{func} expects a qdarray Array for {name}; got {type(x).__name__}. "
+                        f"{hint}")
     return x
 
 

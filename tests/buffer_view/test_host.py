@@ -118,3 +118,16 @@ def test_basic_slices_of_an_array_with_grad_carry_the_matching_grad_view() -> No
     s.grad[0] = 2.0
     assert float(x.grad[4]) == 2.0
     assert x[qd.asarray([1, 2])].grad is None      # integer-array indexing copies: no grad view
+
+
+def test_namespace_functions_take_the_view_as_an_array(data: qd.Array) -> None:
+    v = qd.BufferView(data, 4, 6)
+    window = qd.asarray(v)
+    assert float(qd.sum(window)) == sum(range(4, 10))
+    np.testing.assert_array_equal(np.asarray(qd.sin(window)), np.sin(np.arange(4.0, 10.0,
+                                                                               dtype=np.float32)))
+    assert np.shares_memory(np.asarray(window), np.asarray(data))
+    with pytest.raises(TypeError) as info:
+        qd.sum(v)  # type: ignore[arg-type]
+    assert str(info.value) == ("sum expects a qdarray Array for x; got BufferView. Use "
+                               "qd.asarray(view): an Array sharing the view's memory (no copy).")
