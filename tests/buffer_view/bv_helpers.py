@@ -1,4 +1,4 @@
-"""A func named like one in test_debug.py, in another file: call stacks keep both frames."""
+"""A func named like one in test_view_debug.py, in another file: call stacks keep both frames."""
 
 from __future__ import annotations
 
