@@ -64,27 +64,52 @@ class OpenCLLauncher(Launcher):
                 "scalar parameters qd.float32), or another device.")
         caps = {"int64_atomics": st.int64_atomics, "int64_minmax": st.int64_minmax,
                 "device": f"device {device} ({st.name})"}
-        try:
-            self.source = render_opencl_c(kernel, debug=debug, caps=caps)
-        except TypeError as exc:
-            raise KernelTypeError(f"Kernel '{kernel.name}': {exc}") from None
+        self.caps = caps
         self.plan = plan(kernel)
-        self.stages = [st.kernel(self.source, s.name) for s in self.plan.stages]
+        self.variants: dict[frozenset[int], list[Any]] = {}
         self.params = kernel.params
+        self.stages_for(frozenset())  # compile errors surface at the first call
         self.host_steps = [(i.result.id, OPS[i.op].impl, i.result.type, i.attrs,
                             [a.id for a in i.args]) for i in self.plan.host
                            if i.result is not None]
         self.ncarry = len(self.plan.carried_values) + len(self.plan.carried_vars)
         self.dummy = ClArray.empty(st, (1,), np.int64)
-        dev = st.cl_device
-        self.local = int(min(256 if st.kind == "GPU" else 64, dev.max_work_group_size))
+        self.local = st.local_size
 
-    def _args(self, native: Sequence[Any]) -> tuple[list[Any], dict[int, Any], list[Any]]:
-        """(kernel arguments, host environment of parameter values, host copies)."""
+    def stages_for(self, unit: frozenset[int]) -> list[Any]:
+        """The stage kernels of the variant for arrays with unit innermost stride `unit`."""
+        stages = self.variants.get(unit)
+        if stages is None:
+            try:
+                source = render_opencl_c(self.kernel, debug=self.debug, caps=self.caps,
+                                         unit_stride=unit)
+            except TypeError as exc:
+                raise KernelTypeError(f"Kernel '{self.kernel.name}': {exc}") from None
+            stages = [self.st.kernel(source, s.name, self.scalar_dtypes(s))
+                      for s in self.plan.stages]
+            self.variants[unit] = stages
+        return stages
+
+    def scalar_dtypes(self, stage: Any) -> list[Any]:
+        """The argument dtypes of a stage kernel (None for buffers), as `_args` packs them."""
+        i64 = np.dtype(np.int64)
+        out: list[Any] = []
+        for p in self.params:
+            t = p.value.type
+            if isinstance(t, ArrayType):
+                out += [None, i64] + [i64] * (2 * t.ndim)
+            else:
+                out.append(np.dtype(np.uint8) if t.kind == "b" else t._np)
+        return out + [None, None] + [i64] * (2 * len(stage.loops) + 1)
+
+    def _args(self, native: Sequence[Any]
+              ) -> tuple[list[Any], dict[int, Any], list[Any], frozenset[int]]:
+        """(kernel arguments, host environment of parameter values, host copies, ids of
+        arrays with unit innermost stride)."""
         args: list[Any] = []
+        unit: list[int] = []
         env: dict[int, Any] = {}
         copies: list[Any] = []
-        i64 = np.int64
         for p, x in zip(self.params, native, strict=True):
             t = p.value.type
             if isinstance(t, ArrayType):
@@ -94,18 +119,22 @@ class OpenCLLauncher(Launcher):
                     x = dev
                 env[p.value.id] = x
                 args.append(x.base_data if x.base_data is not None else self.dummy.base_data)
-                args.append(i64(x.elem_offset))
-                args += [i64(n) for n in x.shape]
-                args += [i64(s) for s in x.elem_strides()]
+                args.append(x.elem_offset)
+                args += x.shape
+                strides = x.elem_strides()
+                args += strides
+                if strides and strides[-1] == 1:
+                    unit.append(p.value.id)
             else:
                 value = t._np.type(x)
                 env[p.value.id] = value
                 args.append(runtime.scalar_arg(value, t._np))
-        return args, env, copies
+        return args, env, copies, frozenset(unit)
 
     def __call__(self, args: Sequence[Any]) -> None:
         native = self.pack(args)
-        kargs, env, copies = self._args(native)
+        kargs, env, copies, unit = self._args(native)
+        kernels = self.variants.get(unit) or self.stages_for(unit)
         for rid, impl, rtype, attrs, arg_ids in self.host_steps:
             env[rid] = impl(rtype, attrs, *(env[a] for a in arg_ids))
         st = self.st
@@ -115,7 +144,7 @@ class OpenCLLauncher(Launcher):
             cl.enqueue_fill_buffer(st.queue, err.base_data, np.int64(0), 0, (ERR_LEN + 1) * 8)
         carried: np.ndarray | None = None
         try:
-            for stage, knl in zip(self.plan.stages, self.stages, strict=True):
+            for stage, knl in zip(self.plan.stages, kernels, strict=True):
                 extra: list[Any] = []
                 total = 1
                 for loop in stage.loops:
@@ -125,14 +154,14 @@ class OpenCLLauncher(Launcher):
                     b = self._value(loop.begin, env, carried)
                     e = self._value(loop.end, env, carried)
                     n = max(e - b, 0)
-                    extra += [np.int64(b), np.int64(max(n, 1))]
+                    extra += [b, max(n, 1)]
                     total *= n
                 if stage.loops and total == 0:
                     continue
-                knl.set_args(*kargs, carry.base_data, err.base_data, *extra, np.int64(total))
                 gsize = math.ceil(total / self.local) * self.local if stage.loops else 1
                 lsize = (self.local,) if stage.loops else None
-                cl.enqueue_nd_range_kernel(st.queue, knl, (gsize,), lsize)
+                knl(st.queue, (gsize,), lsize, *kargs, carry.base_data, err.base_data, *extra,
+                    total)
                 if not stage.loops:
                     carried = None  # a serial stage may have written the carry buffer
             for host, dev in copies:

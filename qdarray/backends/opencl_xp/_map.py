@@ -6,8 +6,8 @@ axes included) or scalars. Layouts are simplified first (length-1 axes dropped, 
 where every operand is contiguous across them), so a map over C-contiguous operands is a flat
 loop `out[i] = f(a[i], b[i])`, and only truly strided operands pay for index arithmetic.
 
-Kernels are grid-stride loops (`for (i = gid; i < n; i += global size)`), sized as pyopencl's
-own elementwise kernels are. A kernel is generated once per (key, layout class) and device.
+Kernels run one work-item per element in work-groups of `DeviceState.local_size`. A kernel
+is generated once per (key, layout class) and device.
 """
 
 from __future__ import annotations
@@ -16,10 +16,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import pyopencl as cl
 
 from ._clarray import ClArray
-from ._runtime import DeviceState, ctype, fp64_pragma, launch_size, ptype, scalar_arg
+from ._runtime import DeviceState, ctype, fp64_pragma, ptype, scalar_arg
 
 _KERNELS: dict[tuple[Any, ...], Any] = {}
 
@@ -156,9 +155,24 @@ def _source(name: str, out_dtype: np.dtype, kinds: list[tuple[str, np.dtype]],
         store = f"({ctype(out_dtype)})({body})"
     lines = [fp64_pragma(out_dtype, *compute, *(d for _, d in kinds)) + preamble,
              f"__kernel void {name}({', '.join(params)})", "{",
-             "  for (long gid = get_global_id(0); gid < n; gid += get_global_size(0)) {",
+             "  long gid = get_global_id(0);", "  if (gid < n) {",
              *decompose, *loads, f"    o[{oidx}] = {store};", "  }", "}"]
     return "\n".join(lines) + "\n"
+
+
+def _arg_dtypes(kinds: list[tuple[str, np.dtype]], classes: tuple[str, ...],
+                ndim: int) -> list[Any]:
+    """Each kernel argument's dtype (None for buffers), in `launch_map`'s order."""
+    i64 = np.dtype(np.int64)
+    out: list[Any] = [None, i64] + ([i64] * ndim if classes[0] == "s" else [])
+    k = 1
+    for kind, dtype in kinds:
+        if kind == "s":
+            out.append(np.dtype(np.uint8) if dtype == np.bool_ else dtype)
+            continue
+        out += [None, i64] + ([i64] * ndim if classes[k] == "s" else [])
+        k += 1
+    return out + [i64] * (1 + max(ndim - 1, 0))
 
 
 def launch_map(key: Any, out: ClArray, operands: Sequence[ClArray | Scalar],
@@ -187,25 +201,22 @@ def launch_map(key: Any, out: ClArray, operands: Sequence[ClArray | Scalar],
     if knl is None:
         src = _source("qd_map", out.dtype, kinds, compute, classes, ndim, body(),
                       preamble() if preamble else "")
-        knl = st.kernel(src, "qd_map")
+        knl = st.kernel(src, "qd_map", _arg_dtypes(kinds, classes, ndim))
         _KERNELS[full_key] = knl
-    i64 = np.int64
-    args: list[Any] = [out.base_data, i64(out.elem_offset)]
+    args: list[Any] = [out.base_data, out.elem_offset]
     if classes[0] == "s":
-        args += [i64(s) for s in sstrides[0]]
+        args += sstrides[0]
     k = 1
     for a in operands:
         if isinstance(a, Scalar):
             args.append(scalar_arg(a.value, a.dtype))
             continue
-        args += [a.base_data if a.base_data is not None else out.base_data,
-                 i64(a.elem_offset)]
+        args += [a.base_data if a.base_data is not None else out.base_data, a.elem_offset]
         if classes[k] == "s":
-            args += [i64(s) for s in sstrides[k]]
+            args += sstrides[k]
         k += 1
-    args.append(i64(n))
-    args += [i64(m) for m in sshape[1:]]
-    gsize, lsize = launch_size(st, n)
-    knl.set_args(*args)
-    cl.enqueue_nd_range_kernel(st.queue, knl, gsize, lsize)
+    args.append(n)
+    args += sshape[1:]
+    local = st.local_size
+    knl(st.queue, (-(-n // local) * local,), (local,), *args)
     return out

@@ -80,6 +80,11 @@ class DeviceState:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
+    def local_size(self) -> int:
+        """The work-group size of one-item-per-element kernels."""
+        return int(min(256 if self.kind == "GPU" else 64, self.cl_device.max_work_group_size))
+
+    @property
     def name(self) -> str:
         return f"{self.cl_device.name.strip()} ({self.platform}, {self.kind})"
 
@@ -103,12 +108,17 @@ class DeviceState:
                     self.programs[key] = prog
         return prog
 
-    def kernel(self, source: str, name: str) -> cl.Kernel:
-        """Kernel `name` of the program built from `source` (one Kernel object each)."""
+    def kernel(self, source: str, name: str, scalars: list[Any] | None = None) -> cl.Kernel:
+        """Kernel `name` of the program built from `source` (one Kernel object each).
+
+        `scalars` gives each argument's NumPy dtype (None for buffers): pyopencl then packs
+        Python numbers directly, which makes a launch several times cheaper."""
         key = (source, name)
         knl = self.kernels.get(key)
         if knl is None:
             knl = cl.Kernel(self.build(source), name)
+            if scalars is not None:
+                knl.set_scalar_arg_dtypes(scalars)
             self.kernels[key] = knl
         return knl
 

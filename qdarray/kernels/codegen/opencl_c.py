@@ -152,8 +152,10 @@ def _const(value: Any, t: Any) -> str:
 class Emitter:
     """Emits the C statements of IR regions (see `render_opencl_c`)."""
 
-    def __init__(self, kernel: KernelIR, debug: bool, caps: dict[str, Any]) -> None:
+    def __init__(self, kernel: KernelIR, debug: bool, caps: dict[str, Any],
+                 unit: frozenset[int] = frozenset()) -> None:
         self.kernel = kernel
+        self.unit = unit
         self.debug = debug
         self.caps = caps
         self.lines: list[str] = []
@@ -231,7 +233,10 @@ class Emitter:
 
     def index(self, mem: Value, idx: tuple[Value, ...]) -> str:
         a = f"a{mem.id}"
-        parts = [f"{a}_off"] + [f"(long){self.val(i)} * {a}_s{d}" for d, i in enumerate(idx)]
+        last = len(idx) - 1
+        parts = [f"{a}_off"] + [f"(long){self.val(i)}" + (
+            "" if d == last and mem.id in self.unit else f" * {a}_s{d}")
+            for d, i in enumerate(idx)]
         return f"{a}[{' + '.join(parts)}]"
 
     def instr(self, i: Instr) -> None:
@@ -353,10 +358,10 @@ def _stage(e: Emitter, p: Plan, stage: Stage) -> None:
         e.line(f"{ct(var.dtype)} {e.var(var)} = 0;")
     if stage.loops:
         e.line("long qd_r = qd_gid;")
-        for d in range(len(stage.loops) - 1, -1, -1):
+        for d in range(len(stage.loops) - 1, 0, -1):
             e.line(f"long qd_t{d} = qd_b{d} + qd_r % qd_n{d};")
-            if d:
-                e.line(f"qd_r /= qd_n{d};")
+            e.line(f"qd_r /= qd_n{d};")
+        e.line("long qd_t0 = qd_b0 + qd_r;")  # qd_gid < qd_total: no remainder needed
         for d, f in enumerate(stage.loops):
             e.line(f"{ct(f.index.type)} {e.val(f.index)} = ({ct(f.index.type)})qd_t{d};")
     e.block(Block(tuple(body)))
@@ -371,7 +376,8 @@ def _stage(e: Emitter, p: Plan, stage: Stage) -> None:
 
 
 def render_opencl_c(kernel: KernelIR, *, debug: bool = False,
-                    caps: dict[str, Any] | None = None) -> str:
+                    caps: dict[str, Any] | None = None,
+                    unit_stride: frozenset[int] = frozenset()) -> str:
     """OpenCL C source running `kernel` (views lowered) as the stages of `plan(kernel)`.
 
     Args:
@@ -379,10 +385,12 @@ def render_opencl_c(kernel: KernelIR, *, debug: bool = False,
         debug: emit index checks writing the error record.
         caps: device capabilities: "int64_atomics", "int64_minmax" (booleans); atomics
             that need a missing one raise `KernelTypeError` naming `caps["device"]`.
+        unit_stride: ids of array parameters whose last axis has stride 1 in this launch:
+            their innermost index needs no multiplication, so loops over them vectorize.
     """
     caps = caps or {"int64_atomics": True, "int64_minmax": True, "device": "the device"}
     p = plan(kernel)
-    e = Emitter(kernel, debug, caps)
+    e = Emitter(kernel, debug, caps, unit_stride)
     for k, stage in enumerate(p.stages):
         e.stage_no = k
         _stage(e, p, stage)
