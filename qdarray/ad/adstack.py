@@ -25,6 +25,7 @@ from .._errors import AdStackOverflowError
 from ..kernels.ir import UNKNOWN_LOC, Op, SourceLoc, Stmt, Value, Var
 from ..kernels.ops.adstack import AdStack
 from ..kernels.types import ArrayType
+from .device_memory import cpu_available_bytes
 from .emit import Emitter
 
 LAYOUT_FIELDS = 3  # capacity, offset, stride
@@ -156,27 +157,40 @@ def layout_array(live: list[StackInfo], caps: list[int], threads: dict[Any, int]
 
 class HeapPool:
     """Heap buffers reused across launches: they grow by doubling, or to the exact size when
-    the doubled allocation fails."""
+    the doubled size does not fit. Before growing, the size is compared with what the host
+    can give (`available`, bytes or None when unknown): a heap that cannot fit raises a
+    MemoryError with the figures instead of being allocated."""
 
     def __init__(self) -> None:
         self.buffers: dict[Any, np.ndarray] = {}
+        self.available = cpu_available_bytes
 
     def get(self, dtype: Any, size: int, describe: Any) -> np.ndarray:
+        """A buffer of at least `size` elements of `dtype`; `describe(dtype, size,
+        available)` gives the MemoryError's message."""
         size = max(size, 1)
         buf = self.buffers.get(dtype)
         if buf is not None and buf.size >= size:
             return buf
+        itemsize = dtype.itemsize
+        avail = self.available()
+        if avail is not None and buf is not None:
+            avail += buf.nbytes  # freed before the new one is made
+        if avail is not None and size * itemsize > avail:
+            raise MemoryError(describe(dtype, size, avail))
         want = max(size, 2 * buf.size) if buf is not None else size
+        if avail is not None and want * itemsize > avail:
+            want = size
         self.buffers.pop(dtype, None)
         del buf
         for n in dict.fromkeys((want, size)):
             try:
                 new = np.empty(n, dtype._np)
-            except MemoryError:
+            except (MemoryError, ValueError):
                 continue
             self.buffers[dtype] = new
             return new
-        raise MemoryError(describe(dtype, size))
+        raise MemoryError(describe(dtype, size, avail))
 
     def clear(self) -> None:
         self.buffers.clear()

@@ -2,10 +2,12 @@
 
 `kernel.grad(*args)` (and `kernel.grad.interpret(*args)`) land in `launch_reverse`. A
 `ReverseLauncher` is built once per (signature, which arguments have gradients, debug mode,
-target): it holds the compiled reverse kernel, the compiled counting kernel and each stack's
-capacity expression. Each call sizes the stacks (`sizing.capacities`), takes heap buffers
-from the pool (reused across launches), runs the reverse, raises `AdStackOverflowError` if a
-push went past its capacity, and bumps the write generation of the gradients it wrote.
+target): it holds the compiled reverse kernel, the compiled counting kernel and the stacks'
+`Sizer`. Each call checks that the integer arrays the forward launch read are unchanged
+(`kernels/bound_reads.py`), sizes the stacks (nothing to do when the sizing cache holds the
+answer), takes heap buffers from the pool (reused across launches), runs the reverse, raises
+`AdStackOverflowError` if a push went past its capacity, and bumps the write generation of the
+gradients it wrote.
 """
 
 from __future__ import annotations
@@ -20,15 +22,18 @@ import numpy as np
 
 from .. import _dtypes
 from .._array import Array
-from .._errors import AutodiffError
+from .._errors import AdStackSizingError, AutodiffError
 from ..buffer_view import BufferView
-from ..kernels.args import ArgSpec, signature_key
+from ..kernels.args import KEY_FUNCS, ArgSpec, signature_key
+from ..kernels.bound_reads import buffer_at, int_read_paths
 from ..kernels.debug import _state
-from ..kernels.ir import KernelIR
+from ..kernels.launch import written_paths
 from ..kernels.types import ArrayType, ViewType
-from . import sizing
 from .adstack import LAYOUT_FIELDS, POOL, check_overflow, layout_array
-from .reverse import Reverse, build_reverse
+from .compile import compile_ir
+from .reverse import COUNT_SLOTS, Reverse, build_reverse
+from .sizer import Sizer
+from .sizing import Deriver
 
 _HEAPS_IN_USE = threading.Lock()
 _CACHE: weakref.WeakKeyDictionary[Any, dict[Any, ReverseLauncher]] = weakref.WeakKeyDictionary()
@@ -54,28 +59,6 @@ def grad_of(arg: Any) -> Any:
     return None
 
 
-def _compile(ir: KernelIR, specs: list[ArgSpec], names: list[str], target: str, debug: bool,
-             bumps: list[Any]) -> Any:
-    from ..kernels.launch import InterpLauncher, NumbaLauncher, packer
-    from ..kernels.passes import pipeline
-
-    interp = target == "interp"
-    ir = pipeline(ir, debug=debug, lower=not interp)
-    packers = [packer(s, f"{ir.name}() argument '{n}'", interp)
-               for n, s in zip(names, specs, strict=True)]
-    if interp:
-        return InterpLauncher(ir, packers, bumps)
-    if target != "numba_cpu":
-        raise NotImplementedError(
-            f"Reverse kernels need the '{target}' code generator, which qdarray does not have "
-            "yet. Use CPU arrays, or kernel.grad.interpret(...).")
-    from ..kernels.cache import load_module
-    from ..kernels.codegen.numba_cpu import render_numba_cpu
-
-    return NumbaLauncher(ir, packers, bumps, load_module(render_numba_cpu(ir, debug=debug)),
-                         debug)
-
-
 def _array_spec(dtype: Any) -> ArgSpec:
     return ArgSpec("array", ArrayType(dtype, 1))
 
@@ -84,12 +67,14 @@ class ReverseLauncher:
     """The reverse of one kernel for one signature (see the module docstring)."""
 
     def __init__(self, kernel: Any, rev: Reverse, specs: list[tuple[str, ArgSpec]],
-                 target: str, debug: bool) -> None:
+                 target: str, debug: bool, written: Sequence[str]) -> None:
         self.name = kernel.__name__
+        self.kernel = kernel
         self.rev = rev
         self.specs = specs
         self.target = target
         self.debug = debug
+        self.flat_args = not any(s.kind == "struct" for _, s in specs)
         params = rev.kernel.params
         nfwd = len(rev.forward.params)
         i64 = _dtypes.int64
@@ -104,68 +89,100 @@ class ReverseLauncher:
             else:
                 ext.append(ArgSpec("array", t))
             names.append(p.name)
-        self.run = _compile(rev.kernel, ext, names, target, debug, bumps)
+        self.run = compile_ir(rev.kernel, ext, names, target, debug, bumps)
         self.count_specs = [s for _, s in specs] + [_array_spec(i64)]
         self.count_names = [n for n, _ in specs] + ["@counts"]
         self.counter: Any = None
-        deriver = sizing.Deriver(rev.structure)
+        deriver = Deriver(rev.structure)
         self.exprs = [deriver.capacity(s.sites, s.task) for s in rev.stacks]
         self.threads = [deriver.threads(t) for t in rev.tasks]
+        self.sizer = Sizer(self.exprs, self.threads, rev.forward.params, rev.counting,
+                           self.count, [s.id for s in rev.stacks], rev.n_stacks, target)
+        self.int_reads = int_read_paths(specs, written_paths(kernel.param_names, written))
+        self.overflow = np.zeros(max(rev.n_stacks, 1), np.int64)
+        self.sized: tuple[Any, ...] = (None,)
 
-    def count(self, args: Sequence[Any]) -> tuple[list[int], list[int]]:
-        """Run the counting kernel: (largest depth per live stack, threads per task)."""
+    def count(self, args: Sequence[Any]) -> np.ndarray:
+        """Run the counting kernel: the counts array (`reverse.counting_kernel`)."""
         if self.counter is None:
-            self.counter = _compile(self.rev.counting, self.count_specs, self.count_names,
-                                    self.target, self.debug, [])
+            self.counter = compile_ir(self.rev.counting, self.count_specs, self.count_names,
+                                      self.target, self.debug, [])
         rev = self.rev
-        counts = np.zeros(rev.n_stacks + len(rev.tasks), np.int64)
+        counts = np.zeros(rev.n_stacks * COUNT_SLOTS + len(rev.tasks), np.int64)
         self.counter(list(args) + [counts])
-        return ([int(counts[s.id]) for s in rev.stacks],
-                [int(counts[rev.n_stacks + k]) for k in range(len(rev.tasks))])
+        return counts
 
     def __call__(self, args: Sequence[Any]) -> None:
         with _HEAPS_IN_USE:  # one reverse launch at a time uses the shared heap buffers
             self.launch(args)
 
+    def check_reads(self, args: Sequence[Any]) -> None:
+        """Raise when an integer array the forward launch read was written since."""
+        table = self.kernel._read_generations
+        if not table:
+            return
+        for index, path in self.int_reads:
+            buf = buffer_at(args, index, path)
+            seen = table.get(id(buf)) if buf is not None else None
+            if seen is None or seen[0] is not buf or seen[1] == buf.generation:
+                continue
+            name = ".".join((self.kernel.param_names[index],) + path)
+            raise AdStackSizingError(
+                f"'{name}', an integer array that kernel '{self.name}' read at its forward "
+                "launch, was written after that launch and before its reverse "
+                f"({self.name}.grad). It may bound loops (or give indices), so the reverse "
+                "would size and run them with the new values and the gradients would be "
+                f"wrong. Run {self.name}(...) again before {self.name}.grad(...), or write to "
+                "a copy (qd.asarray(x, copy=True)) instead.")
+
     def launch(self, args: Sequence[Any]) -> None:
         rev = self.rev
-        flat = flatten(self.specs, args)
-        grads = [grad_of(flat[k][1]) for k in rev.grads]
-        caps, threads = sizing.capacities(
-            self.exprs, self.threads, sizing.host_args(rev.forward.params, [a for _, a in flat]),
-            lambda: self.count(args))
-        extra: list[Any] = list(grads)
+        flat = args if self.flat_args else [a for _, a in flatten(self.specs, args)]
+        if self.int_reads:
+            self.check_reads(args)
+        sized = self.sizer.size(flat, args)
+        if sized is not self.sized[0]:
+            self.sized = (sized,) + self.layout(*sized)
+        _, layout, sizes, describe = self.sized
+        extra: list[Any] = [grad_of(flat[k]) for k in rev.grads]
         if rev.outer_slots:
             extra.append(np.zeros(rev.outer_slots, np.float64))
-        per_task = {t: n for t, n in zip(rev.tasks, threads, strict=True)}
-        lay, sizes = layout_array(rev.stacks, caps, per_task)
-        heaps = [POOL.get(d, sizes.get(d, 0), self.describe(caps, per_task))
-                 for d in rev.heaps]
-        extra += heaps
-        overflow = None
+        for d in rev.heaps:
+            extra.append(POOL.get(d, sizes.get(d, 0), describe))
+        overflow = self.overflow
         if rev.n_stacks:
-            layout = np.zeros(LAYOUT_FIELDS * rev.n_stacks, np.int64)
-            for k, s in enumerate(rev.stacks):
-                layout[LAYOUT_FIELDS * s.id:LAYOUT_FIELDS * (s.id + 1)] = \
-                    lay[LAYOUT_FIELDS * k:LAYOUT_FIELDS * (k + 1)]
-            overflow = np.zeros(rev.n_stacks, np.int64)
             extra += [layout, overflow]
         self.run(list(args) + extra)
-        if overflow is not None:
-            check_overflow(overflow, rev.stacks, caps, self.name)
+        if rev.n_stacks and overflow.any():
+            seen = overflow.copy()
+            overflow[:] = 0
+            check_overflow(seen, rev.stacks, sized[0], self.name)
+
+    def layout(self, caps: list[int], threads: list[int]) -> tuple[Any, ...]:
+        """(layout array, heap size per dtype, MemoryError message) for these sizes."""
+        rev = self.rev
+        per_task = {t: n for t, n in zip(rev.tasks, threads, strict=True)}
+        lay, sizes = layout_array(rev.stacks, caps, per_task)
+        layout = np.zeros(max(LAYOUT_FIELDS * rev.n_stacks, 1), np.int64)
+        for k, s in enumerate(rev.stacks):
+            layout[LAYOUT_FIELDS * s.id:LAYOUT_FIELDS * (s.id + 1)] = \
+                lay[LAYOUT_FIELDS * k:LAYOUT_FIELDS * (k + 1)]
+        return layout, sizes, self.describe(caps, per_task)
 
     def describe(self, caps: list[int], threads: dict[Any, int]) -> Any:
-        def message(dtype: Any, size: int) -> str:
+        def message(dtype: Any, size: int, available: int | None) -> str:
             stacks = [(s, c) for s, c in zip(self.rev.stacks, caps, strict=True)
                       if s.desc.dtype is dtype]
             n = max((threads.get(s.task, 1) for s, _ in stacks), default=1)
             cap = max((c for _, c in stacks), default=0)
+            have = ("cannot be allocated" if available is None else
+                    f"but the device can give about {available} bytes now")
             return (f"The adstacks of the reverse of kernel '{self.name}' need "
                     f"{size * dtype.itemsize} bytes of {dtype.name} storage: up to {n} threads "
-                    f"x capacity {cap} x {dtype.itemsize} bytes x {len(stacks)} stacks, which "
-                    "cannot be allocated. Try launching over fewer threads at a time (split "
-                    "the parallel loop's range), fewer iterations of the dynamic loops, or "
-                    "float32 locals instead of float64.")
+                    f"x capacity {cap} x {dtype.itemsize} bytes x {len(stacks)} stacks, {have}. "
+                    "Try launching over fewer threads at a time (split the parallel loop's "
+                    "range), fewer iterations of the dynamic loops, or float32 locals instead "
+                    "of float64.")
         return message
 
 
@@ -199,16 +216,32 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: str | None,
             f"{kernel.__name__}.grad(): no argument has a gradient, so there is nothing to "
             "compute. Use requires_grad=True when creating the arrays whose gradients you "
             "want (qd.zeros(n, requires_grad=True)).")
-    forward = pipeline(build(kernel.source(), specs), debug=False, lower=False)
-    rev = build_reverse(forward, set(with_grad))
-    return ReverseLauncher(kernel, rev, specs, target, debug)
+    built = build(kernel.source(), specs)
+    written = dict(built.meta).get("written", ())
+    rev = build_reverse(pipeline(built, debug=False, lower=False), set(with_grad))
+    return ReverseLauncher(kernel, rev, specs, target, debug, written)
+
+
+def _grad_key(key: Any) -> Any:
+    return lambda a: (key(a), a.grad is not None)
+
+
+# Per-argument keys of the launcher table: the signature key, and whether it has a gradient.
+_KEYS: dict[type, Any] = dict(KEY_FUNCS)
+_KEYS[Array] = _grad_key(KEY_FUNCS[Array])
+_KEYS[BufferView] = _grad_key(KEY_FUNCS[BufferView])
 
 
 def launch_reverse(kernel: Any, args: Sequence[Any], target: str | None) -> None:
     """Run the reverse of `kernel` on `args` (target None: the arrays' device)."""
     debug = _state["debug"]
-    table = _CACHE.setdefault(kernel, {})
-    key = (debug, target, tuple(signature_key(a) for a in args), _mask(args))
+    table = _CACHE.get(kernel)
+    if table is None:
+        table = _CACHE[kernel] = {}
+    try:
+        key: Any = (debug, target, tuple([_KEYS[type(a)](a) for a in args]))
+    except KeyError:
+        key = (debug, target, tuple(signature_key(a) for a in args), _mask(args))
     launcher = table.get(key)
     if launcher is None:
         launcher = prepare_reverse(kernel, args, target, debug)

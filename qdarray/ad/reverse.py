@@ -26,6 +26,9 @@ from .materialize import materialize
 from .structure import Node, Structure
 from .transform import Gen, nest_loops
 
+# Slots per stack in the counting kernel's output (see `counting_kernel`).
+COUNT_SLOTS = 1024
+
 
 @dataclass
 class Reverse:
@@ -104,23 +107,28 @@ def _counting_block(stmts: Any, live: set[int], em: Emitter) -> Any:
 
 def counting_kernel(forward: KernelIR, gen: Gen, live: list[StackInfo], dead: set[int],
                     dead_vars: set[int], em: Emitter) -> KernelIR:
-    """The forward sweep of every thread, counting pushes: `counts[stack id]` gets the
-    largest depth a thread reaches and `counts[n_stacks + t]` the thread count of task t."""
+    """The forward sweep of every thread, counting pushes. Each thread folds the depth its
+    stacks reach into `counts[stack id * COUNT_SLOTS + thread % COUNT_SLOTS]` with an atomic
+    max (threads of one stretch of the launch hit different slots: no contention), so the
+    largest depth of a stack is the max over its slots; `counts[n_stacks * COUNT_SLOTS + t]`
+    gets the thread count of task t."""
     i64 = _dtypes.int64
     counts = em.value(ArrayType(i64, 1))
     ids = {s.id for s in live}
-    n = len(gen.stacks.all)
+    n = len(gen.stacks.all) * COUNT_SLOTS
     body: list[Stmt] = list(_counting_block(gen.serial_fwd, ids, em).stmts)
     with em.region() as tail:
         for s in live:
             if s.task is None:
-                em.emit(Op.STORE, counts, em.i64(s.id), em.load_var(s.depth))
+                em.emit(Op.STORE, counts, em.i64(s.id * COUNT_SLOTS), em.load_var(s.depth))
     for t, task in enumerate(gen.st.tasks):
         fwd, prelude = gen.thread_fwd[id(task)]
         with em.region() as thread_end:
+            slot = em.emit(Op.MOD, gen.thread_index(task.nest), em.i64(COUNT_SLOTS))
             for s in live:
                 if s.task is task:
-                    em.emit(Op.ATOMIC_MAX, counts, em.i64(s.id), em.load_var(s.depth))
+                    where = em.emit(Op.ADD, em.i64(s.id * COUNT_SLOTS), slot)
+                    em.emit(Op.ATOMIC_MAX, counts, where, em.load_var(s.depth))
         with em.at(task.stmt.loc), em.region() as before:
             threads = em.i64(1)
             for loop in task.nest:

@@ -1,4 +1,4 @@
-"""Adstack capacities: symbolic bounds built at compile time, evaluated at launch.
+"""Adstack capacities: symbolic bounds, built when the reverse kernel compiles.
 
 Each stack's capacity is the sum over its push sites of the product of the trip counts of
 the loops around the site (inside its thread). A trip count is `max(end - begin, 0)` of the
@@ -8,29 +8,20 @@ that depends on an enclosing loop's variable is maximised over that loop's range
 `MaxOverRange(var, begin, end, body)` (nested dependent loops: the product of their maxima),
 and the whole capacity over the parallel loop's range.
 
-`capacities(...)` is the one entry point the launcher calls. It evaluates the expressions
-with NumPy over the argument arrays; whatever they cannot express (while loops, `a[b[i]]`,
-bounds read from locals) or cannot evaluate safely (a read outside its array, which a guard
-in the kernel prevents) is sized exactly by the counting kernel: the forward sweep with each
-push replaced by a counter, run as a kernel, followed by a max. There is no default size.
+`Deriver` builds the expressions from the forward kernel's IR; a stack whose bounds it
+cannot express (while loops, `a[b[i]]`, bounds read from locals) gets None and is sized by
+the counting pass. The launch-time side (the max-reducer, the counting pass, the sizing
+cache) lives in `qdarray.ad.sizer`. There is no default size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
 
 from ..kernels.ir import For, Op, Value, While
-from ..kernels.types import ArrayType, ViewType, is_int
+from ..kernels.types import is_int
 from .structure import Node, Structure
-
-# Test-only: when set to an int, every stack gets this capacity (to provoke overflows).
-_TEST_CAPACITY_OVERRIDE: int | None = None
-
-STATS = {"symbolic": 0, "counting": 0}
 
 
 class Expr:
@@ -109,6 +100,17 @@ class MaxOverRange(Expr):
         return f"MaxOverRange({self.var}, {self.begin}, {self.end}, {self.body})"
 
 
+@dataclass(frozen=True)
+class Slot(Expr):
+    """The value of an inner `MaxOverRange` computed in an earlier round (a max-reducer
+    kernel takes it as its parameter `@slot<index>`)."""
+
+    index: int
+
+    def __str__(self) -> str:
+        return f"@slot{self.index}"
+
+
 _BINOPS = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.FLOORDIV: "//", Op.MAX: "max",
            Op.MIN: "min"}
 _FOLD: dict[str, Callable[[int, int], int]] = {
@@ -143,6 +145,40 @@ def free_vars(e: Expr | None) -> set[int]:
     return set()
 
 
+def is_closed(e: Expr) -> bool:
+    """No free loop variable: the expression has one value per launch."""
+    return not free_vars(e)
+
+
+def subexprs(e: Expr) -> Iterator[Expr]:
+    """`e` and every expression inside it (pre-order)."""
+    yield e
+    if isinstance(e, Read):
+        for i in e.index:
+            yield from subexprs(i)
+    elif isinstance(e, Bin):
+        yield from subexprs(e.a)
+        yield from subexprs(e.b)
+    elif isinstance(e, MaxOverRange):
+        for part in (e.begin, e.end, e.body):
+            yield from subexprs(part)
+
+
+def dependencies(e: Expr) -> tuple[set[str], set[str], set[str]]:
+    """(arrays whose elements `e` reads, arrays whose shapes it uses, scalar arguments)."""
+    reads: set[str] = set()
+    shapes: set[str] = set()
+    scalars: set[str] = set()
+    for x in subexprs(e):
+        if isinstance(x, Read):
+            reads.add(x.name)
+        elif isinstance(x, Shape):
+            shapes.add(x.name)
+        elif isinstance(x, Arg):
+            scalars.add(x.name)
+    return reads, shapes, scalars
+
+
 def _has_read(e: Expr) -> bool:
     if isinstance(e, Read):
         return True
@@ -171,8 +207,9 @@ class Deriver:
         if v.id in self.names:
             return Arg(self.names[v.id]) if is_int(v.type) else None
         d = self.st.defs.get(v.id)
-        if isinstance(d, Node) and isinstance(d.stmt, For) and d.stmt.index.id == v.id:
-            return LoopVar(v.id, f"i{v.id}")
+        if isinstance(d, Node) and any(isinstance(f, For) and f.index.id == v.id
+                                       for f in d.nest or (d.stmt,)):
+            return LoopVar(v.id, f"i{v.id}")  # a loop's index (any axis of a parallel nest)
         i = self.st.instr_of.get(v.id)
         if i is None or not is_int(v.type):
             return None
@@ -242,180 +279,3 @@ class Deriver:
 
     def threads(self, task: Node) -> Expr | None:
         return self.trip(task)
-
-
-# -- evaluation (launch time) -----------------------------------------------------------------
-
-
-class Unsized(Exception):
-    """The expression cannot be evaluated safely here: use the counting kernel."""
-
-
-def _range_max(values: np.ndarray, lo: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """max(values[s - lo : e - lo]) per (s, e) (0 for an empty range), by a sparse table."""
-    out = np.zeros(starts.shape, np.int64)
-    ok = ends > starts
-    if not ok.any() or values.size == 0:
-        return out
-    table = [values.astype(np.int64)]
-    width = 1
-    while 2 * width <= values.size:
-        prev = table[-1]
-        table.append(np.maximum(prev[:-width], prev[width:]))
-        width *= 2
-    s = starts[ok] - lo
-    length = ends[ok] - starts[ok]
-    level = np.floor(np.log2(length)).astype(np.int64)
-    res = np.empty(s.shape, np.int64)
-    for k in np.unique(level):
-        m = level == k
-        t = table[int(k)]
-        res[m] = np.maximum(t[s[m]], t[s[m] + length[m] - (1 << int(k))])
-    out[ok] = res
-    return out
-
-
-class _Range:
-    """The values [start, stop) of a loop variable (an arange made only when needed)."""
-
-    def __init__(self, start: int, stop: int) -> None:
-        self.start = start
-        self.stop = stop
-        self._array: np.ndarray | None = None
-
-    @property
-    def array(self) -> np.ndarray:
-        if self._array is None:
-            self._array = np.arange(self.start, self.stop, dtype=np.int64)
-        return self._array
-
-
-class Evaluator:
-    """Evaluates expressions over host arrays: `args` maps parameter names to NumPy arrays,
-    (base, offset, size) triples for views, and Python ints for scalars."""
-
-    def __init__(self, args: dict[str, Any]) -> None:
-        self.args = args
-
-    def eval(self, e: Expr, env: dict[int, Any]) -> Any:
-        if isinstance(e, Const):
-            return e.value
-        if isinstance(e, Arg):
-            return int(self.args[e.name])
-        if isinstance(e, LoopVar):
-            v = env[e.id]
-            return v.array if isinstance(v, _Range) else v
-        if isinstance(e, Shape):
-            a = self.args[e.name]
-            return int(a[2]) if isinstance(a, tuple) else int(a.shape[e.axis])
-        if isinstance(e, Read):
-            return self.read(e, env)
-        if isinstance(e, Bin):
-            a, b = self.eval(e.a, env), self.eval(e.b, env)
-            if e.op == "+":
-                return np.add(a, b)
-            if e.op == "-":
-                return np.subtract(a, b)
-            if e.op == "*":
-                return np.multiply(a, b)
-            if e.op == "//":
-                bz = np.where(np.equal(b, 0), 1, b)
-                return np.where(np.equal(b, 0), 0, np.floor_divide(a, bz))
-            return np.maximum(a, b) if e.op == "max" else np.minimum(a, b)
-        assert isinstance(e, MaxOverRange)
-        return self.max_over(e, env)
-
-    def read(self, e: Read, env: dict[int, Any]) -> Any:
-        a = self.args[e.name]
-        if len(e.index) == 1 and isinstance(e.index[0], LoopVar):
-            r = env[e.index[0].id]
-            if isinstance(r, _Range):  # a[i] over a whole range: a slice, checked at its ends
-                base, offset, size = a if isinstance(a, tuple) else (a, 0, a.shape[0])
-                if r.start < 0 or r.stop > size:
-                    raise Unsized(e.name)
-                return base[offset + r.start:offset + r.stop].astype(np.int64)
-        idx = [np.asarray(self.eval(i, env), np.int64) for i in e.index]
-        if isinstance(a, tuple):
-            base, offset, size = a
-            if np.any(idx[0] < 0) or np.any(idx[0] >= size):
-                raise Unsized(e.name)
-            return base[offset + idx[0]].astype(np.int64)
-        for i, n in zip(idx, a.shape, strict=True):
-            if np.any(i < 0) or np.any(i >= n):
-                raise Unsized(e.name)
-        return np.asarray(a[tuple(idx)]).astype(np.int64)
-
-    def max_over(self, e: MaxOverRange, env: dict[int, Any]) -> Any:
-        b = np.asarray(self.eval(e.begin, env), np.int64)
-        n = np.asarray(self.eval(e.end, env), np.int64)
-        if b.ndim == 0 and n.ndim == 0:
-            if n <= b:
-                return 0
-            v = np.asarray(self.eval(e.body, {**env, e.var.id: _Range(int(b), int(n))}))
-            return int(v.max()) if v.ndim else int(v)
-        # a range that varies with enclosing variables: the body may only use this one
-        if free_vars(e.body) - {e.var.id}:
-            raise Unsized("a bound depends on two loop variables at once")
-        b, n = np.broadcast_arrays(b, n)
-        ok = n > b
-        if not ok.any():
-            return np.zeros(b.shape, np.int64)
-        lo, hi = int(b[ok].min()), int(n[ok].max())
-        vals = np.asarray(self.eval(e.body, {**env, e.var.id: np.arange(lo, hi)}), np.int64)
-        vals = np.broadcast_to(vals, (hi - lo,))
-        return _range_max(vals, lo, np.where(ok, b, 0), np.where(ok, n, 0))
-
-
-def symbolic(exprs: list[Expr | None], threads: list[Expr | None], args: dict[str, Any]
-             ) -> tuple[list[int], list[int]] | None:
-    """Capacities and thread counts from the expressions, or None when one of them needs
-    the counting kernel."""
-    if any(e is None for e in exprs) or any(t is None for t in threads):
-        return None
-    ev = Evaluator(args)
-    try:
-        caps = [max(int(ev.eval(e, {})), 0) for e in exprs]  # type: ignore[arg-type]
-        counts = [max(int(ev.eval(t, {})), 0) for t in threads]  # type: ignore[arg-type]
-    except Unsized:
-        return None
-    return caps, counts
-
-
-def capacities(exprs: list[Expr | None], threads: list[Expr | None], args: dict[str, Any],
-               count: Any) -> tuple[list[int], list[int]]:
-    """(capacity per stack, thread count per parallel loop) for one launch.
-
-    Args:
-        exprs: each stack's capacity expression (None: not expressible).
-        threads: each parallel loop's trip count expression.
-        args: host views of the arguments by parameter name (see `Evaluator`).
-        count: runs the counting kernel and returns (counts per stack, threads per loop).
-    """
-    got = symbolic(exprs, threads, args)
-    if got is None:
-        STATS["counting"] += 1
-        got = count()
-    else:
-        STATS["symbolic"] += 1
-    caps, counts = got
-    if _TEST_CAPACITY_OVERRIDE is not None:
-        caps = [_TEST_CAPACITY_OVERRIDE] * len(caps)
-    return caps, counts
-
-
-def host_args(params: Any, args: Any) -> dict[str, Any]:
-    """Parameter name -> host value for the evaluator (arrays, view triples, ints)."""
-    from .._array import Array
-    from ..buffer_view import BufferView
-
-    out: dict[str, Any] = {}
-    for p, a in zip(params, args, strict=True):
-        t = p.value.type
-        if isinstance(t, ViewType):
-            v = a if type(a) is BufferView else BufferView(a)
-            out[p.name] = (v._base._data, v._offset, v._size)
-        elif isinstance(t, ArrayType):
-            out[p.name] = a._data if type(a) is Array else np.asarray(a)
-        else:
-            out[p.name] = a
-    return out

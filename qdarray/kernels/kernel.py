@@ -13,6 +13,8 @@ from typing import Any
 
 from .._errors import KernelSyntaxError, KernelTypeError
 from .args import KEY_FUNCS, signature_key
+from .bound_reads import int_read_paths
+from .bound_reads import record as record_reads
 from .debug import _state
 from .frontend import FunctionSource, parse_function
 
@@ -91,6 +93,9 @@ class Kernel:
         # one launcher table per debug state, and one for the interpreter
         self._launchers: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
         self._interpreted: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
+        # generations of the integer arrays the last launches only read (bound_reads.py)
+        self._read_generations: dict[int, tuple[Any, int]] = {}
+        self._grad: Any = None
 
     def source(self) -> FunctionSource:
         if self._src is None:
@@ -125,8 +130,10 @@ class Kernel:
             table[key] = launcher
         if RECORDERS:
             RECORDERS[-1].record(self, args, None, launcher)
-            return
-        launcher(args)
+        else:
+            launcher(args)
+        if launcher.int_reads:
+            record_reads(self._read_generations, args, launcher.int_reads)
 
     def interpret(self, *args: Any, **kwargs: Any) -> None:
         """Run the kernel through the IR interpreter instead of compiled code (slow; the
@@ -141,22 +148,29 @@ class Kernel:
             table[key] = launcher
         if RECORDERS:
             RECORDERS[-1].record(self, args, "interp", launcher)
-            return
-        launcher(args)
+        else:
+            launcher(args)
+        if launcher.int_reads:
+            record_reads(self._read_generations, args, launcher.int_reads)
 
     @property
     def grad(self) -> Any:
         """The reverse of this kernel: `kernel.grad(*args)` runs it on the same arguments,
         accumulating into the `.grad` of every argument that has one
         (`kernel.grad.interpret(*args)` runs it through the interpreter). See qdarray.ad."""
-        from ..ad.launch import GradKernel
+        if self._grad is None:
+            from ..ad.launch import GradKernel
 
-        return GradKernel(self)
+            self._grad = GradKernel(self)
+        return self._grad
 
     def _prepare(self, args: tuple[Any, ...], target: str | None) -> Any:
-        from .launch import prepare
+        from .launch import prepare, signature
 
-        return prepare(self, args, target, _state["debug"])
+        launcher: Any = prepare(self, args, target, _state["debug"])
+        # integer arrays only read: their generations are recorded at each launch
+        launcher.int_reads = int_read_paths(signature(self, args)[0], launcher.bumps)
+        return launcher
 
     def ir(self, *args: Any, **kwargs: Any) -> Any:
         """The IR this kernel compiles to for these arguments (after the compile pipeline;

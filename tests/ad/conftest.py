@@ -9,7 +9,7 @@ import pytest
 from gradcheck import Grad
 
 import qdarray as qd
-from qdarray.ad import sizing
+from qdarray.ad import sizer
 
 BACKENDS = ["interp", "cpu"]
 
@@ -25,7 +25,7 @@ def _reset_state() -> Iterator[None]:
     debug = qd.debug_mode()
     yield
     qd.set_debug(debug)
-    sizing._TEST_CAPACITY_OVERRIDE = None
+    sizer._TEST_CAPACITY_OVERRIDE = None
 
 
 @pytest.fixture

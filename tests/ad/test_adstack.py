@@ -9,7 +9,7 @@ import pytest
 from gradcheck import host
 
 import qdarray as qd
-from qdarray.ad import adstack, sizing
+from qdarray.ad import adstack, sizer
 from qdarray.ad.adstack import HeapPool
 from qdarray.kernels.ir import Op
 from qdarray.kernels.ops import OPS
@@ -49,7 +49,7 @@ def test_push_top_pop_semantics():
 
 
 def test_overflow_is_reported_after_the_launch(grad):
-    sizing._TEST_CAPACITY_OVERRIDE = 4
+    sizer._TEST_CAPACITY_OVERRIDE = 4
     x = qd.asarray(np.full(3, 0.5), requires_grad=True)
     y = qd.zeros(1, requires_grad=True)
     a = qd.asarray(np.array([1, 9, 2], np.int32))
@@ -95,12 +95,24 @@ def test_heap_pool_falls_back_to_the_exact_size(monkeypatch):
     monkeypatch.setattr(adstack.np, "empty", fake_empty)
     assert pool.get(qd.float64, 1200, None).size == 1200       # 2000 failed, 1200 did not
     with pytest.raises(MemoryError, match="too big"):
-        pool.get(qd.float64, 1600, lambda dtype, size: f"{size} {dtype.name} is too big")
+        pool.get(qd.float64, 1600, lambda dtype, size, avail: f"{size} {dtype.name} is too big")
+
+
+def test_heap_pool_guard_refuses_what_the_host_cannot_give():
+    pool = HeapPool()
+    pool.available = lambda: 8000
+    assert pool.get(qd.float64, 600, None).size == 600
+    # doubling would need 1200 x 8 bytes > 8000 (+ the 4800 freed): the exact size instead
+    assert pool.get(qd.float64, 700, None).size == 1200
+    pool.available = lambda: 3000
+    assert pool.get(qd.float64, 1500, None).size == 1500        # with the 9600 bytes freed
+    with pytest.raises(MemoryError, match=r"16008 > 15000"):
+        pool.get(qd.float64, 2001, lambda d, n, avail: f"{n * d.itemsize} > {avail}")
 
 
 def test_memory_error_gives_the_formula(grad, monkeypatch):
     def refuse(dtype, size, describe):
-        raise MemoryError(describe(dtype, size))
+        raise MemoryError(describe(dtype, size, None))
 
     monkeypatch.setattr(adstack.POOL, "get", refuse)
     x = qd.asarray(np.full(3, 0.5), requires_grad=True)

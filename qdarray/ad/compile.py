@@ -1,0 +1,33 @@
+"""Compiling the kernels reverse mode generates: reverse kernels, counting kernels and
+max-reducers, through the same pipeline and code generators as user kernels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..kernels.args import ArgSpec
+from ..kernels.ir import KernelIR
+
+
+def compile_ir(ir: KernelIR, specs: list[ArgSpec], names: list[str], target: str,
+               debug: bool, bumps: list[Any]) -> Any:
+    """A launcher (`launcher(args)`) for generated IR on `target` ("interp" or a code
+    generator's name); `bumps` are the (argument index, field path) of written arrays."""
+    from ..kernels.launch import InterpLauncher, NumbaLauncher, packer
+    from ..kernels.passes import pipeline
+
+    interp = target == "interp"
+    ir = pipeline(ir, debug=debug, lower=not interp)
+    packers = [packer(s, f"{ir.name}() argument '{n}'", interp)
+               for n, s in zip(names, specs, strict=True)]
+    if interp:
+        return InterpLauncher(ir, packers, bumps)
+    if target != "numba_cpu":
+        raise NotImplementedError(
+            f"Reverse kernels need the '{target}' code generator, which qdarray does not have "
+            "yet. Use CPU arrays, or kernel.grad.interpret(...).")
+    from ..kernels.cache import load_module
+    from ..kernels.codegen.numba_cpu import render_numba_cpu
+
+    return NumbaLauncher(ir, packers, bumps, load_module(render_numba_cpu(ir, debug=debug)),
+                         debug)

@@ -1,0 +1,367 @@
+"""The max-reducer: a `MaxOverRange` of a size expression as a parallel max-reduction kernel.
+
+A closed `MaxOverRange` (no free loop variable) and the `MaxOverRange`s directly inside its
+body whose ranges do not depend on it form one *chain* of axes; the reducer takes the
+maximum of the innermost body over the cross product of the axes. It is IR, built here and
+compiled by the kernel compiler like any kernel, so it runs on the device of the arrays and
+every code generator gets it for free:
+
+    parallel for c in range(nchunks):            # one chunk of the flattened axes each
+        m = INT64_MIN
+        for r in rows of chunk c:                 # all axes but the last, decoded once
+            for t in the part of row r in chunk c:
+                m = max(m, body(axes at (r, t)))
+        partial[c] = m
+
+and the host takes the maximum of the small `partial` array. The body reads arrays at
+loop-variable indices (any integer dtype, as int64); a `MaxOverRange` inside the body whose
+range depends on the axes becomes a sequential loop there, and closed ones inside it are
+computed first (earlier rounds) and passed in as parameters `@slot<k>`, so a reducer
+compiles once per kernel signature, not once per value.
+
+Reads are checked: an index that is an axis variable plus a constant is checked on the host
+for the whole axis before the launch; any other index is checked in the kernel, which sets
+`flag[0]` instead of reading outside the array. Either failure means the expression cannot
+be evaluated safely (a guard in the kernel keeps the real loop from reading there), and the
+launcher sizes the stacks by the counting pass instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import _dtypes
+from .._array import Array
+from ..buffer_view import BufferView
+from ..kernels.args import ArgSpec
+from ..kernels.ir import For, If, KernelIR, Op, Param, Value, format_kernel
+from ..kernels.types import ArrayType, ViewType
+from .compile import compile_ir
+from .emit import Emitter, block
+from .sizing import (
+    Arg,
+    Bin,
+    Const,
+    Expr,
+    LoopVar,
+    MaxOverRange,
+    Read,
+    Shape,
+    Slot,
+    is_closed,
+)
+
+INT64_MIN = -(1 << 63)
+_BINOPS = {"+": Op.ADD, "-": Op.SUB, "*": Op.MUL, "max": Op.MAX, "min": Op.MIN}
+
+
+class Unsized(Exception):
+    """The expression cannot be evaluated safely here: size by the counting pass."""
+
+
+def shape_of(arg: Any) -> tuple[int, ...]:
+    """The shape of an array argument (a view's is its size)."""
+    t = type(arg)
+    if t is Array:
+        return arg._data.shape  # type: ignore[no-any-return]
+    if t is BufferView:
+        return (arg._size,)
+    return tuple(np.shape(arg))
+
+
+@dataclass
+class Chain:
+    """A closed MaxOverRange with the nested ones fused into it (see the module docstring)."""
+
+    axes: list[tuple[LoopVar, Expr, Expr]]   # (variable, begin, end), outermost first
+    body: Expr                                # closed inner MaxOverRanges replaced by Slots
+    inner: list[MaxOverRange]                 # the Slots' expressions, by slot index
+    names: list[str] = field(default_factory=list)        # the arguments the body uses
+    host_checks: list[tuple[str, int, int, int]] = field(default_factory=list)
+    # (array, dimension, axis, offset): the index along `dimension` is axis + offset
+    checked: set[Read] = field(default_factory=set)       # reads the host checks
+
+
+def chain_of(e: MaxOverRange) -> Chain:
+    """Fuse `e` with the MaxOverRanges nested directly in it whose ranges are closed, and
+    replace the closed MaxOverRanges of the remaining body by slots."""
+    axes = [(e.var, e.begin, e.end)]
+    body = e.body
+    while isinstance(body, MaxOverRange) and is_closed(body.begin) and is_closed(body.end):
+        axes.append((body.var, body.begin, body.end))
+        body = body.body
+    chain = Chain(axes, body, [])
+    chain.body = _slots(body, chain)
+    axis_of = {v.id: k for k, (v, _, _) in enumerate(axes)}
+    names: dict[str, None] = {}
+    _collect(chain.body, axis_of, chain, names)
+    chain.names = sorted(names)
+    return chain
+
+
+def _slots(e: Expr, chain: Chain) -> Expr:
+    if isinstance(e, MaxOverRange):
+        if is_closed(e):
+            if e not in chain.inner:
+                chain.inner.append(e)
+            return Slot(chain.inner.index(e))
+        return MaxOverRange(e.var, _slots(e.begin, chain), _slots(e.end, chain),
+                            _slots(e.body, chain))
+    if isinstance(e, Bin):
+        return Bin(e.op, _slots(e.a, chain), _slots(e.b, chain))
+    return e
+
+
+def _affine(e: Expr, axis_of: dict[int, int]) -> tuple[int, int] | None:
+    """(axis, offset) when `e` is an axis variable plus a constant."""
+    if isinstance(e, LoopVar) and e.id in axis_of:
+        return axis_of[e.id], 0
+    if isinstance(e, Bin) and e.op in ("+", "-"):
+        if isinstance(e.b, Const) and isinstance(e.a, LoopVar) and e.a.id in axis_of:
+            return axis_of[e.a.id], e.b.value if e.op == "+" else -e.b.value
+        if e.op == "+" and isinstance(e.a, Const) and isinstance(e.b, LoopVar) and \
+                e.b.id in axis_of:
+            return axis_of[e.b.id], e.a.value
+    return None
+
+
+def _collect(e: Expr, axis_of: dict[int, int], chain: Chain, names: dict[str, None]) -> None:
+    if isinstance(e, (Arg, Shape)):
+        names[e.name] = None
+    elif isinstance(e, Read):
+        names[e.name] = None
+        for i in e.index:
+            _collect(i, axis_of, chain, names)
+        found = [_affine(i, axis_of) for i in e.index]
+        if found and all(f is not None for f in found):
+            chain.checked.add(e)
+            for d, f in enumerate(found):
+                assert f is not None
+                chain.host_checks.append((e.name, d, f[0], f[1]))
+    elif isinstance(e, Bin):
+        _collect(e.a, axis_of, chain, names)
+        _collect(e.b, axis_of, chain, names)
+    elif isinstance(e, MaxOverRange):
+        for part in (e.begin, e.end, e.body):
+            _collect(part, axis_of, chain, names)
+
+
+# -- the kernel ----------------------------------------------------------------------------
+
+
+class _Builder:
+    """Emits the reducer kernel of one chain (module docstring)."""
+
+    def __init__(self, chain: Chain, types: dict[str, Any]) -> None:
+        self.chain = chain
+        self.em = Emitter(0, 0)
+        self.i64 = i64 = _dtypes.int64
+        self.params: list[Param] = []
+        self.args: dict[str, Value] = {}
+        for k, name in enumerate(chain.names):
+            self.args[name] = self.param(f"arg{k}", types[name])
+        self.slots = [self.param(f"@slot{k}", i64) for k in range(len(chain.inner))]
+        self.begins = [self.param(f"@begin{k}", i64) for k in range(len(chain.axes))]
+        self.extents = [self.param(f"@extent{k}", i64) for k in range(len(chain.axes))]
+        self.chunk, self.nchunks, self.total = (self.param(n, i64)
+                                                for n in ("@chunk", "@nchunks", "@total"))
+        self.partial = self.param("@partial", ArrayType(i64, 1))
+        self.flag = self.param("@flag", ArrayType(i64, 1))
+        self.env: dict[int, Value] = {}
+
+    def param(self, name: str, t: Any) -> Value:
+        v = self.em.value(t)
+        self.params.append(Param(name, v))
+        return v
+
+    def c(self, value: int) -> Value:
+        return self.em.i64(value)
+
+    def op(self, op: Op, *args: Value) -> Value:
+        return self.em.emit(op, *args)  # type: ignore[no-any-return]
+
+    def kernel(self) -> KernelIR:
+        em = self.em
+        c = em.value(self.i64)
+        with em.region() as par:
+            m = em.var("m", self.i64)
+            em.store_var(m, self.c(INT64_MIN))
+            lo = self.op(Op.MUL, c, self.chunk)
+            hi = self.op(Op.MIN, self.op(Op.ADD, lo, self.chunk), self.total)
+            if len(self.chain.axes) == 1:
+                self.inner_loop(m, lo, hi, None)
+            else:
+                self.rows(m, lo, hi)
+            em.emit(Op.STORE, self.partial, c, em.load_var(m))
+        with em.region() as body:
+            em.stmt(For(c, self.c(0), self.nchunks, block(par), True))
+        return KernelIR("adstack_max", tuple(self.params), block(body))
+
+    def inner_loop(self, m: Any, lo: Value, hi: Value, offset: Value | None) -> None:
+        """m = max(m, body) for the last axis at positions [lo, hi) (plus `offset`)."""
+        em = self.em
+        last = len(self.chain.axes) - 1
+        t = em.value(self.i64)
+        with em.region() as inner:
+            self.env[self.chain.axes[last][0].id] = self.op(Op.ADD, self.begins[last], t)
+            em.store_var(m, self.op(Op.MAX, em.load_var(m), self.expr(self.chain.body)))
+        em.stmt(For(t, lo, hi, block(inner), False))
+
+    def rows(self, m: Any, lo: Value, hi: Value) -> None:
+        """Rows of the last axis that meet [lo, hi), the other axes decoded once per row."""
+        em = self.em
+        k = len(self.chain.axes)
+        length = self.extents[k - 1]
+        r0 = self.op(Op.FLOORDIV, lo, length)
+        r1 = self.op(Op.FLOORDIV, self.op(Op.ADD, hi, self.op(Op.SUB, length, self.c(1))),
+                     length)
+        r = em.value(self.i64)
+        with em.region() as rows:
+            start = self.op(Op.MUL, r, length)
+            s = self.op(Op.SUB, self.op(Op.MAX, lo, start), start)
+            e = self.op(Op.SUB, self.op(Op.MIN, hi, self.op(Op.ADD, start, length)), start)
+            q = r
+            for j in range(k - 2, 0, -1):
+                n = self.extents[j]
+                self.env[self.chain.axes[j][0].id] = self.op(
+                    Op.ADD, self.begins[j], self.op(Op.MOD, q, n))
+                q = self.op(Op.FLOORDIV, q, n)
+            self.env[self.chain.axes[0][0].id] = self.op(Op.ADD, self.begins[0], q)
+            self.inner_loop(m, s, e, None)
+        em.stmt(For(r, r0, r1, block(rows), False))
+
+    # -- the body -------------------------------------------------------------------------
+
+    def expr(self, e: Expr) -> Value:
+        em, i64 = self.em, self.i64
+        if isinstance(e, Const):
+            return self.c(e.value)
+        if isinstance(e, Arg):
+            return em.cast(self.args[e.name], i64)
+        if isinstance(e, Shape):
+            return em.cast(em.emit(Op.SHAPE, self.args[e.name], attrs=(e.axis,)), i64)
+        if isinstance(e, Slot):
+            return self.slots[e.index]
+        if isinstance(e, LoopVar):
+            return self.env[e.id]
+        if isinstance(e, Read):
+            return self.read(e)
+        if isinstance(e, Bin):
+            a, b = self.expr(e.a), self.expr(e.b)
+            if e.op != "//":
+                return self.op(_BINOPS[e.op], a, b)
+            zero = self.op(Op.EQ, b, self.c(0))  # x // 0 is 0, as in kernels
+            q = self.op(Op.FLOORDIV, a, em.emit(Op.SELECT, zero, self.c(1), b))
+            return em.emit(Op.SELECT, zero, self.c(0), q)  # type: ignore[no-any-return]
+        assert isinstance(e, MaxOverRange)
+        return self.dependent(e)
+
+    def read(self, e: Read) -> Value:
+        em, i64 = self.em, self.i64
+        mem = self.args[e.name]
+        idx = [self.expr(i) for i in e.index]
+        if e in self.chain.checked:
+            return em.cast(em.emit(Op.LOAD, mem, *idx), i64)
+        ok = None
+        for d, i in enumerate(idx):
+            n = em.emit(Op.SHAPE, mem, attrs=(d,))
+            inside = self.op(Op.BIT_AND, self.op(Op.GE, i, self.c(0)), self.op(Op.LT, i, n))
+            ok = inside if ok is None else self.op(Op.BIT_AND, ok, inside)
+        out = em.var("elem", i64)
+        em.store_var(out, self.c(0))
+        if ok is None:  # a 0-d array
+            em.store_var(out, em.cast(em.emit(Op.LOAD, mem), i64))
+            return em.load_var(out)
+        with em.region() as then:
+            em.store_var(out, em.cast(em.emit(Op.LOAD, mem, *idx), i64))
+        with em.region() as other:
+            em.emit(Op.STORE, self.flag, self.c(0), self.c(1))
+        em.stmt(If(ok, block(then), block(other)))
+        return em.load_var(out)
+
+    def dependent(self, e: MaxOverRange) -> Value:
+        """A MaxOverRange whose range depends on the axes: a loop in each element."""
+        em, i64 = self.em, self.i64
+        begin, end = self.expr(e.begin), self.expr(e.end)
+        acc = em.var("inner", i64)
+        em.store_var(acc, self.c(INT64_MIN))
+        j = em.value(i64)
+        with em.region() as body:
+            self.env[e.var.id] = j
+            em.store_var(acc, self.op(Op.MAX, em.load_var(acc), self.expr(e.body)))
+        em.stmt(For(j, begin, end, block(body), False))
+        return em.emit(Op.SELECT, self.op(Op.GT, end, begin),  # type: ignore[no-any-return]
+                       em.load_var(acc), self.c(0))
+
+
+def _spec(t: Any) -> ArgSpec:
+    if isinstance(t, ArrayType):
+        return ArgSpec("array", t)
+    if isinstance(t, ViewType):
+        return ArgSpec("view", t)
+    return ArgSpec("scalar", t)
+
+
+# Compiled reducers by (kernel text, target): identical reducers of different kernels share
+# one compile (and the disk cache shares them between processes).
+_COMPILED: dict[tuple[str, str], Any] = {}
+
+
+class Reducer:
+    """The max-reduction kernel of one chain, compiled on first use."""
+
+    def __init__(self, chain: Chain, types: dict[str, Any], target: str) -> None:
+        self.chain = chain
+        self.ir = _Builder(chain, types).kernel()
+        self.target = target
+        self.launcher: Any = None
+
+    def compiled(self) -> Any:
+        if self.launcher is None:
+            key = (format_kernel(self.ir), self.target)
+            launcher = _COMPILED.get(key)
+            if launcher is None:
+                specs = [_spec(p.value.type) for p in self.ir.params]
+                names = [p.name for p in self.ir.params]
+                launcher = _COMPILED[key] = compile_ir(self.ir, specs, names, self.target,
+                                                       False, [])
+            self.launcher = launcher
+        return self.launcher
+
+    def check(self, values: dict[str, Any], begins: list[int], extents: list[int]) -> None:
+        """Raise Unsized when an axis-indexed read would leave its array."""
+        for name, dim, axis, offset in self.chain.host_checks:
+            n = shape_of(values[name])[dim]
+            lo = begins[axis] + offset
+            if lo < 0 or lo + extents[axis] > n:
+                raise Unsized(name)
+
+    def run(self, values: dict[str, Any], slots: list[int], begins: list[int],
+            extents: list[int]) -> int:
+        """The maximum of the body over the axes (all extents > 0)."""
+        self.check(values, begins, extents)
+        total = 1
+        for n in extents:
+            total *= n
+        chunk, nchunks = split(total)
+        partial = np.empty(nchunks, np.int64)
+        flag = np.zeros(1, np.int64)
+        args = [values[n] for n in self.chain.names] + slots + begins + extents
+        self.compiled()(args + [chunk, nchunks, total, partial, flag])
+        if flag[0]:
+            raise Unsized("a read outside its array")
+        return int(partial.max())
+
+
+def split(total: int) -> tuple[int, int]:
+    """(chunk length, number of chunks) for `total` elements: one chunk below the launcher's
+    parallel threshold, else at least that many chunks (so the launch runs in parallel)."""
+    from ..kernels.launch import PARALLEL_MIN
+
+    if total < PARALLEL_MIN:
+        return total, 1
+    chunk = total // PARALLEL_MIN
+    return chunk, -(-total // chunk)
