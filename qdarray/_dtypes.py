@@ -8,6 +8,7 @@ NumPy's documented cross-kind rules (int + float -> float) that NumPy-style code
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -149,7 +150,7 @@ def normalize_dtype(dtype: Any) -> DType | None:
     return from_numpy_dtype(dtype)
 
 
-builtins_bool = type(True)
+builtins_bool = builtins.bool
 
 
 def result_type(*dtypes: DType) -> DType:
