@@ -166,13 +166,22 @@ def blocks(v: qd.BufferView[qd.float64], block: int):
     fill(first_half(v[v.size - 4:]), 9.0)
 
 
-def test_views_pass_to_funcs_and_back(launch):
-    data = qd.zeros(16, dtype=qd.float64)
-    launch(blocks, data[:16], 4)
-    want = np.repeat(np.arange(4.0), 4)
+def check_blocks(launch, n: int) -> None:
+    data = qd.zeros(n + 3, dtype=qd.float64)
+    launch(blocks, data[:n], 4)
+    want = np.repeat(np.arange(n / 4), 4)
     want[::4] *= -1
-    want[12:14] = 9.0
-    np.testing.assert_array_equal(host(data), want)
+    want[n - 4:n - 2] = 9.0
+    np.testing.assert_array_equal(host(data)[:n], want)
+    assert not host(data)[n:].any()
+
+
+def test_views_pass_to_funcs_and_back(launch):
+    check_blocks(launch, 16)
+
+
+def test_subviews_in_a_parallel_launch():
+    check_blocks(lambda kern, *args: kern(*args), 160_000)  # 40_000 threads run in parallel
 
 
 @qd.kernel
