@@ -1,0 +1,91 @@
+"""Sizing at scale: launches beyond 2**24 threads, int64 bounds above 2**31, and the memory
+guard's figures (nothing that large is allocated)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gradcheck import host
+
+import qdarray as qd
+from qdarray.ad import adstack
+from qdarray.ad.launch import prepare_reverse
+
+
+@qd.kernel
+def square_steps(x: qd.Array[qd.float32, 1], a: qd.Array[qd.int8, 1],
+                 y: qd.Array[qd.float32, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        for _ in range(a[i]):
+            v = v * v * 0.5 + 0.25
+        y[i] = v
+
+
+@qd.kernel
+def long_loops(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int64, 1],
+               y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        for _ in range(a[i]):
+            v = qd.math.sin(v)
+        y[i] = v
+
+
+@pytest.mark.slow
+def test_more_than_2_24_threads_get_right_gradients():
+    n = (1 << 24) + 5
+    rng = np.random.default_rng(0)
+    a_np = rng.integers(0, 3, n).astype(np.int8)
+    a_np[-1] = 2
+    x_np = rng.uniform(0.0, 1.0, n).astype(np.float32)
+    x = qd.asarray(x_np, requires_grad=True)
+    a = qd.asarray(a_np)
+    y = qd.zeros(n, dtype=qd.float32, requires_grad=True)
+    before = qd.ad.stats()
+    square_steps(x, a, y)
+    y.grad[...] = 1.0
+    square_steps.grad(x, a, y)
+    after = qd.ad.stats()
+    assert after["max_reducer_dispatches"] == before["max_reducer_dispatches"] + 1
+    assert after["counting_passes"] == before["counting_passes"]
+    v = x_np.astype(np.float64)
+    d = np.ones(n)
+    for k in range(2):                     # d/dx of v -> v*v/2 + 1/4, a[i] times
+        step = a_np > k
+        d = np.where(step, d * v, d)
+        v = np.where(step, v * v * 0.5 + 0.25, v)
+    np.testing.assert_allclose(host(x.grad), d, rtol=1e-5, atol=1e-6)
+
+
+def test_int64_bounds_above_2_31_are_sized_exactly():
+    big = (1 << 31) + 5
+    x = qd.asarray(np.full(3, 0.5), requires_grad=True)
+    a = qd.asarray(np.array([3, big, 7]))
+    y = qd.zeros(3, dtype=qd.float64, requires_grad=True)
+    for target in ("interp", "numba_cpu"):
+        launcher = prepare_reverse(long_loops, (x, a, y), target, False)
+        assert launcher.sizer.size([x, a, y], (x, a, y)) == ([1 + big], [3])
+    huge = qd.asarray(np.array([1 << 40, 1 << 62, 5]))
+    launcher = prepare_reverse(long_loops, (x, huge, y), "numba_cpu", False)
+    assert launcher.sizer.size([x, huge, y], (x, huge, y)) == ([1 + (1 << 62)], [3])
+
+
+def test_the_memory_guard_gives_the_figures(monkeypatch):
+    big = (1 << 31) + 5
+    x = qd.asarray(np.full(3, 0.5), requires_grad=True)
+    a = qd.asarray(np.array([3, big, 7]))
+    y = qd.zeros(3, dtype=qd.float64, requires_grad=True)
+    monkeypatch.setattr(adstack.POOL, "available", lambda: 1 << 30)
+    heaps = dict(adstack.POOL.buffers)
+    long_loops(x, qd.asarray(np.array([3, 1, 7])), y)
+    with pytest.raises(MemoryError) as info:
+        long_loops.grad(x, a, y)
+    msg = str(info.value)
+    need = 3 * (big + 1) * 8
+    assert f"need {need} bytes of float64 storage" in msg
+    assert f"3 threads x capacity {big + 1} x 8 bytes x 1 stacks" in msg
+    assert "the device can give about" in msg and "Try" in msg
+    for dtype, buf in adstack.POOL.buffers.items():      # nothing that size was allocated
+        assert buf.nbytes < need and (dtype not in heaps or buf is heaps[dtype])
+    assert np.all(host(x.grad) == 0)
