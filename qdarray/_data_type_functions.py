@@ -264,7 +264,7 @@ def astype(x: Array, dtype: DType, /, *, copy: bool = True, device: Any = None) 
 
         qd.astype(qd.asarray([1.7, -1.7]), qd.int32)   # [1, -1]
     """
-    require_array(x, "astype")
+    x = require_array(x, "astype")
     target_dtype = _dtypes.normalize_dtype(dtype)
     if target_dtype is None:
         raise TypeError("astype needs a dtype, such as qd.float32; got None.")

@@ -88,13 +88,14 @@ def wrap(data: Any, device: Device) -> Array:
 
 
 def require_array(x: Any, func: str, name: str = "x") -> Array:
-    """Raise a TypeError unless `x` is an Array."""
+    """`x` as an Array: Arrays pass, a BufferView gives the Array sharing its window's memory,
+    anything else raises a TypeError saying how to convert it."""
     if type(x) is not Array:
-        hint = "Use qd.asarray(...) to convert it."
-        if type(x).__name__ == "BufferView":
-            hint = "Use qd.asarray(view): an Array sharing the view's memory (no copy)."
+        as_array = getattr(x, "_as_array", None)
+        if as_array is not None:  # BufferView: the namespace reads and writes its window
+            return as_array()  # type: ignore[no-any-return]
         raise TypeError(f"{func} expects a qdarray Array for {name}; got {type(x).__name__}. "
-                        f"{hint}")
+                        "Use qd.asarray(...) to convert it.")
     return x
 
 
@@ -132,7 +133,7 @@ def check_kind(x: Array, category: str, func: str) -> None:
 def unary(name: str, x: Any, category: str | None = None) -> Array:
     """Apply the backend's elementwise function `name` to one array."""
     if type(x) is not Array:
-        require_array(x, name)
+        x = require_array(x, name)
     if category is None:
         category = CATEGORIES[name]
     if x._dtype._np.kind not in KINDS[category]:
@@ -145,7 +146,7 @@ def unary(name: str, x: Any, category: str | None = None) -> Array:
 def float_unary(name: str, x: Any, category: str) -> Array:
     """`unary` for a floating-point function: integer and boolean input is computed in float."""
     if type(x) is not Array:
-        require_array(x, name)
+        x = require_array(x, name)
     kind = x._dtype._np.kind
     if kind not in KINDS[category]:
         raise category_error(name, category, x._dtype)
@@ -182,6 +183,8 @@ def _foreign(x: Any, other: Any, func: str, name: str) -> Any:
     """A NumPy scalar as a 0-d Array on `other`'s device (NumPy treats them as typed values)."""
     if type(x) is Array or type(x) in PY_SCALARS:
         return x
+    if hasattr(x, "_as_array"):  # BufferView
+        return x._as_array()
     if isinstance(x, np.generic) and x.dtype in _dtypes._BY_NUMPY and type(other) is Array:
         device = other._device
         return Array._new(device.backend.asarray(x, None, None, device), device)

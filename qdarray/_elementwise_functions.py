@@ -193,7 +193,7 @@ def imag(x: Array, /) -> Array:
 
 
 def _part(name: str, x: Array) -> Array:
-    _dispatch.require_array(x, name)
+    x = _dispatch.require_array(x, name)
     check_kind(x, CATEGORIES[name], name)
     device = x._device
     xp = device.backend.xp
@@ -225,7 +225,7 @@ def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002
 
         qd.clip(qd.asarray([-2.0, 0.5, 3.0]), 0.0, 1.0)   # [0.0, 0.5, 1.0]
     """
-    _dispatch.require_array(x, "clip")
+    x = _dispatch.require_array(x, "clip")
     check_kind(x, "real numeric", "clip")
     lo = _clip_bound(x, min, "min")
     hi = _clip_bound(x, max, "max")

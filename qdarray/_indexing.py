@@ -432,7 +432,7 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
 
         qd.take(qd.asarray([10, 20, 30]), qd.asarray([2, 0]))   # [30, 10]
     """
-    require_array(x, "take")
+    x = require_array(x, "take")
     _check_indices(indices, "take")
     device = same_device(x, indices, "take")
     if indices.ndim != 1:
@@ -469,7 +469,7 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
         x = qd.asarray([[3, 1, 2]])
         qd.take_along_axis(x, qd.argsort(x, axis=1), axis=1)   # [[1, 2, 3]]
     """
-    require_array(x, "take_along_axis")
+    x = require_array(x, "take_along_axis")
     _check_indices(indices, "take_along_axis")
     device = same_device(x, indices, "take_along_axis")
     if indices.ndim != x.ndim:

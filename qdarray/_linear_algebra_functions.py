@@ -17,8 +17,8 @@ from ._dispatch import require_array, same_device
 
 def numeric_pair(x1: Any, x2: Any, func: str) -> Device:
     """Check two array arguments of a numeric function; their common device."""
-    require_array(x1, func, "x1")
-    require_array(x2, func, "x2")
+    x1 = require_array(x1, func, "x1")
+    x2 = require_array(x2, func, "x2")
     device = same_device(x1, x2, func)
     _dtypes.check_category(x1._dtype, "numeric", func)
     _dtypes.check_category(x2._dtype, "numeric", func)
@@ -61,7 +61,7 @@ def matmul(x1: Array, x2: Array, /) -> Array:
 
 def matrix_transpose(x: Array, /) -> Array:
     """A view of `x` with its last two axes swapped (`x.mT`)."""
-    require_array(x, "matrix_transpose")
+    x = require_array(x, "matrix_transpose")
     if x.ndim < 2:
         raise ValueError(
             f"matrix_transpose needs an array of at least 2 dimensions; got shape {x.shape}."

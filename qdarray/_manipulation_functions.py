@@ -52,8 +52,7 @@ def _arrays(arrays: Any, func: str) -> tuple[list[Array], Device]:
         )
     if not arrays:
         raise ValueError(f"{func} needs at least one array; got an empty sequence.")
-    for i, a in enumerate(arrays):
-        require_array(a, func, f"arrays[{i}]")
+    arrays = [require_array(a, func, f"arrays[{i}]") for i, a in enumerate(arrays)]
     device = arrays[0]._device
     for i, a in enumerate(arrays):
         if a._device is not device:
@@ -102,7 +101,7 @@ def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
 
         qd.broadcast_to(qd.asarray([1, 2]), (3, 2)).shape   # (3, 2)
     """
-    require_array(x, "broadcast_to")
+    x = require_array(x, "broadcast_to")
     shape = _int_tuple(shape, "broadcast_to")
     if len(shape) < x.ndim or any(
             n != 1 and n != m for n, m in zip(x.shape[::-1], shape[::-1], strict=False)):
@@ -176,7 +175,7 @@ def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array
 
 def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
     """Views of `x` split along `axis` (the inverse of `stack`)."""
-    require_array(x, "unstack")
+    x = require_array(x, "unstack")
     if x.ndim == 0:
         raise ValueError("unstack needs an array of at least 1 dimension; got a 0-D array.")
     axis = normalize_axis(axis, x.ndim, "unstack")
@@ -190,7 +189,7 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     Raises:
         AxisError: (an IndexError) for positions outside [-M, M), M = x.ndim + len(axis).
     """
-    require_array(x, "expand_dims")
+    x = require_array(x, "expand_dims")
     positions = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     m = x.ndim + len(positions)
     for a in positions:
@@ -209,7 +208,7 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     Raises:
         ValueError: when one of the axes does not have size 1.
     """
-    require_array(x, "squeeze")
+    x = require_array(x, "squeeze")
     axes = normalize_axes(axis, x.ndim, "squeeze")
     for ax in axes:
         if x.shape[ax] != 1:
@@ -222,7 +221,7 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
 
 def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
     """A view of `x` with its axes reordered (negative axes count from the end)."""
-    require_array(x, "permute_dims")
+    x = require_array(x, "permute_dims")
     perm = normalize_axes(tuple(axes) if isinstance(axes, (tuple, list)) else axes, x.ndim,
                           "permute_dims", "axes")
     if len(perm) != x.ndim:
@@ -235,7 +234,7 @@ def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...],
              /) -> Array:
     """A view of `x` with axes `source` moved to positions `destination`."""
-    require_array(x, "moveaxis")
+    x = require_array(x, "moveaxis")
     src = normalize_axes(source, x.ndim, "moveaxis", "source")
     dst = normalize_axes(destination, x.ndim, "moveaxis", "destination")
     if len(src) != len(dst):
@@ -248,7 +247,7 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
 
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     """A view of `x` with the order of elements reversed along `axis` (all axes when None)."""
-    require_array(x, "flip")
+    x = require_array(x, "flip")
     axes = tuple(range(x.ndim)) if axis is None else normalize_axes(axis, x.ndim, "flip")
     return _view(x, x._device.backend.xp.flip(x._data, axis=axes))
 
@@ -266,7 +265,7 @@ def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) ->
 
         qd.reshape(qd.zeros(6), (2, -1)).shape   # (2, 3)
     """
-    require_array(x, "reshape")
+    x = require_array(x, "reshape")
     shape = _check_reshape(x, _int_tuple(shape, "reshape"))
     xp = x._device.backend.xp
     if copy is True:
@@ -310,7 +309,7 @@ def _check_reshape(x: Array, shape: tuple[int, ...]) -> tuple[int, ...]:
 def roll(x: Array, /, shift: int | tuple[int, ...], *,
          axis: int | tuple[int, ...] | None = None) -> Array:
     """Elements of `x` shifted cyclically along `axis` (over the flattened array when None)."""
-    require_array(x, "roll")
+    x = require_array(x, "roll")
     xp = x._device.backend.xp
     if axis is None:
         if isinstance(shift, (tuple, list)):
@@ -334,7 +333,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
     Note: with an array of repeats the result's shape depends on the data, which waits for
     the device on GPUs.
     """
-    require_array(x, "repeat")
+    x = require_array(x, "repeat")
     if axis is not None:
         axis = normalize_axis(axis, x.ndim, "repeat")
     n = x.size if axis is None else x.shape[axis]
@@ -369,7 +368,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
 
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     """`x` repeated `repetitions[i]` times along each axis i (shapes aligned from the end)."""
-    require_array(x, "tile")
+    x = require_array(x, "tile")
     reps = _int_tuple(repetitions, "tile", "repetitions")
     if any(r < 0 for r in reps):
         raise ValueError(f"tile needs non-negative repetitions; got {reps}.")

@@ -22,7 +22,7 @@ def _index_result(data: Any, device: Device) -> Array:
 
 
 def _arg_reduce(name: str, x: Array, axis: int | None, keepdims: bool) -> Array:
-    require_array(x, name)
+    x = require_array(x, name)
     _dtypes.check_category(x._dtype, "real numeric", name)
     if axis is not None:
         axis = normalize_axis(axis, x.ndim, name)
@@ -55,7 +55,7 @@ def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> A
 def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
                   keepdims: bool = False) -> Array:
     """The number of non-zero (True) elements along `axis`, as int64."""
-    require_array(x, "count_nonzero")
+    x = require_array(x, "count_nonzero")
     axes = None if axis is None else normalize_axes(axis, x.ndim, "count_nonzero")
     xp = x._device.backend.xp
     return _index_result(xp.count_nonzero(x._data, axis=axes, keepdims=keepdims), x._device)
@@ -67,7 +67,7 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     Raises:
         ValueError: for 0-D input (the standard's rule); use `qd.reshape(x, (1,))` first.
     """
-    require_array(x, "nonzero")
+    x = require_array(x, "nonzero")
     if x.ndim == 0:
         raise ValueError(
             "nonzero is undefined for 0-D arrays; use qd.reshape(x, (1,)) or "
@@ -91,7 +91,7 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
 
         qd.searchsorted(qd.asarray([1, 3, 5]), qd.asarray([4, 5]))   # [2, 2]
     """
-    require_array(x1, "searchsorted", "x1")
+    x1 = require_array(x1, "searchsorted", "x1")
     _dtypes.check_category(x1._dtype, "real numeric", "searchsorted")
     if x1.ndim != 1:
         raise ValueError(f"searchsorted needs a 1-D x1; got shape {x1.shape}.")
@@ -111,7 +111,7 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
     xp = x1._device.backend.xp
     native_sorter = None
     if sorter is not None:
-        require_array(sorter, "searchsorted", "sorter")
+        sorter = require_array(sorter, "searchsorted", "sorter")
         same_device(x1, sorter, "searchsorted")
         if sorter._dtype.kind not in "iu" or sorter.shape != x1.shape:
             raise ValueError(
@@ -137,7 +137,7 @@ def where(condition: Array, x1: Array | int | float | complex | bool | None = No
 
         qd.where(qd.asarray([True, False]), qd.asarray([1, 2]), 0)   # [1, 0]
     """
-    require_array(condition, "where", "condition")
+    condition = require_array(condition, "where", "condition")
     if x1 is None and x2 is None:
         return nonzero(condition)
     if x1 is None or x2 is None:

@@ -54,7 +54,7 @@ def unique_all(x: Array, /) -> UniqueAllResult:
         r = qd.unique_all(qd.asarray([3, 1, 3]))
         r.values, r.indices, r.inverse_indices, r.counts   # [1, 3], [1, 0], [1, 0, 1], [1, 2]
     """
-    require_array(x, "unique_all")
+    x = require_array(x, "unique_all")
     d = x._device
     r = d.backend.xp.unique_all(x._data)
     return UniqueAllResult(_wrap(r.values, d), _wrap(r.indices, d, True),
@@ -63,7 +63,7 @@ def unique_all(x: Array, /) -> UniqueAllResult:
 
 def unique_counts(x: Array, /) -> UniqueCountsResult:
     """Unique values of `x` (flattened) and how often each occurs (int64)."""
-    require_array(x, "unique_counts")
+    x = require_array(x, "unique_counts")
     d = x._device
     r = d.backend.xp.unique_counts(x._data)
     return UniqueCountsResult(_wrap(r.values, d), _wrap(r.counts, d, True))
@@ -72,7 +72,7 @@ def unique_counts(x: Array, /) -> UniqueCountsResult:
 def unique_inverse(x: Array, /) -> UniqueInverseResult:
     """Unique values of `x` (flattened) and int64 indices into them shaped like `x`, so that
     `values[inverse_indices]` rebuilds `x`."""
-    require_array(x, "unique_inverse")
+    x = require_array(x, "unique_inverse")
     d = x._device
     r = d.backend.xp.unique_inverse(x._data)
     return UniqueInverseResult(_wrap(r.values, d), _wrap(r.inverse_indices, d, True))
@@ -80,7 +80,7 @@ def unique_inverse(x: Array, /) -> UniqueInverseResult:
 
 def unique_values(x: Array, /) -> Array:
     """Unique values of `x` (flattened), sorted, as a 1-D array."""
-    require_array(x, "unique_values")
+    x = require_array(x, "unique_values")
     d = x._device
     return _wrap(d.backend.xp.unique_values(x._data), d)
 
@@ -97,15 +97,16 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
 
         qd.isin(qd.asarray([1, 2, 3]), qd.asarray([2, 5]))   # [False, True, False]
     """
+    if type(x1) is not Array and type(x1) not in PY_SCALARS:
+        x1 = require_array(x1, "isin", "x1")
+    if type(x2) is not Array and type(x2) not in PY_SCALARS:
+        x2 = require_array(x2, "isin", "x2")
     arrays = [a for a in (x1, x2) if type(a) is Array]
     if not arrays:
         raise TypeError(
             f"isin needs at least one Array argument; got {type(x1).__name__} and "
             f"{type(x2).__name__}. Use qd.asarray(...) to convert one."
         )
-    for name, a in (("x1", x1), ("x2", x2)):
-        if type(a) is not Array and type(a) not in PY_SCALARS:
-            require_array(a, "isin", name)
     if len(arrays) == 2:
         same_device(arrays[0], arrays[1], "isin")
     device = arrays[0]._device

@@ -9,7 +9,7 @@ from ._dtypes import int64
 
 
 def _check(x: Array, axis: int, func: str) -> int:
-    require_array(x, func)
+    x = require_array(x, func)
     if x.ndim == 0:
         raise ValueError(
             f"{func} needs an array of at least 1 dimension; got a 0-D array. Use "

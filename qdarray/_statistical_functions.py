@@ -38,7 +38,7 @@ def _acc_dtype(dtype: Any, x: Array, func: str) -> Any:
 def _reduce(func: str, x: Array, axis: Any, keepdims: bool, **kwargs: Any) -> Array:
     # Every dtype is numeric or boolean, so sum, prod, mean, var and std check no category.
     if type(x) is not Array:
-        require_array(x, func)
+        x = require_array(x, func)
     axes = None if axis is None else normalize_axes(axis, x._data.ndim, func)
     device = x._device
     result = getattr(device.backend.xp, func)(x._data, axis=axes, keepdims=keepdims, **kwargs)
@@ -84,7 +84,7 @@ def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
 
 def _extremum(func: str, x: Array, axis: Any, keepdims: bool) -> Array:
     if type(x) is not Array:
-        require_array(x, func)
+        x = require_array(x, func)
     if x._dtype._np.kind == "c":
         raise category_error(func, "real-valued", x._dtype)
     data = x._data
@@ -202,7 +202,7 @@ def std(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
 
 def _scan(func: str, x: Array, axis: Any, dtype: Any, include_initial: Any) -> Array:
     if type(x) is not Array:
-        require_array(x, func)
+        x = require_array(x, func)
     if type(include_initial) is not bool:
         raise TypeError(
             f"{func} expects a bool for include_initial; got {type(include_initial).__name__}."

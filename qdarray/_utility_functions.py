@@ -11,7 +11,7 @@ from ._dispatch import PY_SCALARS, require_array, same_device, wrap
 
 
 def _truth(func: str, x: Array, axis: Any, keepdims: bool) -> Array:
-    require_array(x, func)
+    x = require_array(x, func)
     axes = None if axis is None else normalize_axes(axis, x.ndim, func)
     device = x._device
     return wrap(getattr(device.backend.xp, func)(x._data, axis=axes, keepdims=keepdims), device)
@@ -71,7 +71,7 @@ def diff(x: Array, /, n: int = 1, axis: int = -1, *, prepend: Any = None,
         qd.diff(qd.asarray([1, 4, 9, 16]))      # [3, 5, 7]
         qd.diff(qd.asarray([1, 4, 9, 16]), 2)   # [2, 2]
     """
-    require_array(x, "diff")
+    x = require_array(x, "diff")
     if x.ndim == 0:
         raise ValueError(
             "diff needs an array with at least one dimension; got a 0-d array. "

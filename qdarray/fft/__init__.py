@@ -182,7 +182,7 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None
 
 
 def _shift(name: str, x: Array, axes: Any) -> Array:
-    require_array(x, f"fft.{name}")
+    x = require_array(x, f"fft.{name}")
     if axes is not None:
         axes = normalize_axes(axes, x.ndim, f"fft.{name}", "axes")
     device = x._device

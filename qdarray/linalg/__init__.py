@@ -262,7 +262,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
 
 def matrix_power(x: Array, n: int, /) -> Array:
     """Integer powers of square matrices; negative `n` inverts first (floating dtypes)."""
-    require_array(x, "linalg.matrix_power")
+    x = require_array(x, "linalg.matrix_power")
     _dtypes.check_category(x._dtype, "numeric", "linalg.matrix_power")
     _matrices(x, "matrix_power")
     if type(n) is not int:
@@ -336,7 +336,7 @@ def outer(x1: Array, x2: Array, /) -> Array:
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     """A read-only view of the diagonals of the last two axes (`offset` > 0 above the main
     diagonal, < 0 below)."""
-    require_array(x, "linalg.diagonal")
+    x = require_array(x, "linalg.diagonal")
     _matrices(x, "diagonal", square=False)
     data = _linalg(x._device).diagonal(x._data, offset=offset)
     return Array._new(data, x._device, x._buffer)
@@ -345,7 +345,7 @@ def diagonal(x: Array, /, *, offset: int = 0) -> Array:
 def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
     """Sums along the diagonals of the last two axes. Without `dtype`, floating dtypes are
     kept and integers accumulate in the widest integer of their signedness (as `sum`)."""
-    require_array(x, "linalg.trace")
+    x = require_array(x, "linalg.trace")
     _dtypes.check_category(x._dtype, "numeric", "linalg.trace")
     _matrices(x, "trace", square=False)
     d = _dtypes.normalize_dtype(dtype)

@@ -122,12 +122,19 @@ def test_basic_slices_of_an_array_with_grad_carry_the_matching_grad_view() -> No
 
 def test_namespace_functions_take_the_view_as_an_array(data: qd.Array) -> None:
     v = qd.BufferView(data, 4, 6)
+    ref = np.arange(4.0, 10.0, dtype=np.float32)
+    assert float(qd.sum(v)) == ref.sum()
+    np.testing.assert_array_equal(np.asarray(qd.sin(v)), np.sin(ref))
+    np.testing.assert_array_equal(np.asarray(qd.add(v, 1.0)), ref + 1)
+    np.testing.assert_array_equal(np.asarray(qd.multiply(v, v)), ref * ref)
+    np.testing.assert_array_equal(np.asarray(qd.concat([v, data[:2]])), np.r_[ref, 0, 1])
+    np.testing.assert_array_equal(np.asarray(qd.reshape(v, (2, 3))), ref.reshape(2, 3))
+    assert bool(qd.all(qd.isin(v, data)))
     window = qd.asarray(v)
-    assert float(qd.sum(window)) == sum(range(4, 10))
-    np.testing.assert_array_equal(np.asarray(qd.sin(window)), np.sin(np.arange(4.0, 10.0,
-                                                                               dtype=np.float32)))
     assert np.shares_memory(np.asarray(window), np.asarray(data))
+    qd.reshape(v, (3, 2))[0, 0] = -1.0                # views of the window write the base
+    assert float(data[4]) == -1.0
     with pytest.raises(TypeError) as info:
-        qd.sum(v)  # type: ignore[arg-type]
-    assert str(info.value) == ("sum expects a qdarray Array for x; got BufferView. Use "
-                               "qd.asarray(view): an Array sharing the view's memory (no copy).")
+        qd.sum([1.0, 2.0])  # type: ignore[arg-type]
+    assert str(info.value) == ("sum expects a qdarray Array for x; got list. Use "
+                               "qd.asarray(...) to convert it.")
