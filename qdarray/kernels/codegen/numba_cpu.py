@@ -25,6 +25,7 @@ from ... import __version__
 from ..ir import Continue, For, If, Instr, KernelIR, Op, Value, While
 from ..ops.math import BINARY, PREDICATES, UNARY
 from ..types import ArrayType, ViewType
+from .privatize import accumulator, emit_loop, plan, target_view
 from .pysource import PySourceEmitter
 from .regions import free_values, parallel_nest
 
@@ -229,6 +230,8 @@ class NumbaCpuEmitter(PySourceEmitter):
         self.captures = {id(s): free_values(self.nests[id(s)][-1].body,
                                       [f.index for f in self.nests[id(s)]])
                          for s in self.loops}
+        # atomic sums into one element per parallel loop: private per worker (privatize.py)
+        self.private, self.sites = plan(self.loops, self.nests, self.captures)
 
     def result(self, instr: Instr, text: str) -> str:
         if instr.op in _EXACT:
@@ -238,15 +241,30 @@ class NumbaCpuEmitter(PySourceEmitter):
     def args_of(self, s: For) -> list[str]:
         values, locals_ = self.captures[id(s)]
         names = [self.val(v) for v in values] + [self.var(v) for v in locals_]
+        k = self.loops.index(s)
+        names += [accumulator(k, p) for p in self.private.get(id(s), [])]
         return names + (["err"] if self.debug else [])
+
+    def instr(self, instr: Instr, spelling: Any) -> None:
+        site = self.sites.get(id(instr))
+        if site is None:
+            super().instr(instr, spelling)
+        else:  # a privatized sum: its old value is unused
+            self.line(f"{accumulator(*site)}[0] += {self.val(instr.args[-1])}")
 
     def parallel_loop(self, s: For) -> None:
         """A parallel loop (nest) calling its body function once per thread."""
         k = self.loops.index(s)
         nest = self.nests[id(s)]
         ts = ", ".join(f"_t{d}" for d in range(len(nest)))
-        call = f"_body_{k}({ts}, {', '.join(self.args_of(s))})"
-        if self.prange and len(nest) > 1:
+        sums = self.private.get(id(s), [])
+        # serial: each sum goes straight into its element, in the interpreter's order
+        rows = {accumulator(k, p): f"{accumulator(k, p)}[_w]" if self.prange else
+                target_view(self, p, _const) for p in sums}
+        call = f"_body_{k}({ts}, {', '.join(rows.get(a, a) for a in self.args_of(s))})"
+        if sums and self.prange:
+            emit_loop(self, k, s, call, sums, _const)
+        elif self.prange and len(nest) > 1:
             self.collapsed_nest(nest, call)
         else:
             for d, loop in enumerate(nest):
