@@ -100,6 +100,7 @@ class ReverseLauncher:
                            self.count, [s.id for s in rev.stacks], rev.n_stacks, target)
         self.int_reads = int_read_paths(specs, written_paths(kernel.param_names, written))
         self.overflow = np.zeros(max(rev.n_stacks, 1), np.int64)
+        self.no_overflow = self.overflow.tobytes()
         self.sized: tuple[Any, ...] = (None,)
 
     def count(self, args: Sequence[Any]) -> np.ndarray:
@@ -135,6 +136,12 @@ class ReverseLauncher:
                 f"wrong. Run {self.name}(...) again before {self.name}.grad(...), or write to "
                 "a copy (qd.asarray(x, copy=True)) instead.")
 
+    def size(self, args: Sequence[Any]) -> tuple[list[int], list[int]]:
+        """The stack sizing one launch on `args` does: (capacity per live stack, thread count
+        per task), from the sizing cache when the bound arrays are unchanged."""
+        flat = args if self.flat_args else [a for _, a in flatten(self.specs, args)]
+        return self.sizer.size(flat, args)
+
     def launch(self, args: Sequence[Any]) -> None:
         rev = self.rev
         flat = args if self.flat_args else [a for _, a in flatten(self.specs, args)]
@@ -144,16 +151,18 @@ class ReverseLauncher:
         if sized is not self.sized[0]:
             self.sized = (sized,) + self.layout(*sized)
         _, layout, sizes, describe = self.sized
-        extra: list[Any] = [grad_of(flat[k]) for k in rev.grads]
+        call = list(args)
+        for k in rev.grads:
+            call.append(grad_of(flat[k]))
         if rev.outer_slots:
-            extra.append(np.zeros(rev.outer_slots, np.float64))
+            call.append(np.zeros(rev.outer_slots, np.float64))
         for d in rev.heaps:
-            extra.append(POOL.get(d, sizes.get(d, 0), describe))
+            call.append(POOL.get(d, sizes.get(d, 0), describe))
         overflow = self.overflow
         if rev.n_stacks:
-            extra += [layout, overflow]
-        self.run(list(args) + extra)
-        if rev.n_stacks and overflow.any():
+            call += (layout, overflow)
+        self.run(call)
+        if rev.n_stacks and overflow.tobytes() != self.no_overflow:  # cheaper than any()
             seen = overflow.copy()
             overflow[:] = 0
             check_overflow(seen, rev.stacks, sized[0], self.name)
@@ -222,22 +231,29 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: str | None,
     return ReverseLauncher(kernel, rev, specs, target, debug, written)
 
 
-def _grad_key(key: Any) -> Any:
-    return lambda a: (key(a), a.grad is not None)
+def _array_key(a: Array) -> Any:
+    return (_ARRAY_KEY(a), a._grad is not None)
+
+
+def _view_key(v: BufferView) -> Any:
+    return (_VIEW_KEY(v), v._grad_base is not None)
 
 
 # Per-argument keys of the launcher table: the signature key, and whether it has a gradient.
-_KEYS: dict[type, Any] = dict(KEY_FUNCS)
-_KEYS[Array] = _grad_key(KEY_FUNCS[Array])
-_KEYS[BufferView] = _grad_key(KEY_FUNCS[BufferView])
+_ARRAY_KEY = KEY_FUNCS[Array]
+_VIEW_KEY = KEY_FUNCS[BufferView]
+_KEYS: dict[type, Any] = {**KEY_FUNCS, Array: _array_key, BufferView: _view_key}
 
 
-def launch_reverse(kernel: Any, args: Sequence[Any], target: str | None) -> None:
-    """Run the reverse of `kernel` on `args` (target None: the arrays' device)."""
+def launch_reverse(kernel: Any, args: Sequence[Any], target: str | None,
+                   table: dict[Any, ReverseLauncher] | None = None) -> None:
+    """Run the reverse of `kernel` on `args` (target None: the arrays' device); `table` is
+    the kernel's launcher table when the caller holds it."""
     debug = _state["debug"]
-    table = _CACHE.get(kernel)
     if table is None:
-        table = _CACHE[kernel] = {}
+        table = _CACHE.get(kernel)
+        if table is None:
+            table = _CACHE[kernel] = {}
     try:
         key: Any = (debug, target, tuple([_KEYS[type(a)](a) for a in args]))
     except KeyError:
@@ -254,12 +270,13 @@ class GradKernel:
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
+        self.table = _CACHE.setdefault(kernel, {})
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         k = self.kernel
-        if kwargs or len(args) != len(k.param_names):
+        if kwargs or len(args) != k._nparams:
             args = k._bind(args, kwargs)
-        launch_reverse(k, args, None)
+        launch_reverse(k, args, None, self.table)
 
     def interpret(self, *args: Any, **kwargs: Any) -> None:
         """Run the reverse through the IR interpreter (the reference semantics)."""
