@@ -21,6 +21,7 @@ from ._clarray import ClArray
 from ._runtime import DeviceState, ctype, fp64_pragma, ptype, scalar_arg
 
 _KERNELS: dict[tuple[Any, ...], Any] = {}
+UNROLL = 4  # elements per work-item of large flat maps on GPUs
 
 
 class Scalar:
@@ -110,11 +111,26 @@ def _signature(arrays: Sequence[ClArray], shape: tuple[int, ...]
     return sshape, sstrides, classes
 
 
+def _loop_head(unroll: int) -> list[str]:
+    """One element per work-item, or `unroll` elements a global size apart (independent loads
+    in flight: what a GPU needs to reach its memory bandwidth on flat maps)."""
+    if unroll == 1:
+        return ["  long gid = get_global_id(0);", "  if (gid < n) {"]
+    return ["  long g0 = get_global_id(0), step = get_global_size(0);",
+            "  #pragma unroll",
+            f"  for (int u = 0; u < {unroll}; ++u) {{",
+            "    long gid = g0 + u * step;",
+            "    if (gid >= n) break;"]
+
+
 def _source(name: str, out_dtype: np.dtype, kinds: list[tuple[str, np.dtype]],
             compute: Sequence[np.dtype], classes: tuple[str, ...], ndim: int,
-            body: str, preamble: str) -> str:
+            body: str, preamble: str, unroll: int = 1) -> str:
     """OpenCL C of one map kernel; `kinds[j]` is ("a", dtype) or ("s", dtype)."""
-    params = [f"__global {ctype(out_dtype)} *o", "long o_off"]
+    # With several elements per work-item, `restrict` lets the compiler issue every load
+    # before the stores (outputs never overlap inputs at other elements).
+    ptr = " *restrict " if unroll > 1 else " *"
+    params = [f"__global {ctype(out_dtype)}{ptr}o", "long o_off"]
     if classes[0] == "s":
         params += [f"long o_s{d}" for d in range(ndim)]
     loads = []
@@ -125,7 +141,7 @@ def _source(name: str, out_dtype: np.dtype, kinds: list[tuple[str, np.dtype]],
             params.append(f"{ctype(dtype)} s{j}")
             src = f"s{j}"
         else:
-            params += [f"__global const {ctype(dtype)} *p{j}", f"long p{j}_off"]
+            params += [f"__global const {ctype(dtype)}{ptr}p{j}", f"long p{j}_off"]
             if classes[arr_k] == "s":
                 params += [f"long p{j}_s{d}" for d in range(ndim)]
                 idx = " + ".join([f"p{j}_off"] + [f"i{d} * p{j}_s{d}" for d in range(ndim)])
@@ -155,8 +171,7 @@ def _source(name: str, out_dtype: np.dtype, kinds: list[tuple[str, np.dtype]],
         store = f"({ctype(out_dtype)})({body})"
     lines = [fp64_pragma(out_dtype, *compute, *(d for _, d in kinds)) + preamble,
              f"__kernel void {name}({', '.join(params)})", "{",
-             "  long gid = get_global_id(0);", "  if (gid < n) {",
-             *decompose, *loads, f"    o[{oidx}] = {store};", "  }", "}"]
+             *_loop_head(unroll), *decompose, *loads, f"    o[{oidx}] = {store};", "  }", "}"]
     return "\n".join(lines) + "\n"
 
 
@@ -196,11 +211,12 @@ def launch_map(key: Any, out: ClArray, operands: Sequence[ClArray | Scalar],
     sshape, sstrides, classes = _signature(arrays, out.shape)
     ndim = len(sshape)
     kinds = [("s", a.dtype) if isinstance(a, Scalar) else ("a", a.dtype) for a in operands]
-    full_key = (st.index, key, out.dtype, tuple(kinds), classes, ndim)
+    unroll = UNROLL if st.kind == "GPU" and "s" not in classes and n >= (1 << 20) else 1
+    full_key = (st.index, key, out.dtype, tuple(kinds), classes, ndim, unroll)
     knl = _KERNELS.get(full_key)
     if knl is None:
         src = _source("qd_map", out.dtype, kinds, compute, classes, ndim, body(),
-                      preamble() if preamble else "")
+                      preamble() if preamble else "", unroll)
         knl = st.kernel(src, "qd_map", _arg_dtypes(kinds, classes, ndim))
         _KERNELS[full_key] = knl
     args: list[Any] = [out.base_data, out.elem_offset]
@@ -218,5 +234,6 @@ def launch_map(key: Any, out: ClArray, operands: Sequence[ClArray | Scalar],
     args.append(n)
     args += sshape[1:]
     local = st.local_size
-    knl(st.queue, (-(-n // local) * local,), (local,), *args)
+    items = -(-n // unroll)
+    knl(st.queue, (-(-items // local) * local,), (local,), *args)
     return out

@@ -107,7 +107,9 @@ def _kernels(st: DeviceState, op: str, src: np.dtype, acc: np.dtype, out: np.dty
     k = _KERNELS.get(key)
     if k is None:
         src_ = _source(op, src, acc, out)
-        k = (st.kernel(src_, "stage1"), st.kernel(src_, "stage2"))
+        i64 = np.dtype(np.int64)
+        k = (st.kernel(src_, "stage1", [None, i64, None, i64, i64]),
+             st.kernel(src_, "stage2", [None, None, i64]))
         _KERNELS[key] = k
     return k
 
@@ -144,15 +146,27 @@ def reduce(op: str, x: ClArray, axis: tuple[int, ...] | None, keepdims: bool,
     if m == 0:
         return out
     g = _groups(st, m, k)
-    part = ClArray.empty(st, (m * g,), acc)
     s1, s2 = _kernels(st, op, src, acc, out_dtype)
-    i64 = np.int64
-    base = data.base_data if data.base_data is not None else part.base_data
-    s1.set_args(base, i64(data.elem_offset), part.base_data, i64(k), i64(g))
-    cl.enqueue_nd_range_kernel(st.queue, s1, (m * g,), None)
-    s2.set_args(part.base_data, out.base_data, i64(g))
-    cl.enqueue_nd_range_kernel(st.queue, s2, (m,), None)
+    part = _stage1(st, s1, data, m, k, g, acc)
+    # Partials of partials until each row has few enough for one work-item to combine.
+    partial_op = "sum" if op == "count_nonzero" else op
+    while g > FINAL:
+        g2 = _groups(st, m, g)
+        part = _stage1(st, _kernels(st, partial_op, acc, acc, acc)[0], part, m, g, g2, acc)
+        g = g2
+    s2(st.queue, (m,), None, part.base_data, out.base_data, g)
     return out
+
+
+FINAL = 256  # partials per row that stage 2 combines in one work-item
+
+
+def _stage1(st: DeviceState, knl: Any, data: ClArray, m: int, k: int, g: int,
+            acc: np.dtype) -> ClArray:
+    part = ClArray.empty(st, (m * g,), acc)
+    base = data.base_data if data.base_data is not None else part.base_data
+    knl(st.queue, (m * g,), None, base, data.elem_offset, part.base_data, k, g)
+    return part
 
 
 def _out_dtype(op: str, src: np.dtype, dtype: Any) -> np.dtype:

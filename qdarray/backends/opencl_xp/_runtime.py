@@ -75,6 +75,7 @@ class DeviceState:
     fp64: bool
     int64_atomics: bool
     int64_minmax: bool
+    options: tuple[str, ...] = ()
     programs: dict[str, cl.Program] = field(default_factory=dict)
     kernels: dict[tuple[str, str], cl.Kernel] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -90,6 +91,7 @@ class DeviceState:
 
     def build(self, source: str, options: tuple[str, ...] = ()) -> cl.Program:
         """The built program for `source` (built once per device and source)."""
+        options = options + self.options
         key = hashlib.sha256((source + "\0" + " ".join(options)).encode()).hexdigest()
         prog = self.programs.get(key)
         if prog is None:
@@ -155,7 +157,9 @@ def _discover() -> list[DeviceState]:
     for _, pname, pversion, _, dev, kind in found:
         try:
             ctx = cl.Context([dev])
-            cl.Program(ctx, _PROBE).build()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", cl.CompilerWarning)
+                cl.Program(ctx, _PROBE).build()
         except cl.Error as exc:
             lines = [ln for ln in str(exc).splitlines() if "error" in ln.lower()]
             _STATE["unusable"].append(
@@ -170,8 +174,17 @@ def _discover() -> list[DeviceState]:
             fp64=bool(dev.double_fp_config) or "cl_khr_fp64" in ext,
             int64_atomics="cl_khr_int64_base_atomics" in ext,
             int64_minmax="cl_khr_int64_extended_atomics" in ext,
+            options=_options(dev),
         ))
     return states
+
+
+def _options(dev: cl.Device) -> tuple[str, ...]:
+    """Build options: float32 division and sqrt correctly rounded (as NumPy's are) where the
+    device can (OpenCL otherwise allows 2.5 ulp; NVIDIA's driver uses that freedom)."""
+    if dev.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
+        return ("-cl-fp32-correctly-rounded-divide-sqrt",)
+    return ()
 
 
 def devices() -> list[DeviceState]:
