@@ -29,9 +29,11 @@ OPS: dict[str, tuple[Callable[[Any, Any], Any], Callable[[Any, Any], Any]]] = {
 }
 
 
-def operands(size: int, dtype: str = "float32") -> tuple[Any, Any, np.ndarray, np.ndarray]:
-    """(x, y) as qdarray arrays and (a, b) as NumPy arrays holding the same values."""
+def operands(size: int, dtype: str = "float32", device: str = "cpu"
+             ) -> tuple[Any, Any, np.ndarray, np.ndarray]:
+    """(x, y) as qdarray arrays on `device` and (a, b) as NumPy arrays holding the same
+    values."""
     rng = np.random.default_rng(0)
     a = rng.random(size, dtype=np.float64).astype(dtype)
     b = rng.random(size, dtype=np.float64).astype(dtype)
-    return qd.asarray(a.copy()), qd.asarray(b.copy()), a, b
+    return qd.asarray(a.copy(), device=device), qd.asarray(b.copy(), device=device), a, b

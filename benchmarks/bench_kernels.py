@@ -12,6 +12,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numba
@@ -54,6 +55,26 @@ def histogram(x: qd.Array[qd.int32, 1], bins: qd.Array[qd.int64, 1]):
         bins[x[i] % bins.shape[0]] += 1
 
 
+@qd.kernel
+def sum8(a: qd.Array[qd.float32, 1], b: qd.Array[qd.float32, 1], c: qd.Array[qd.float32, 1],
+         d: qd.Array[qd.float32, 1], e: qd.Array[qd.float32, 1], f: qd.Array[qd.float32, 1],
+         g: qd.Array[qd.float32, 1], out: qd.Array[qd.float32, 1]):
+    for i in range(out.shape[0]):
+        out[i] = a[i] + b[i] + c[i] + d[i] + e[i] + f[i] + g[i]
+
+
+@dataclass(frozen=True)
+class Pair:
+    x: Any
+    y: Any
+
+
+@qd.kernel
+def saxpy_pair(a: qd.float32, p: Pair):
+    for i in range(p.x.shape[0]):
+        p.y[i] = a * p.x[i] + p.y[i]
+
+
 def saxpy_operands(size: int) -> tuple[Any, ...]:
     rng = np.random.default_rng(0)
     x = rng.random(size, dtype=np.float32)
@@ -65,15 +86,20 @@ def saxpy_operands(size: int) -> tuple[Any, ...]:
 
 
 class LaunchOverhead:
-    """One launch of a 16-element kernel with array arguments (goal: <= 10 us)."""
+    """One launch of a 16-element kernel with array arguments (goal: <= 10 us), and the cost
+    of argument packing: eight arrays, and arrays inside a dataclass."""
 
     def setup(self) -> None:
         self.a, x, y = saxpy_operands(16)
         self.x, self.y = qd.asarray(x), qd.asarray(y)
         self.xn, self.yn = x, y
+        self.eight = [qd.asarray(x.copy()) for _ in range(8)]
+        self.pair = Pair(self.x, self.y)
         saxpy(2.0, self.x, self.y)
         saxpy(2.0, self.xn, self.yn)
         saxpy_numba(self.a, x, y)
+        sum8(*self.eight)
+        saxpy_pair(2.0, self.pair)
 
     def time_qdarray_arrays(self) -> None:
         saxpy(2.0, self.x, self.y)
@@ -83,6 +109,12 @@ class LaunchOverhead:
 
     def time_numba_prange(self) -> None:
         saxpy_numba(self.a, self.xn, self.yn)
+
+    def time_eight_arrays(self) -> None:
+        sum8(*self.eight)
+
+    def time_dataclass_argument(self) -> None:
+        saxpy_pair(2.0, self.pair)
 
 
 class Saxpy:
@@ -156,6 +188,47 @@ COMPILE_SCRIPT = textwrap.dedent('''
 ''')
 
 
+REVERSE_SCRIPT = textwrap.dedent('''
+    import time
+    import numpy as np
+    import qdarray as qd
+
+    @qd.kernel
+    def steps(x: qd.Array[qd.float32, 1], a: qd.Array[qd.int32, 1],
+              y: qd.Array[qd.float32, 1]):
+        for i in range(x.shape[0]):
+            v = x[i]
+            for _ in range(a[i]):
+                v = v - 0.1 * v * v + {salt}
+            y[0] += v
+
+    x = qd.ones(8, dtype=qd.float32, requires_grad=True)
+    a = qd.asarray(np.arange(8, dtype=np.int32))
+    y = qd.zeros(1, dtype=qd.float32, requires_grad=True)
+    steps(x, a, y)
+    t0 = time.perf_counter()
+    y.grad[...] = 1.0
+    steps.grad(x, a, y)
+    print(time.perf_counter() - t0)
+''')
+
+
+def _run_script(workdir: str, text: str) -> list[float]:
+    script = os.path.join(workdir, "first_call.py")
+    with open(script, "w") as f:
+        f.write(text)
+    env = {**os.environ, "QDARRAY_CACHE_DIR": os.path.join(workdir, "cache")}
+    out = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True,
+                         check=True)
+    return [float(v) for v in out.stdout.strip().splitlines()[-1].split()]
+
+
+def first_reverse_seconds(workdir: str, salt: float = 0.01) -> float:
+    """Seconds of the first reverse launch of a dynamic-loop kernel in a new process (after
+    its forward): building, compiling (or loading) the reverse and counting kernels."""
+    return _run_script(workdir, REVERSE_SCRIPT.format(salt=salt))[0]
+
+
 def first_call_seconds(workdir: str, salt: float = 1.0) -> tuple[float, float]:
     """(numba's start-up, the kernel's first call) in seconds, in a new Python process.
 
@@ -165,14 +238,8 @@ def first_call_seconds(workdir: str, salt: float = 1.0) -> tuple[float, float]:
     cache; numba's process start-up (its type registries, measured by calling a cached
     numba helper first) is reported apart.
     """
-    script = os.path.join(workdir, "first_call.py")
-    with open(script, "w") as f:
-        f.write(COMPILE_SCRIPT.format(salt=salt))
-    env = {**os.environ, "QDARRAY_CACHE_DIR": os.path.join(workdir, "cache")}
-    out = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True,
-                         check=True)
-    startup, first = out.stdout.strip().splitlines()[-1].split()
-    return float(startup), float(first)
+    startup, first = _run_script(workdir, COMPILE_SCRIPT.format(salt=salt))
+    return startup, first
 
 
 class CompileTime:
@@ -201,3 +268,16 @@ class CompileTime:
             return first_call_seconds(workdir)[0]
 
     track_numba_startup_seconds.unit = "seconds"  # type: ignore[attr-defined]
+
+    def track_reverse_first_compile_seconds(self) -> float:
+        with tempfile.TemporaryDirectory() as workdir:
+            return first_reverse_seconds(workdir, salt=0.01 + time.time() % 1 * 1e-6)
+
+    track_reverse_first_compile_seconds.unit = "seconds"  # type: ignore[attr-defined]
+
+    def track_reverse_cached_load_seconds(self) -> float:
+        with tempfile.TemporaryDirectory() as workdir:
+            first_reverse_seconds(workdir)
+            return first_reverse_seconds(workdir)
+
+    track_reverse_cached_load_seconds.unit = "seconds"  # type: ignore[attr-defined]
