@@ -23,9 +23,12 @@ def compile_ir(ir: KernelIR, specs: list[ArgSpec], names: list[str], target: str
     if interp:
         return InterpLauncher(ir, packers, bumps)
     if target != "numba_cpu":
-        raise NotImplementedError(
-            f"Reverse kernels need the '{target}' code generator, which qdarray does not have "
-            "yet. Use CPU arrays, or kernel.grad.interpret(...).")
+        from .._errors import AutodiffError
+
+        where = {"opencl_c": "OpenCL devices"}.get(target, f"the '{target}' target")
+        raise AutodiffError(
+            f"Reverse-mode autodiff (kernel.grad, qd.ad.Tape) does not run on {where} yet; "
+            "forward kernels do. Use CPU arrays for the gradient (x.to_device('cpu')).")
     from ..kernels.cache import load_module
     from ..kernels.codegen.numba_cpu import render_numba_cpu
 

@@ -82,6 +82,15 @@ def _to_device(x: Any, back: list[tuple[Any, Any]]) -> Any:
         back.append((host, dev))
         return dev
     if type(x) is Array and x.device != DEVICE:
+        if x.ndim == 1 and x.device == qd.Device("cpu"):
+            # A slice of a bigger array moves with its root, so it stays a window at the same
+            # offset (what a BufferView of it reports).
+            root, start = x.device.backend.window_root(x._data)
+            if root is not x._data:
+                base = qd.asarray(root)  # shares the root's memory
+                dev_root = base.to_device(DEVICE)
+                back.append((base, dev_root))
+                return dev_root[start:start + x.shape[0]]
         dev = x.to_device(DEVICE)
         back.append((x, dev))
         return dev

@@ -1,5 +1,6 @@
 """Loads the kernel test modules of tests/kernels under their own names, so tests/opencl can
-run their test functions with the OpenCL `launch` fixture (conftest.py)."""
+run their test functions with the OpenCL `launch` fixture (conftest.py). tests/buffer_view
+is loaded the same way."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-KERNEL_TESTS = Path(__file__).resolve().parent.parent / "kernels"
+TESTS = Path(__file__).resolve().parent.parent
 
 
-def load(name: str) -> Any:
+def load(name: str, folder: str = "kernels") -> Any:
+    """The test module tests/<folder>/<name>.py, imported under a name of its own."""
+    if str(TESTS / folder) not in sys.path:
+        sys.path.append(str(TESTS / folder))  # its helper modules beside it
     spec = importlib.util.spec_from_file_location(f"opencl_shared_{name}",
-                                                  KERNEL_TESTS / f"{name}.py")
+                                                  TESTS / folder / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up by name

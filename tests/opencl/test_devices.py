@@ -116,3 +116,25 @@ def test_stages_and_carried_values(device):
 
 def test_unusable_devices_are_reported_not_used():
     assert all("(" in entry for entry in _runtime.unusable())
+
+
+@qd.kernel
+def square_sum(x: qd.Array[qd.float32, 1], y: qd.Array[qd.float32, 1]):
+    for i in range(x.shape[0]):
+        y[0] += x[i] * x[i]
+
+
+def test_reverse_mode_says_it_does_not_run_on_opencl_yet(device):
+    x = qd.ones(4, dtype=qd.float32, device=device, requires_grad=True)
+    y = qd.zeros(1, dtype=qd.float32, device=device, requires_grad=True)
+    square_sum(x, y)  # the forward kernel runs
+    assert float(y[0]) == 4.0
+    with pytest.raises(qd.AutodiffError, match="does not run on OpenCL devices yet"):
+        square_sum.grad(x, y)
+
+
+def test_the_code_generator_spells_what_the_cpu_generator_spells():
+    from qdarray.kernels.codegen import numba_cpu
+    from qdarray.kernels.codegen.opencl_ops import TABLE
+
+    assert set(TABLE) == set(numba_cpu.TABLE)  # SUBVIEW is resolved before code generation

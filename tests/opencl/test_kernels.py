@@ -8,6 +8,7 @@ from shared_kernel_tests import load
 _ops = load("test_ops")
 _language = load("test_language")
 _atomics = load("test_atomics")
+_views = load("test_view_kernels", "buffer_view")
 
 
 test_unary_math = _ops.test_unary_math
@@ -44,3 +45,14 @@ test_histogram = _atomics.test_histogram
 test_min_max = _atomics.test_min_max
 test_nan_never_wins_min_max = _atomics.test_nan_never_wins_min_max
 test_multidimensional_atomics = _atomics.test_multidimensional_atomics
+
+test_array_slices_are_windows = _views.test_array_slices_are_windows
+test_buffer_views_and_views_of_views = _views.test_buffer_views_and_views_of_views
+test_plain_annotation_takes_the_dtype_from_the_argument = (
+    _views.test_plain_annotation_takes_the_dtype_from_the_argument)
+test_size_shape_len = _views.test_size_shape_len
+test_two_views_of_one_array = _views.test_two_views_of_one_array
+test_kernel_side_subviews_and_slices = _views.test_kernel_side_subviews_and_slices
+test_nested_kernel_side_views = _views.test_nested_kernel_side_views
+test_views_pass_to_funcs_and_back = _views.test_views_pass_to_funcs_and_back
+test_atomics_through_subviews = _views.test_atomics_through_subviews
