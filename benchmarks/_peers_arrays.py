@@ -10,10 +10,15 @@ which needs a CUDA device.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from typing import Any
 
 import numpy as np
-from _workloads import Case, Problem, Skipped
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+from _workloads import Case, Problem, Skipped  # noqa: E402
 
 
 def _import(name: str) -> Any:

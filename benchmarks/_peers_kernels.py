@@ -7,10 +7,15 @@ returns one `Case` per workload it can run. All run on the CPU.
 
 # No `from __future__ import annotations`: Taichi and Quadrants evaluate kernel annotations.
 import importlib
+import os
+import sys
 from typing import Any
 
 import numpy as np
-from _workloads import Case, Problem, Skipped
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+from _workloads import Case, Problem, Skipped  # noqa: E402
 
 
 def _import(name: str) -> Any:
