@@ -61,10 +61,8 @@ class OpenCLBackend:
             if obj.qd_state is not st:
                 return self.asarray(obj.to_host(), np_dtype, True, device)
             if np_dtype is not None and np.dtype(np_dtype) != obj.dtype:
-                if copy is False:
-                    raise ValueError(
-                        f"asarray(copy=False) cannot convert {obj.dtype} to {np_dtype} "
-                        "without a copy; use copy=None.")
+                # As on the CPU (np.asarray), a dtype change converts; the namespace decides
+                # beforehand whether the caller's copy=False allows it.
                 self._check_dtype(np.dtype(np_dtype), device)
                 return copy_ops.astype(obj, np.dtype(np_dtype))
             return copy_ops.contiguous(obj, force=True) if copy else obj
