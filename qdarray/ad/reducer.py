@@ -13,11 +13,14 @@ every code generator gets it for free:
                 m = max(m, body(axes at (r, t)))
         partial[c] = m
 
-and the host takes the maximum of the small `partial` array. The body reads arrays at
-loop-variable indices (any integer dtype, as int64); a `MaxOverRange` inside the body whose
-range depends on the axes becomes a sequential loop there, and closed ones inside it are
-computed first (earlier rounds) and passed in as parameters `@slot<k>`, so a reducer
-compiles once per kernel signature, not once per value.
+and the host takes the maximum of the small `partial` array. That layout (contiguous chunks,
+vectorizable inner loops) suits CPUs; on other devices each of many work-items instead reads
+elements c, c + nchunks, c + 2 nchunks, ... so that neighbours read neighbours (`strided`).
+
+The body reads arrays at loop-variable indices (any integer dtype, as int64); a
+`MaxOverRange` inside the body whose range depends on the axes becomes a sequential loop
+there, and closed ones inside it are computed first (earlier rounds) and passed in as
+parameters `@slot<k>`, so a reducer compiles once per kernel signature, not once per value.
 
 Reads are checked: an index that is an axis variable plus a constant is checked on the host
 for the whole axis before the launch; any other index is checked in the kernel, which sets
@@ -155,8 +158,9 @@ def _collect(e: Expr, axis_of: dict[int, int], chain: Chain, names: dict[str, No
 class _Builder:
     """Emits the reducer kernel of one chain (module docstring)."""
 
-    def __init__(self, chain: Chain, types: dict[str, Any]) -> None:
+    def __init__(self, chain: Chain, types: dict[str, Any], strided: bool) -> None:
         self.chain = chain
+        self.strided = strided
         self.em = Emitter(0, 0)
         self.i64 = i64 = _dtypes.int64
         self.params: list[Param] = []
@@ -191,7 +195,9 @@ class _Builder:
             em.store_var(m, self.c(INT64_MIN))
             lo = self.op(Op.MUL, c, self.chunk)
             hi = self.op(Op.MIN, self.op(Op.ADD, lo, self.chunk), self.total)
-            if len(self.chain.axes) == 1:
+            if self.strided:
+                self.strided_loop(m, c)
+            elif len(self.chain.axes) == 1:
                 self.inner_loop(m, lo, hi, None)
             else:
                 self.rows(m, lo, hi)
@@ -209,6 +215,24 @@ class _Builder:
             self.env[self.chain.axes[last][0].id] = self.op(Op.ADD, self.begins[last], t)
             em.store_var(m, self.op(Op.MAX, em.load_var(m), self.expr(self.chain.body)))
         em.stmt(For(t, lo, hi, block(inner), False))
+
+    def strided_loop(self, m: Any, c: Value) -> None:
+        """m = max(m, body) at positions c, c + nchunks, ... < total, every axis decoded."""
+        em = self.em
+        step = self.nchunks
+        count = self.op(Op.FLOORDIV, self.op(Op.ADD, self.op(Op.SUB, self.total, c),
+                                              self.op(Op.SUB, step, self.c(1))), step)
+        k = em.value(self.i64)
+        with em.region() as body:
+            q = self.op(Op.ADD, c, self.op(Op.MUL, k, step))
+            for j in range(len(self.chain.axes) - 1, 0, -1):
+                n = self.extents[j]
+                self.env[self.chain.axes[j][0].id] = self.op(
+                    Op.ADD, self.begins[j], self.op(Op.MOD, q, n))
+                q = self.op(Op.FLOORDIV, q, n)
+            self.env[self.chain.axes[0][0].id] = self.op(Op.ADD, self.begins[0], q)
+            em.store_var(m, self.op(Op.MAX, em.load_var(m), self.expr(self.chain.body)))
+        em.stmt(For(k, self.c(0), count, block(body), False))
 
     def rows(self, m: Any, lo: Value, hi: Value) -> None:
         """Rows of the last axis that meet [lo, hi), the other axes decoded once per row."""
@@ -307,27 +331,31 @@ def _spec(t: Any) -> ArgSpec:
 
 # Compiled reducers by (kernel text, target): identical reducers of different kernels share
 # one compile (and the disk cache shares them between processes).
-_COMPILED: dict[tuple[str, str], Any] = {}
+_COMPILED: dict[tuple[str, str, str], Any] = {}
 
 
 class Reducer:
-    """The max-reduction kernel of one chain, compiled on first use."""
+    """The max-reduction kernel of one chain, compiled on first use for `target` (on
+    `device`, for targets that need one)."""
 
-    def __init__(self, chain: Chain, types: dict[str, Any], target: str) -> None:
+    def __init__(self, chain: Chain, types: dict[str, Any], target: str,
+                 device: Any = None) -> None:
         self.chain = chain
-        self.ir = _Builder(chain, types).kernel()
+        self.strided = target not in ("numba_cpu", "interp")
+        self.ir = _Builder(chain, types, self.strided).kernel()
         self.target = target
+        self.device = device
         self.launcher: Any = None
 
     def compiled(self) -> Any:
         if self.launcher is None:
-            key = (format_kernel(self.ir), self.target)
+            key = (format_kernel(self.ir), self.target, str(self.device))
             launcher = _COMPILED.get(key)
             if launcher is None:
                 specs = [_spec(p.value.type) for p in self.ir.params]
                 names = [p.name for p in self.ir.params]
                 launcher = _COMPILED[key] = compile_ir(self.ir, specs, names, self.target,
-                                                       False, [])
+                                                       False, [], self.device)
             self.launcher = launcher
         return self.launcher
 
@@ -346,7 +374,7 @@ class Reducer:
         total = 1
         for n in extents:
             total *= n
-        chunk, nchunks = split(total)
+        chunk, nchunks = split(total, self.strided)
         partial = np.empty(nchunks, np.int64)
         flag = np.zeros(1, np.int64)
         args = [values[n] for n in self.chain.names] + slots + begins + extents
@@ -356,11 +384,19 @@ class Reducer:
         return int(partial.max())
 
 
-def split(total: int) -> tuple[int, int]:
+# Work-items of a strided reduction (enough to fill a GPU; each reads total / this elements).
+STRIDED_ITEMS = 1 << 16
+
+
+def split(total: int, strided: bool = False) -> tuple[int, int]:
     """(chunk length, number of chunks) for `total` elements: one chunk below the launcher's
-    parallel threshold, else at least that many chunks (so the launch runs in parallel)."""
+    parallel threshold, else at least that many chunks (so the launch runs in parallel);
+    strided: up to STRIDED_ITEMS work-items."""
     from ..kernels.launch import PARALLEL_MIN
 
+    if strided:
+        items = min(total, STRIDED_ITEMS)
+        return -(-total // items), items
     if total < PARALLEL_MIN:
         return total, 1
     chunk = total // PARALLEL_MIN

@@ -186,3 +186,31 @@ def test_two_axes_with_rows_split_between_chunks(shape):
     got = run_chain(e, {"d": data}, {"d": ArrayType(_dtypes.int32, 2)})
     cols = np.arange(shape[1])
     assert got == (data[1:] - 3 * cols).max()
+
+
+OTHER_DEVICES = [d for d in qd.__array_namespace_info__().devices() if str(d) != "cpu"]
+
+
+@pytest.mark.skipif(not OTHER_DEVICES, reason="no device other than the CPU is present")
+@pytest.mark.parametrize("n", [1000, 200_003])
+def test_reducers_run_on_the_arrays_device(n):
+    """The reducer is a kernel like any other: the device's code generator runs it."""
+    device = OTHER_DEVICES[0]
+    rng = np.random.default_rng(n)
+    data = rng.integers(-(1 << 30), 1 << 30, n).astype(np.int32)
+    grid = rng.integers(0, 500, (61, n // 61)).astype(np.int16)
+    i, j = LoopVar(1, "i"), LoopVar(2, "j")
+    one = MaxOverRange(i, Const(2), Const(n), Bin("+", Read("d", (i,)), Const(1)))
+    two = MaxOverRange(i, Const(0), Const(61), MaxOverRange(j, Const(1), Const(grid.shape[1]),
+                                                           Bin("-", Read("g", (i, j)), j)))
+    for e, arrays, types, want in (
+            (one, {"d": data}, {"d": ArrayType(_dtypes.int32, 1)}, data[2:].max() + 1),
+            (two, {"g": grid}, {"g": ArrayType(_dtypes.int16, 2)},
+             (grid[:, 1:].astype(np.int64) - np.arange(1, grid.shape[1])).max())):
+        chain = chain_of(e)
+        reducer = Reducer(chain, types, device.backend.target, device)
+        assert reducer.strided
+        values = {k: qd.asarray(v, device=device) for k, v in arrays.items()}
+        begins = [reference(b, {}) for _, b, _ in chain.axes]
+        extents = [reference(m, {}) - b for (_, _, m), b in zip(chain.axes, begins, strict=True)]
+        assert reducer.run(values, [], begins, extents) == want
