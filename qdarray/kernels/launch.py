@@ -373,6 +373,10 @@ def prepare(kernel: Any, args: Sequence[Any], target: str | None, debug: bool) -
         from ..backends.opencl_kernels import OpenCLLauncher
 
         return OpenCLLauncher(ir, packers, bumps, debug, device)
+    if target == "numba_cuda":
+        from ..backends.cuda_kernels import CudaLauncher
+
+        return CudaLauncher(ir, packers, bumps, debug, device)
     if target != "numba_cpu":
         raise NotImplementedError(
             f"Kernels on {device} need the '{target}' code generator, which qdarray does not "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from qdarray.kernels import interp
-from qdarray.kernels.codegen import numba_cpu
+from qdarray.kernels.codegen import numba_cpu, numba_cuda
 from qdarray.kernels.ir import Op
 from qdarray.kernels.ops import OPS
 
@@ -15,7 +15,9 @@ BEFORE_CODEGEN: dict[Op, str] = {
                 "first pass of every compile",
 }
 # Ops a target does not implement, with the reason.
-DOCUMENTED_GAPS: dict[str, dict[Op, str]] = {"interp": {}, "numba_cpu": dict(BEFORE_CODEGEN)}
+DOCUMENTED_GAPS: dict[str, dict[Op, str]] = {
+    "interp": {}, "numba_cpu": dict(BEFORE_CODEGEN), "numba_cuda": dict(BEFORE_CODEGEN),
+    "numba_cuda (simulator)": dict(BEFORE_CODEGEN)}
 
 
 def test_every_op_has_one_definition():
@@ -31,7 +33,9 @@ def test_interpreter_covers_every_op():
     assert interp.covered_ops() == set(Op) - set(DOCUMENTED_GAPS["interp"])
 
 
-@pytest.mark.parametrize("name,table", [("numba_cpu", numba_cpu.TABLE)])
+@pytest.mark.parametrize("name,table", [
+    ("numba_cpu", numba_cpu.TABLE), ("numba_cuda", numba_cuda.TABLE),
+    ("numba_cuda (simulator)", numba_cuda.SIMULATED_TABLE)])
 def test_code_generators_cover_every_op(name, table):
     assert set(table) == set(Op) - set(DOCUMENTED_GAPS[name])
 

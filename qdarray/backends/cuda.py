@@ -1,0 +1,263 @@
+"""The CUDA backend: CuPy storage, array-api-compat's CuPy namespace, numba.cuda kernels.
+
+`Device("cuda:N")` is CUDA device N in the driver's order. Arrays are CuPy arrays (the
+optional dependency installed by `pip install 'qdarray[cuda13]'` or `'qdarray[cuda12]'`); the
+namespace delegates to CuPy's kernels through array-api-compat, with floating-point warnings
+silenced as on every device. User kernels compile through the numba.cuda code generator
+(kernels/codegen/numba_cuda.py) and launch through backends/cuda_kernels.py.
+
+Under numba's CUDA simulator (`NUMBA_ENABLE_CUDASIM=1` set before numba is imported), there
+is no GPU and no CuPy: the one simulated device `cuda:0` stores its arrays as NumPy arrays,
+which the simulator's kernels take as device arrays, and the namespace is the CPU's. Copies to
+and from the host are still copies, so the simulated device behaves like a real one, and the
+namespace, transfers and kernels run through the same backend code paths. The simulator is
+how CI tests the CUDA path (tests/cuda/).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import config as numba_config
+
+from .._devices import Device
+
+SIMULATED = bool(numba_config.ENABLE_CUDASIM)  # type: ignore[attr-defined]
+
+
+def _missing_cupy() -> RuntimeError:
+    return RuntimeError(
+        "The CUDA backend needs CuPy, which is not installed. Try `pip install "
+        "'qdarray[cuda13]'` (CUDA 13 drivers) or `pip install 'qdarray[cuda12]'` (CUDA 12); "
+        "without a GPU, set NUMBA_ENABLE_CUDASIM=1 before importing qdarray to use numba's "
+        "simulated device.")
+
+
+class _CudaBase:
+    """What the simulated and the real CUDA backends share."""
+
+    kind = "cuda"
+    target = "numba_cuda"
+    simulated = SIMULATED
+
+    def _count(self) -> int:
+        raise NotImplementedError
+
+    def devices(self) -> list[Device]:
+        return [Device(f"cuda:{i}") for i in range(self._count())]
+
+    def check_device(self, device: Device) -> None:
+        """Raise a ValueError for an index past the devices present."""
+        n = self._count()
+        if device.index >= n:
+            raise ValueError(
+                f"Device {device} does not exist: this machine has {n} CUDA "
+                f"device{'s' if n != 1 else ''}"
+                f"{' (cuda:0 to cuda:' + str(n - 1) + ')' if n > 1 else ''}. "
+                "Use qd.__array_namespace_info__().devices() to list them.")
+
+    def supports_dtype(self, np_dtype: np.dtype, device: Device) -> bool:
+        return True  # NVIDIA GPUs compute float64 and complex128 (slower, but exactly)
+
+    def capabilities(self, device: Device) -> dict[str, Any]:
+        return {
+            "boolean indexing": True,
+            "data-dependent shapes": True,
+            "max dimensions": 64,
+            "device name": self.device_name(device),
+            "float64": True,
+            "simulated": self.simulated,
+        }
+
+    def device_name(self, device: Device) -> str:
+        raise NotImplementedError
+
+    def to_host(self, native: Any) -> np.ndarray:
+        raise NotImplementedError
+
+
+class SimulatedCudaBackend(_CudaBase):
+    """numba's CUDA simulator: one device, NumPy arrays standing in for device memory."""
+
+    native_type = np.ndarray
+
+    def __init__(self) -> None:
+        import array_api_compat.numpy as compat_numpy
+
+        from .cpu import BACKEND as CPU_BACKEND
+        from .cuda_namespace import CudaNamespace
+
+        self._cpu = CPU_BACKEND
+        self.xp = CudaNamespace(compat_numpy, None, False)
+
+    def _count(self) -> int:
+        return 1
+
+    def device_name(self, device: Device) -> str:
+        return "numba CUDA simulator"
+
+    def normalize(self, result: Any) -> Any:
+        return self._cpu.normalize(result)
+
+    def asarray(self, obj: Any, np_dtype: np.dtype | None, copy: bool | None,
+                device: Device) -> Any:
+        self.check_device(device)
+        if copy is False and type(obj) is not np.ndarray:
+            raise ValueError(
+                f"asarray(copy=False) cannot place host data on {device} without a copy; "
+                "use copy=None or copy=True.")
+        return self._cpu.asarray(obj, np_dtype, copy, device)
+
+    def to_host(self, native: Any) -> np.ndarray:
+        # A copy, as from a real device: writing the result never changes the array.
+        return np.array(native, copy=True)
+
+    def window_root(self, native: np.ndarray) -> tuple[np.ndarray, int]:
+        return self._cpu.window_root(native)
+
+    def copy_between(self, native: Any, device: Device) -> Any:
+        self.check_device(device)
+        return np.array(native, copy=True)
+
+    def empty(self, shape: tuple[int, ...], np_dtype: Any, device: Device) -> Any:
+        """Uninitialized device memory (adstack heaps, reduction results)."""
+        return np.empty(shape, np_dtype)
+
+    def available_bytes(self, device: Device) -> int | None:
+        from ..ad.device_memory import cpu_available_bytes
+
+        return cpu_available_bytes()
+
+    def cuda_array_interface(self, native: np.ndarray) -> dict[str, Any]:
+        """The CUDA Array Interface (version 3) of a simulated array: its host memory."""
+        face = native.__array_interface__
+        return {"shape": face["shape"], "typestr": face["typestr"], "data": face["data"],
+                "strides": face["strides"], "version": 3, "stream": None}
+
+    def synchronize(self, device: Device) -> None:
+        return None
+
+
+class CupyBackend(_CudaBase):
+    """CUDA GPUs through CuPy (see the module docstring)."""
+
+    def __init__(self) -> None:
+        try:
+            import array_api_compat.cupy as compat_cupy
+            import cupy  # type: ignore[import-not-found]
+        except ImportError:
+            raise _missing_cupy() from None
+        from .cuda_namespace import CudaNamespace
+
+        self.cp = cupy
+        self.native_type = cupy.ndarray
+        self._n: int | None = None
+        self._names: dict[int, str] = {}
+        self.xp = CudaNamespace(compat_cupy, cupy, self._count() > 1)
+
+    def _count(self) -> int:
+        if self._n is None:
+            try:
+                self._n = int(self.cp.cuda.runtime.getDeviceCount())
+            except self.cp.cuda.runtime.CUDARuntimeError:
+                self._n = 0  # a driver without a device
+        return self._n
+
+    def device_name(self, device: Device) -> str:
+        name = self._names.get(device.index)
+        if name is None:
+            props = self.cp.cuda.runtime.getDeviceProperties(device.index)
+            raw = props["name"]
+            name = raw.decode() if isinstance(raw, bytes) else str(raw)
+            self._names[device.index] = name
+        return name
+
+    def normalize(self, result: Any) -> Any:
+        if type(result) is self.native_type:
+            return result
+        return self.cp.asarray(result)
+
+    def asarray(self, obj: Any, np_dtype: np.dtype | None, copy: bool | None,
+                device: Device) -> Any:
+        cp = self.cp
+        self.check_device(device)
+        with cp.cuda.Device(device.index):
+            if isinstance(obj, cp.ndarray):
+                if obj.device.id != device.index:
+                    if copy is False:
+                        raise ValueError(
+                            f"asarray(copy=False) cannot move data from cuda:{obj.device.id} "
+                            f"to {device}; use copy=None or copy=True.")
+                    obj = self._peer_copy(obj)
+                    copy = False if copy is None else copy
+                if np_dtype is not None and np.dtype(np_dtype) != obj.dtype:
+                    if copy is False:
+                        raise ValueError(
+                            f"asarray(copy=False) cannot convert {obj.dtype} to {np_dtype} "
+                            "without a copy; use copy=None.")
+                    return obj.astype(np_dtype)
+                return obj.copy() if copy else obj
+            if copy is False:
+                raise ValueError(
+                    f"asarray(copy=False) cannot place host data on {device} without a copy; "
+                    "use copy=None or copy=True.")
+            with np.errstate(over="ignore"):  # float64 data into float32: inf, as on the CPU
+                host = np.asarray(obj, dtype=np_dtype)
+            return cp.asarray(host)
+
+    def _peer_copy(self, x: Any) -> Any:
+        """`x` copied onto the current device (peer-to-peer where the GPUs allow it)."""
+        cp = self.cp
+        out = cp.empty(x.shape, x.dtype)
+        src = x if x.flags.c_contiguous else cp.ascontiguousarray(x)
+        out.data.copy_from_device(src.data, src.nbytes)
+        return out
+
+    def to_host(self, native: Any) -> np.ndarray:
+        return native.get()  # type: ignore[no-any-return]
+
+    def window_root(self, native: Any) -> tuple[Any, int]:
+        """The outermost 1-D contiguous array of the same dtype that `native` views, and
+        `native`'s element offset in it."""
+        root = native
+        base = native.base
+        while (base is not None and base.ndim == 1 and base.dtype == native.dtype
+               and base.strides[0] == base.itemsize):
+            root = base
+            base = base.base
+        if root is native:
+            return native, 0
+        return root, (native.data.ptr - root.data.ptr) // native.itemsize
+
+    def copy_between(self, native: Any, device: Device) -> Any:
+        self.check_device(device)
+        with self.cp.cuda.Device(device.index):
+            return self._peer_copy(native)
+
+    def empty(self, shape: tuple[int, ...], np_dtype: Any, device: Device) -> Any:
+        """Uninitialized device memory (adstack heaps, reduction results)."""
+        with self.cp.cuda.Device(device.index):
+            return self.cp.empty(shape, np_dtype)
+
+    def available_bytes(self, device: Device) -> int | None:
+        """Free device memory, counting what CuPy's pool holds unused."""
+        cp = self.cp
+        with cp.cuda.Device(device.index):
+            free, _ = cp.cuda.runtime.memGetInfo()
+            pool = cp.get_default_memory_pool()
+            return int(free) + int(pool.free_bytes())
+
+    def from_dlpack(self, obj: Any) -> Any:
+        return self.cp.from_dlpack(obj)
+
+    def cuda_array_interface(self, native: Any) -> dict[str, Any]:
+        return native.__cuda_array_interface__  # type: ignore[no-any-return]
+
+    def synchronize(self, device: Device) -> None:
+        with self.cp.cuda.Device(device.index):
+            self.cp.cuda.get_current_stream().synchronize()
+            self.cp.cuda.Device().synchronize()
+
+
+BACKEND: _CudaBase = SimulatedCudaBackend() if SIMULATED else CupyBackend()

@@ -1,0 +1,90 @@
+"""The CUDA backend's `xp`: array-api-compat's CuPy namespace (NumPy's under the simulator),
+each function run on the right GPU and without floating-point warnings.
+
+The namespace modules call `xp.<name>(...)` with native arrays and, for creation functions,
+`device=<qdarray Device>`. CuPy places new arrays on its *current* device and runs kernels
+there, so this wrapper turns the `device=` argument into that device's context (and passes
+CuPy no device). On a machine with several GPUs, a call without `device=` runs under the
+device of its first CuPy array argument, so that an operation on `cuda:1` arrays runs on
+`cuda:1` whatever the current device is; with one GPU (or the simulator) that lookup is
+skipped. Functions run under `quiet` (backends/quiet.py), as on the CPU.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+from .._devices import Device
+from .quiet import quiet
+
+
+def _first_index(args: tuple[Any, ...], array_type: Any) -> int | None:
+    for a in args:
+        if isinstance(a, array_type):
+            return int(a.device.id)
+        if isinstance(a, (list, tuple)) and a and isinstance(a[0], array_type):
+            return int(a[0].device.id)
+    return None
+
+
+class CudaNamespace:
+    """The functions of `module` (and of its submodules) with the device handling above.
+
+    Args:
+        module: array-api-compat's `cupy` (or `numpy`, under the simulator).
+        cupy: the cupy module, or None under the simulator (where `device=` is dropped).
+        several: whether the machine has more than one GPU.
+    """
+
+    def __init__(self, module: types.ModuleType, cupy: Any, several: bool) -> None:
+        self._module = module
+        self._cupy = cupy
+        self._several = several
+
+    def _wrap(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        run = quiet(func)
+        cp = self._cupy
+        if cp is None:  # the simulator: one device, NumPy arrays
+            def simulated(*args: Any, **kwargs: Any) -> Any:
+                if isinstance(kwargs.get("device"), Device):
+                    del kwargs["device"]
+                return run(*args, **kwargs)
+            return simulated
+        current = cp.cuda.runtime.getDevice
+        several = self._several
+        ndarray = cp.ndarray
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            dev = kwargs.get("device")
+            if isinstance(dev, Device):
+                kwargs["device"] = None
+                index: int | None = dev.index
+            elif several:
+                index = _first_index(args, ndarray)
+            else:
+                index = None
+            if index is None or index == current():
+                return run(*args, **kwargs)
+            with cp.cuda.Device(index):
+                return run(*args, **kwargs)
+
+        call.__name__ = getattr(func, "__name__", "call")
+        call.__doc__ = getattr(func, "__doc__", None)
+        return call
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._module, name)
+        wrapped: Any
+        if isinstance(value, types.ModuleType):
+            wrapped = CudaNamespace(value, self._cupy, self._several)
+        elif callable(value) and not isinstance(value, type):
+            wrapped = self._wrap(value)
+        else:
+            wrapped = value
+        setattr(self, name, wrapped)
+        return wrapped
+
+    def __repr__(self) -> str:
+        return f"CudaNamespace({self._module.__name__})"

@@ -1,0 +1,338 @@
+"""numba.cuda code generator: `render_numba_cuda(kernel) -> str`, a module of CUDA kernels.
+
+A kernel runs as the stages of `opencl_c.plan` (the split the OpenCL generator uses too), one
+CUDA launch each, in order on one stream:
+
+- a parallel loop (or `qd.ndrange` nest) is `stage<k>`: a grid-stride loop over the flattened
+  index space, calling the device function `_body_<k>(t..., captured values...)` once per
+  iteration (a top-level `continue` is a `return`). The launcher picks the grid (at most
+  SMs x 32 blocks of `TPB` threads), so a launch needs no exact trip count;
+- a run of other top-level statements is a stage launched as one thread;
+- top-level pure instructions of the parameters (shapes, scalars, constants) are recomputed
+  in every stage and on the host; values and locals a serial stage defines and a later stage
+  reads travel through one-element `carry` arrays of their dtype.
+
+Atomics are numba's CUDA atomics (32- and 64-bit integers and floats; a narrower dtype raises
+a KernelTypeError naming the array). Atomics that every thread aims at one element are reduced
+within the block first (`block_sums.py`). `qd.math` functions are CUDA's libdevice ones. In
+debug mode every check writes the error record of the CPU target into a device array, and a
+failed check stops the later stages of the launch.
+
+Under numba's simulator (`simulated=True`) the same module runs as Python: math is spelled
+with NumPy's ufuncs (which match libdevice's results to rounding), and every stage runs with
+NumPy's floating-point warnings off, since each simulated thread is a fresh Python thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import __version__
+from ..._errors import KernelTypeError
+from ..ir import For, Instr, KernelIR, Op, Value
+from ..ops.math import BINARY, UNARY
+from ..types import ArrayType, ViewType
+from . import numba_cpu as cpu
+from .block_sums import BlockSum, block_sums, emit_reduction
+from .opencl_c import Stage, plan
+from .pysource import PySourceEmitter
+from .regions import free_values
+
+# Threads per block: a power of two (block reductions halve it). The simulator runs a Python
+# thread per CUDA thread, so it gets small blocks.
+TPB = 256
+TPB_SIMULATED = 32
+ABORT = 11 + 2 * 64  # the error record's slot of 1 + the failed stage (cuda_intrinsics.py)
+ATOMIC_DTYPES = frozenset({"int32", "uint32", "int64", "uint64", "float32", "float64"})
+
+_LIBDEVICE = {Op.SIN: "sin", Op.COS: "cos", Op.TAN: "tan", Op.ASIN: "asin", Op.ACOS: "acos",
+              Op.ATAN: "atan", Op.SINH: "sinh", Op.COSH: "cosh", Op.TANH: "tanh",
+              Op.ASINH: "asinh", Op.ACOSH: "acosh", Op.ATANH: "atanh", Op.EXP: "exp",
+              Op.EXP2: "exp2", Op.EXPM1: "expm1", Op.LOG: "log", Op.LOG2: "log2",
+              Op.LOG10: "log10", Op.LOG1P: "log1p", Op.SQRT: "sqrt", Op.CBRT: "cbrt",
+              Op.FLOOR: "floor", Op.CEIL: "ceil", Op.TRUNC: "trunc", Op.ROUND: "rint",
+              Op.ATAN2: "atan2", Op.HYPOT: "hypot", Op.COPYSIGN: "copysign", Op.FMOD: "fmod"}
+
+
+def _f(dtype: Any) -> str:
+    """libdevice's suffix: `sinf` for float32, `sin` for float64."""
+    return "f" if dtype.name == "float32" else ""
+
+
+def _libdevice(name: str) -> Any:
+    def spell(e: Any, i: Instr) -> str:
+        args = ", ".join(e.val(a) for a in i.args)
+        return f"libdevice.{name}{_f(i.result.type)}({args})"  # type: ignore[union-attr]
+    return spell
+
+
+def _rsqrt(e: Any, i: Instr) -> str:
+    t: Any = i.result.type  # type: ignore[union-attr]
+    return f"np.{t.name}(1.0) / libdevice.sqrt{_f(t)}({e.val(i.args[0])})"
+
+
+def _sign(e: Any, i: Instr) -> str:
+    x = e.val(i.args[0])
+    t: Any = i.result.type  # type: ignore[union-attr]
+    one = f"np.{t.name}(1)"
+    return f"({x} if {x} == 0 or {x} != {x} else ({one} if {x} > 0 else -{one}))"
+
+
+def _pow(e: Any, i: Instr) -> str:
+    t: Any = i.result.type  # type: ignore[union-attr]
+    if t.kind in "iu":
+        return str(cpu._pow(e, i))
+    a, b = (e.val(x) for x in i.args)
+    return f"libdevice.pow{_f(t)}({a}, {b})"
+
+
+def _element(e: Any, args: tuple[Value, ...]) -> str:
+    """An atomic's index: one integer, a tuple, or 0 for a 0-d array (passed as 1-d)."""
+    if not args:
+        return "0"
+    if len(args) == 1:
+        return str(e.val(args[0]))
+    return f"({', '.join(e.val(a) for a in args)})"
+
+
+def _atomic(name: str) -> Any:
+    def spell(e: Any, i: Instr) -> str:
+        t: Any = i.args[-1].type
+        if t.name not in ATOMIC_DTYPES:
+            raise KernelTypeError(
+                f"Kernel '{e.kernel.name}': atomic {name} on a {t.name} array "
+                f"({i.loc.file}:{i.loc.line}) is not supported on CUDA devices, which have "
+                "atomics of 32- and 64-bit integers and floats only. Use an int32, int64, "
+                "float32 or float64 array for the updated elements.")
+        return (f"cuda.atomic.{name}({e.val(i.args[0])}, {_element(e, i.args[1:-1])}, "
+                f"{e.val(i.args[-1])})")
+    return spell
+
+
+def _check(e: Any, i: Instr) -> None:
+    pairs = list(zip(i.args[0::2], i.args[1::2], strict=True))
+    if not pairs:
+        return
+    test = " and ".join(f"0 <= {e.val(a)} < {e.val(n)}" for a, n in pairs)
+    vals = ", ".join(f"np.int64({e.val(x)})" for x in i.args)
+    depth = e.in_body
+    thread = ", ".join(f"np.int64(_t{k})" for k in range(depth)) or "np.int64(0)"
+    e.line(f"if not ({test}):")
+    with e.indent():
+        e.line(f"report_index_error(err, {i.attrs[0]}, {depth}, {e.stage_no}, ({thread},), "
+               f"({vals},))")
+        e.line("return")
+
+
+def _adstack_push(e: Any, i: Instr) -> str:
+    """Write below the capacity; above it record the depth reached (ops/adstack.py)."""
+    heap, base, cap, overflow, depth, value = (e.val(a) for a in i.args)
+    e.line(f"if {depth} < {cap}:")
+    with e.indent():
+        e.line(f"{heap}[{base} + {depth}] = {value}")
+    e.line("else:")
+    with e.indent():
+        e.line(f"cuda.atomic.max({overflow}, {i.attrs[0].id}, np.int64({depth} + 1))")
+    return f"{depth} + 1"
+
+
+SIMULATED_TABLE: dict[Op, Any] = dict(cpu.TABLE)
+SIMULATED_TABLE.update({
+    Op.ABS: "abs({0})", Op.CHECK_INDEX: _check, Op.ADSTACK_PUSH: _adstack_push,
+    Op.ATOMIC_ADD: _atomic("add"), Op.ATOMIC_MIN: _atomic("min"),
+    Op.ATOMIC_MAX: _atomic("max"),
+})
+TABLE: dict[Op, Any] = dict(SIMULATED_TABLE)
+TABLE.update({op: _libdevice(name) for op, name in _LIBDEVICE.items()})
+TABLE.update({Op.RSQRT: _rsqrt, Op.SIGN: _sign, Op.POW: _pow, Op.ISNAN: "math.isnan({0})",
+              Op.ISINF: "math.isinf({0})", Op.ISFINITE: "math.isfinite({0})"})
+assert set(_LIBDEVICE) | {Op.RSQRT, Op.SIGN} == set(UNARY) | set(BINARY)
+
+
+class NumbaCudaEmitter(PySourceEmitter):
+    """Emits the stage kernels and body functions of one kernel (module docstring)."""
+
+    TABLE = TABLE
+
+    def __init__(self, kernel: KernelIR, debug: bool, simulated: bool) -> None:
+        super().__init__()
+        self.kernel = kernel
+        self.debug = debug
+        self.simulated = simulated
+        self.plan = plan(kernel)
+        self.stage_no = 0
+        self.in_body = 0
+        self.sums: dict[int, BlockSum] = {}
+        self.ncarry = len(self.plan.carried_values) + len(self.plan.carried_vars)
+
+    def result(self, instr: Instr, text: str) -> str:
+        if instr.op in cpu._EXACT:
+            return text
+        return f"{cpu._ctor(instr.result.type)}({text})"  # type: ignore[union-attr]
+
+    def instr(self, instr: Instr, spelling: Any) -> None:
+        s = self.sums.get(id(instr))
+        if s is None:
+            super().instr(instr, spelling)
+        else:  # a block-reduced atomic: its old value is unused
+            s.combine(self, f"{s.name}[0]", self.val(instr.args[-1]))
+
+    # -- pieces ---------------------------------------------------------------------------
+
+    def decorator(self, device: bool) -> str:
+        if self.simulated:
+            return "@cuda.jit(device=True)" if device else "@cuda.jit"
+        return "@cuda.jit(device=True, forceinline=True)" if device else "@cuda.jit(cache=True)"
+
+    def stage_params(self) -> str:
+        names = [f"a{p.value.id}" for p in self.kernel.params]
+        names += [f"c{k}" for k in range(self.ncarry)]
+        return ", ".join(names + (["err"] if self.debug else []))
+
+    def prologue(self) -> None:
+        """Parameters, host-computable values and carried values, at a stage's start."""
+        for p in self.kernel.params:
+            t = p.value.type
+            src = f"a{p.value.id}"
+            is_mem = isinstance(t, (ArrayType, ViewType))
+            self.line(f"{self.val(p.value)} = {src if is_mem else f'{cpu._ctor(t)}({src})'}")
+        for i in self.plan.host:
+            self.stmt(i)
+
+    def load_carried(self, stage: Stage) -> None:
+        own = self.defined_in(stage)
+        for v in self.plan.carried_values:
+            if v.id not in own:
+                self.line(f"{self.val(v)} = c{self.plan.slot(v)}[0]")
+        for var in self.plan.carried_vars:
+            self.line(f"{self.var(var)} = c{self.plan.slot(var)}[0]")
+
+    @staticmethod
+    def defined_in(stage: Stage) -> set[int]:
+        return {s.result.id for s in stage.stmts if isinstance(s, Instr) and s.result is not None}
+
+    def captures(self, nest: list[For]) -> tuple[list[Value], list[Any]]:
+        return free_values(nest[-1].body, [f.index for f in nest])
+
+    def body_args(self, nest: list[For], sums: list[BlockSum]) -> list[str]:
+        values, locals_ = self.captures(nest)
+        names = [self.val(v) for v in values] + [self.var(v) for v in locals_]
+        return names + [s.name for s in sums] + (["err"] if self.debug else [])
+
+    # -- functions ------------------------------------------------------------------------
+
+    def body_function(self, k: int, nest: list[For], sums: list[BlockSum]) -> None:
+        ts = [f"_t{d}" for d in range(len(nest))]
+        self.line(self.decorator(True))
+        self.line(f"def _body_{k}({', '.join(ts + self.body_args(nest, sums))}):")
+        self.in_body = len(nest)
+        with self.indent():
+            for d, loop in enumerate(nest):
+                self.line(f"{self.val(loop.index)} = {cpu._ctor(loop.index.type)}(_t{d})")
+            self.block(nest[-1].body)
+        self.in_body = 0
+        self.lines += ["", ""]
+
+    def stage(self, k: int, stage: Stage) -> None:
+        self.stage_no = k
+        self.sums = {}
+        sums: list[BlockSum] = []
+        if stage.loops:
+            values, _ = self.captures(stage.loops)
+            self.sums = block_sums(stage.loops[-1].body, {v.id for v in values},
+                                   lambda t: t.name in ATOMIC_DTYPES)
+            sums = list(self.sums.values())
+            self.body_function(k, stage.loops, sums)
+        self.line(self.decorator(False))
+        self.line(f"def stage{k}({self.stage_params()}):")
+        with self.indent():
+            if self.simulated:  # each simulated thread starts with NumPy's default errstate
+                self.line('with np.errstate(all="ignore"):')
+                self.depth += 1
+            if self.debug:
+                self.line(f"if err[{ABORT}] != 0 and err[{ABORT}] != {k + 1}:")
+                with self.indent():
+                    self.line("return")
+            self.prologue()
+            self.load_carried(stage)
+            if stage.loops:
+                self.grid_stride(k, stage.loops, sums)
+            else:
+                self.block_of(stage)
+            if self.simulated:
+                self.depth -= 1
+        self.sums = {}
+        self.lines += ["", ""]
+
+    def block_of(self, stage: Stage) -> None:
+        """A serial stage: its statements, then the carried values it defines stored."""
+        start = len(self.lines)
+        for s in stage.stmts:
+            self.stmt(s)
+        own = self.defined_in(stage)
+        for v in self.plan.carried_values:
+            if v.id in own:
+                self.line(f"c{self.plan.slot(v)}[0] = {self.val(v)}")
+        for var in self.plan.carried_vars:
+            self.line(f"c{self.plan.slot(var)}[0] = {self.var(var)}")
+        if len(self.lines) == start:
+            self.line("pass")
+
+    def grid_stride(self, k: int, nest: list[For], sums: list[BlockSum]) -> None:
+        for d, loop in enumerate(nest):
+            self.line(f"_b{d} = np.int64({self.val(loop.begin)})")
+            self.line(f"_n{d} = max(np.int64({self.val(loop.end)}) - _b{d}, np.int64(0))")
+        self.line(f"_total = {' * '.join(f'_n{d}' for d in range(len(nest)))}")
+        for s in sums:
+            self.line(f"{s.name} = cuda.local.array(1, np.{s.dtype.name})")
+            self.line(f"{s.name}[0] = {s.identity()}")
+        self.line("for _f in range(np.int64(cuda.grid(1)), _total, "
+                  "np.int64(cuda.gridsize(1))):")
+        with self.indent():
+            rest = "_f"
+            for d in range(len(nest) - 1, 0, -1):
+                self.line(f"_t{d} = _b{d} + {rest} % _n{d}")
+                self.line(f"_q{d} = {rest} // _n{d}")
+                rest = f"_q{d}"
+            self.line(f"_t0 = _b0 + {rest}")
+            ts = [f"_t{d}" for d in range(len(nest))]
+            self.line(f"_body_{k}({', '.join(ts + self.body_args(nest, sums))})")
+            if self.debug:
+                self.line("if err[0] != 0:")
+                with self.indent():
+                    self.line("break")
+        if sums:
+            self.line("_tid = cuda.threadIdx.x")
+        for s in sums:
+            parts = [self.val(i) if isinstance(i, Value) else cpu._const(*i) for i in s.index]
+            index = "0" if not parts else parts[0] if len(parts) == 1 else \
+                f"({', '.join(parts)})"
+            emit_reduction(self, s, f"cuda.atomic.{s.kind}", index)
+
+    def render(self) -> str:
+        loc = self.kernel.loc
+        libdevice = "" if self.simulated else "from numba.cuda import libdevice"
+        self.lines += [
+            f'"""Generated by qdarray {__version__} for kernel {self.kernel.name!r} '
+            f'({loc.file}:{loc.line}){" (simulator)" if self.simulated else ""}. '
+            'Do not edit."""',
+            "import math", "", "import numpy as np", "from numba import cuda", libdevice, "",
+            "from qdarray.kernels.cuda_intrinsics import ipow, report_index_error, upow", "",
+            f"TPB = {TPB_SIMULATED if self.simulated else TPB}", "", ""]
+        for k, stage in enumerate(self.plan.stages):
+            self.stage(k, stage)
+        return self.source()
+
+
+class SimulatedEmitter(NumbaCudaEmitter):
+    """The emitter for numba's simulator: NumPy's spellings of the math functions."""
+
+    TABLE = SIMULATED_TABLE
+
+
+def render_numba_cuda(kernel: KernelIR, *, debug: bool = False, simulated: bool = False
+                      ) -> str:
+    """Python source of a module running `kernel` (views lowered) as numba.cuda stages
+    `stage0`, `stage1`, ... (see the module docstring); `simulated`: for numba's simulator."""
+    emitter = SimulatedEmitter if simulated else NumbaCudaEmitter
+    return emitter(kernel, debug, simulated).render()
