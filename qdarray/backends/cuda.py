@@ -89,7 +89,7 @@ class SimulatedCudaBackend(_CudaBase):
         from .cuda_namespace import CudaNamespace
 
         self._cpu = CPU_BACKEND
-        self.xp = CudaNamespace(compat_numpy, None, False)
+        self.xp = CudaNamespace(compat_numpy, None, False, self.check_device)
 
     def _count(self) -> int:
         return 1
@@ -154,7 +154,7 @@ class CupyBackend(_CudaBase):
         self.native_type = cupy.ndarray
         self._n: int | None = None
         self._names: dict[int, str] = {}
-        self.xp = CudaNamespace(compat_cupy, cupy, self._count() > 1)
+        self.xp = CudaNamespace(compat_cupy, cupy, self._count() > 1, self.check_device)
 
     def _count(self) -> int:
         if self._n is None:

@@ -36,19 +36,25 @@ class CudaNamespace:
         module: array-api-compat's `cupy` (or `numpy`, under the simulator).
         cupy: the cupy module, or None under the simulator (where `device=` is dropped).
         several: whether the machine has more than one GPU.
+        check: `check(device)` raises for a device that does not exist.
     """
 
-    def __init__(self, module: types.ModuleType, cupy: Any, several: bool) -> None:
+    def __init__(self, module: types.ModuleType, cupy: Any, several: bool,
+                 check: Callable[[Device], None]) -> None:
         self._module = module
         self._cupy = cupy
         self._several = several
+        self._check = check
 
     def _wrap(self, func: Callable[..., Any]) -> Callable[..., Any]:
         run = quiet(func)
         cp = self._cupy
+        check = self._check
         if cp is None:  # the simulator: one device, NumPy arrays
             def simulated(*args: Any, **kwargs: Any) -> Any:
-                if isinstance(kwargs.get("device"), Device):
+                dev = kwargs.get("device")
+                if isinstance(dev, Device):
+                    check(dev)
                     del kwargs["device"]
                 return run(*args, **kwargs)
             return simulated
@@ -59,6 +65,7 @@ class CudaNamespace:
         def call(*args: Any, **kwargs: Any) -> Any:
             dev = kwargs.get("device")
             if isinstance(dev, Device):
+                check(dev)
                 kwargs["device"] = None
                 index: int | None = dev.index
             elif several:
@@ -78,7 +85,7 @@ class CudaNamespace:
         value = getattr(self._module, name)
         wrapped: Any
         if isinstance(value, types.ModuleType):
-            wrapped = CudaNamespace(value, self._cupy, self._several)
+            wrapped = CudaNamespace(value, self._cupy, self._several, self._check)
         elif callable(value) and not isinstance(value, type):
             wrapped = self._wrap(value)
         else:
