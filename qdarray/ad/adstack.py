@@ -157,15 +157,17 @@ def layout_array(live: list[StackInfo], caps: list[int], threads: dict[Any, int]
 
 class HeapPool:
     """Heap buffers reused across launches: they grow by doubling, or to the exact size when
-    the doubled size does not fit. Before growing, the size is compared with what the host
-    can give (`available`, bytes or None when unknown): a heap that cannot fit raises a
-    MemoryError with the figures instead of being allocated."""
+    the doubled size does not fit. Before growing, the size is compared with what the device
+    can give (`available()`, bytes or None when unknown; the host's by default): a heap that
+    cannot fit raises a MemoryError with the figures instead of being allocated. `alloc(n,
+    np_dtype)` makes a buffer (NumPy by default; device memory for other devices)."""
 
-    def __init__(self) -> None:
-        self.buffers: dict[Any, np.ndarray] = {}
-        self.available = cpu_available_bytes
+    def __init__(self, alloc: Any = None, available: Any = None) -> None:
+        self.buffers: dict[Any, Any] = {}
+        self.available = available or cpu_available_bytes
+        self.alloc = alloc  # None: np.empty
 
-    def get(self, dtype: Any, size: int, describe: Any) -> np.ndarray:
+    def get(self, dtype: Any, size: int, describe: Any) -> Any:
         """A buffer of at least `size` elements of `dtype`; `describe(dtype, size,
         available)` gives the MemoryError's message."""
         size = max(size, 1)
@@ -185,7 +187,7 @@ class HeapPool:
         del buf
         for n in dict.fromkeys((want, size)):
             try:
-                new = np.empty(n, dtype._np)
+                new = (self.alloc or np.empty)(n, dtype._np)
             except (MemoryError, ValueError):
                 continue
             self.buffers[dtype] = new

@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import _dtypes
 from .._array import Array
+from .._devices import CPU, Device
 from .._errors import AdStackSizingError, AutodiffError
 from ..buffer_view import BufferView
 from ..kernels.args import KEY_FUNCS, ArgSpec, signature_key
@@ -29,8 +30,9 @@ from ..kernels.bound_reads import buffer_at, int_read_paths
 from ..kernels.debug import _state
 from ..kernels.launch import written_paths
 from ..kernels.types import ArrayType, ViewType
-from .adstack import LAYOUT_FIELDS, POOL, check_overflow, layout_array
+from .adstack import LAYOUT_FIELDS, check_overflow, layout_array
 from .compile import compile_ir
+from .device_buffers import DeviceBuffers
 from .reverse import COUNT_SLOTS, Reverse, build_reverse
 from .sizer import Sizer
 from .sizing import Deriver
@@ -67,7 +69,8 @@ class ReverseLauncher:
     """The reverse of one kernel for one signature (see the module docstring)."""
 
     def __init__(self, kernel: Any, rev: Reverse, specs: list[tuple[str, ArgSpec]],
-                 target: str, debug: bool, written: Sequence[str]) -> None:
+                 target: str, debug: bool, written: Sequence[str],
+                 device: Device = CPU) -> None:
         self.name = kernel.__name__
         self.kernel = kernel
         self.rev = rev
@@ -89,7 +92,12 @@ class ReverseLauncher:
             else:
                 ext.append(ArgSpec("array", t))
             names.append(p.name)
-        self.run = compile_ir(rev.kernel, ext, names, target, debug, bumps)
+        # Buffers in the device's memory where its backend allocates them; host memory for
+        # the interpreter (whatever the arrays' device) and for other devices.
+        on_device = target != "interp" and hasattr(device.backend, "available_bytes")
+        self.buffers = DeviceBuffers(device if on_device else CPU)
+        self.device: Device | None = device if on_device else None
+        self.run = compile_ir(rev.kernel, ext, names, target, debug, bumps, self.device)
         self.count_specs = [s for _, s in specs] + [_array_spec(i64)]
         self.count_names = [n for n, _ in specs] + ["@counts"]
         self.counter: Any = None
@@ -97,19 +105,22 @@ class ReverseLauncher:
         self.exprs = [deriver.capacity(s.sites, s.task) for s in rev.stacks]
         self.threads = [deriver.threads(t) for t in rev.tasks]
         self.sizer = Sizer(self.exprs, self.threads, rev.forward.params, rev.counting,
-                           self.count, [s.id for s in rev.stacks], rev.n_stacks, target)
+                           self.count, [s.id for s in rev.stacks], rev.n_stacks, target,
+                           self.device)
         self.int_reads = int_read_paths(specs, written_paths(kernel.param_names, written))
-        self.overflow = np.zeros(max(rev.n_stacks, 1), np.int64)
-        self.no_overflow = self.overflow.tobytes()
+        self.overflow = self.buffers.zeros(max(rev.n_stacks, 1), np.int64)
+        self.no_overflow = np.zeros(max(rev.n_stacks, 1), np.int64).tobytes()
         self.sized: tuple[Any, ...] = (None,)
 
-    def count(self, args: Sequence[Any]) -> np.ndarray:
-        """Run the counting kernel: the counts array (`reverse.counting_kernel`)."""
+    def count(self, args: Sequence[Any]) -> Any:
+        """Run the counting kernel: the counts array (`reverse.counting_kernel`; an Array
+        in device memory on devices other than the CPU)."""
         if self.counter is None:
             self.counter = compile_ir(self.rev.counting, self.count_specs, self.count_names,
-                                      self.target, self.debug, [])
+                                      self.target, self.debug, [], self.device)
         rev = self.rev
-        counts = np.zeros(rev.n_stacks * COUNT_SLOTS + len(rev.tasks), np.int64)
+        counts = self.buffers.as_argument(
+            self.buffers.zeros(rev.n_stacks * COUNT_SLOTS + len(rev.tasks), np.int64))
         self.counter(list(args) + [counts])
         return counts
 
@@ -155,15 +166,20 @@ class ReverseLauncher:
         for k in rev.grads:
             call.append(grad_of(flat[k]))
         if rev.outer_slots:
-            call.append(np.zeros(rev.outer_slots, np.float64))
+            call.append(self.buffers.zeros(rev.outer_slots, np.float64))
+        pool = self.buffers.pool
         for d in rev.heaps:
-            call.append(POOL.get(d, sizes.get(d, 0), describe))
+            call.append(pool.get(d, sizes.get(d, 0), describe))
         overflow = self.overflow
         if rev.n_stacks:
             call += (layout, overflow)
         self.run(call)
-        if rev.n_stacks and overflow.tobytes() != self.no_overflow:  # cheaper than any()
-            seen = overflow.copy()
+        if not rev.n_stacks:
+            return
+        # On a device, this read is the synchronisation point where an overflow is reported.
+        flags = self.buffers.to_host(overflow)
+        if flags.tobytes() != self.no_overflow:  # cheaper than any()
+            seen = flags.copy()
             overflow[:] = 0
             check_overflow(seen, rev.stacks, sized[0], self.name)
 
@@ -176,7 +192,7 @@ class ReverseLauncher:
         for k, s in enumerate(rev.stacks):
             layout[LAYOUT_FIELDS * s.id:LAYOUT_FIELDS * (s.id + 1)] = \
                 lay[LAYOUT_FIELDS * k:LAYOUT_FIELDS * (k + 1)]
-        return layout, sizes, self.describe(caps, per_task)
+        return self.buffers.upload(layout), sizes, self.describe(caps, per_task)
 
     def describe(self, caps: list[int], threads: dict[Any, int]) -> Any:
         def message(dtype: Any, size: int, available: int | None) -> str:
@@ -228,7 +244,7 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: str | None,
     built = build(kernel.source(), specs)
     written = dict(built.meta).get("written", ())
     rev = build_reverse(pipeline(built, debug=False, lower=False), set(with_grad))
-    return ReverseLauncher(kernel, rev, specs, target, debug, written)
+    return ReverseLauncher(kernel, rev, specs, target, debug, written, device)
 
 
 def _array_key(a: Array) -> Any:

@@ -158,16 +158,19 @@ class Sizer:
         count: runs the counting kernel on the launch's arguments; returns the counts array.
         stack_ids: the id of each live stack (its slots in the counts array).
         target: where the reducers run ("interp" or a code generator).
+        device: the arrays' device, for targets whose reducers keep their partial maxima
+            in device memory (None: host memory).
     """
 
     def __init__(self, exprs: list[Expr | None], threads: list[Expr | None],
                  params: Sequence[Param], counting: KernelIR,
                  count: Callable[[Sequence[Any]], np.ndarray], stack_ids: list[int],
-                 n_stacks: int, target: str) -> None:
+                 n_stacks: int, target: str, device: Any = None) -> None:
         self.params = list(params)
         self.position = {p.name: k for k, p in enumerate(self.params)}
         self.types = {p.name: _param_type(p) for p in self.params}
         self.target = target
+        self.device = device
         self.count_fn = count
         self.stack_ids = stack_ids
         self.n_stacks = n_stacks
@@ -193,7 +196,7 @@ class Sizer:
         if isinstance(e, MaxOverRange) and is_closed(e):
             if e not in self.nodes:
                 chain = chain_of(e)
-                reducer = Reducer(chain, self.types, self.target)
+                reducer = Reducer(chain, self.types, self.target, self.device)
                 self.nodes[e] = Node(chain, reducer, Deps.of([e], self.position))
                 for inner in chain.inner:
                     self._plan(inner)
@@ -294,7 +297,7 @@ class Sizer:
 
     def slot_max(self, counts: np.ndarray, sid: int) -> int:
         if self._slot_reducer is None:
-            self._slot_reducer = slot_reducer(self.target)
+            self._slot_reducer = slot_reducer(self.target, self.device)
         STATS["max_reducer_dispatches"] += 1
         return self._slot_reducer.run({"counts": counts}, [], [sid * SLOTS], [SLOTS])
 
@@ -305,11 +308,11 @@ def _override(result: tuple[list[int], list[int]]) -> tuple[list[int], list[int]
     return [_TEST_CAPACITY_OVERRIDE] * len(result[0]), result[1]
 
 
-def slot_reducer(target: str) -> Reducer:
+def slot_reducer(target: str, device: Any = None) -> Reducer:
     """The max-reducer of `counts[i]` over one stack's slots."""
     i = LoopVar(-1, "i")
     chain = chain_of(MaxOverRange(i, Const(0), Const(SLOTS), Read("counts", (i,))))
-    return Reducer(chain, {"counts": ArrayType(_dtypes.int64, 1)}, target)
+    return Reducer(chain, {"counts": ArrayType(_dtypes.int64, 1)}, target, device)
 
 
 class _HostEval:

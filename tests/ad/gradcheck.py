@@ -13,8 +13,8 @@ import qdarray as qd
 
 
 def host(x: Any) -> np.ndarray:
-    """A NumPy copy of an Array (or of its gradient)."""
-    return np.array(x._data, copy=True)
+    """A NumPy copy of an Array (or of its gradient), on any device."""
+    return np.array(x.to_device("cpu")._data, copy=True)
 
 
 class Grad:
