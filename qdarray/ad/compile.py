@@ -12,8 +12,8 @@ from ..kernels.ir import KernelIR
 def compile_ir(ir: KernelIR, specs: list[ArgSpec], names: list[str], target: str,
                debug: bool, bumps: list[Any], device: Any = None) -> Any:
     """A launcher (`launcher(args)`) for generated IR on `target` ("interp" or a code
-    generator's name; "opencl_c" needs the `device`); `bumps` are the (argument index,
-    field path) of written arrays."""
+    generator's name; "opencl_c" and "numba_cuda" need the `device`); `bumps` are the
+    (argument index, field path) of written arrays."""
     from ..kernels.launch import InterpLauncher, NumbaLauncher, packer
     from ..kernels.passes import pipeline
 
@@ -27,6 +27,10 @@ def compile_ir(ir: KernelIR, specs: list[ArgSpec], names: list[str], target: str
         from ..backends.opencl_kernels import OpenCLLauncher
 
         return OpenCLLauncher(ir, packers, bumps, debug, device)
+    if target == "numba_cuda" and device is not None:
+        from ..backends.cuda_kernels import CudaLauncher
+
+        return CudaLauncher(ir, packers, bumps, debug, device)
     if target == "numba_cuda":
         from ..backends.cuda_kernels import CudaLauncher
 

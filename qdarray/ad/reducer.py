@@ -13,7 +13,8 @@ every code generator gets it for free:
                 m = max(m, body(axes at (r, t)))
         partial[c] = m
 
-and the host takes the maximum of the small `partial` array. That layout (contiguous chunks,
+and the maximum of the small `partial` array is taken on the device (one number comes back
+to the host). That layout (contiguous chunks,
 vectorizable inner loops) suits CPUs; on other devices each of many work-items instead reads
 elements c, c + nchunks, c + 2 nchunks, ... so that neighbours read neighbours (`strided`).
 
@@ -24,9 +25,11 @@ parameters `@slot<k>`, so a reducer compiles once per kernel signature, not once
 
 Reads are checked: an index that is an axis variable plus a constant is checked on the host
 for the whole axis before the launch; any other index is checked in the kernel, which sets
-`flag[0]` instead of reading outside the array. Either failure means the expression cannot
-be evaluated safely (a guard in the kernel keeps the real loop from reading there), and the
-launcher sizes the stacks by the counting pass instead.
+the extra last element of `partial` (which starts at INT64_MIN) to INT64_MAX instead of
+reading outside the array, so a maximum of INT64_MAX means "not evaluated" (a genuine
+INT64_MAX bound is then sized by the counting pass, which is exact as well). Either failure
+means the expression cannot be evaluated safely (a guard in the kernel keeps the real loop
+from reading there), and the launcher sizes the stacks by the counting pass instead.
 """
 
 from __future__ import annotations
@@ -58,6 +61,8 @@ from .sizing import (
 )
 
 INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
+UNROLL = 4  # positions per iteration of a strided reduction
 _BINOPS = {"+": Op.ADD, "-": Op.SUB, "*": Op.MUL, "max": Op.MAX, "min": Op.MIN}
 
 
@@ -172,8 +177,7 @@ class _Builder:
         self.extents = [self.param(f"@extent{k}", i64) for k in range(len(chain.axes))]
         self.chunk, self.nchunks, self.total = (self.param(n, i64)
                                                 for n in ("@chunk", "@nchunks", "@total"))
-        self.partial = self.param("@partial", ArrayType(i64, 1))
-        self.flag = self.param("@flag", ArrayType(i64, 1))
+        self.partial = self.param("@partial", ArrayType(i64, 1))  # nchunks + 1 elements
         self.env: dict[int, Value] = {}
 
     def param(self, name: str, t: Any) -> Value:
@@ -217,22 +221,80 @@ class _Builder:
         em.stmt(For(t, lo, hi, block(inner), False))
 
     def strided_loop(self, m: Any, c: Value) -> None:
-        """m = max(m, body) at positions c, c + nchunks, ... < total, every axis decoded."""
+        """m = max(m, body) at positions c, c + nchunks, ... < total; UNROLL positions per
+        iteration, so that each work-item has that many reads in flight (one at a time
+        leaves a GPU's memory waiting on latency). Several axes are decoded once, at c, then
+        advanced by the decoded stride with carries (no division per element)."""
         em = self.em
         step = self.nchunks
         count = self.op(Op.FLOORDIV, self.op(Op.ADD, self.op(Op.SUB, self.total, c),
                                               self.op(Op.SUB, step, self.c(1))), step)
+        groups = self.op(Op.FLOORDIV, count, self.c(UNROLL))
+        odometer = self.odometer(c) if len(self.chain.axes) > 1 else None
         k = em.value(self.i64)
         with em.region() as body:
-            q = self.op(Op.ADD, c, self.op(Op.MUL, k, step))
-            for j in range(len(self.chain.axes) - 1, 0, -1):
-                n = self.extents[j]
-                self.env[self.chain.axes[j][0].id] = self.op(
-                    Op.ADD, self.begins[j], self.op(Op.MOD, q, n))
-                q = self.op(Op.FLOORDIV, q, n)
-            self.env[self.chain.axes[0][0].id] = self.op(Op.ADD, self.begins[0], q)
-            em.store_var(m, self.op(Op.MAX, em.load_var(m), self.expr(self.chain.body)))
-        em.stmt(For(k, self.c(0), count, block(body), False))
+            first = self.op(Op.ADD, c, self.op(Op.MUL, self.op(Op.MUL, k, self.c(UNROLL)), step))
+            vals = []
+            for u in range(UNROLL):
+                if odometer is None:  # u * step is loop-invariant: one add per position
+                    q = self.op(Op.ADD, first, self.op(Op.MUL, self.c(u), step))
+                    vals.append(self.at_flat(q))
+                else:
+                    vals.append(self.at_odometer(odometer))
+            while len(vals) > 1:
+                vals = [self.op(Op.MAX, vals[u], vals[u + 1]) for u in range(0, len(vals), 2)]
+            em.store_var(m, self.op(Op.MAX, em.load_var(m), vals[0]))
+        em.stmt(For(k, self.c(0), groups, block(body), False))
+        k = em.value(self.i64)
+        with em.region() as rest:
+            if odometer is None:
+                val = self.at_flat(self.op(Op.ADD, c, self.op(Op.MUL, k, step)))
+            else:
+                val = self.at_odometer(odometer)
+            em.store_var(m, self.op(Op.MAX, em.load_var(m), val))
+        em.stmt(For(k, self.op(Op.MUL, groups, self.c(UNROLL)), count, block(rest), False))
+
+    def decode(self, q: Value) -> list[Value]:
+        """The index along each axis (from 0) of flattened position `q`."""
+        out = []
+        for j in range(len(self.chain.axes) - 1, 0, -1):
+            out.append(self.op(Op.MOD, q, self.extents[j]))
+            q = self.op(Op.FLOORDIV, q, self.extents[j])
+        return [q] + out[::-1]
+
+    def odometer(self, c: Value) -> tuple[list[Any], list[Value]]:
+        """Per-axis index locals set to position c, and the per-axis step."""
+        em = self.em
+        idx = []
+        for j, v in enumerate(self.decode(c)):
+            var = em.var(f"axis{j}", self.i64)
+            em.store_var(var, v)
+            idx.append(var)
+        return idx, self.decode(self.nchunks)
+
+    def at_odometer(self, odometer: tuple[list[Any], list[Value]]) -> Value:
+        """The body at the odometer's position, then the odometer advanced by one step."""
+        em = self.em
+        idx, inc = odometer
+        for j in range(len(idx)):
+            self.env[self.chain.axes[j][0].id] = self.op(Op.ADD, self.begins[j],
+                                                        em.load_var(idx[j]))
+        val = self.expr(self.chain.body)
+        carry = self.c(0)
+        for j in range(len(idx) - 1, 0, -1):  # each index and step are below the extent
+            v = self.op(Op.ADD, self.op(Op.ADD, em.load_var(idx[j]), inc[j]), carry)
+            over = self.op(Op.GE, v, self.extents[j])
+            carry = em.emit(Op.SELECT, over, self.c(1), self.c(0))
+            em.store_var(idx[j], self.op(Op.SUB, v, em.emit(Op.SELECT, over, self.extents[j],
+                                                            self.c(0))))
+        em.store_var(idx[0], self.op(Op.ADD, self.op(Op.ADD, em.load_var(idx[0]), inc[0]),
+                                     carry))
+        return val
+
+    def at_flat(self, q: Value) -> Value:
+        """The body at flattened position `q` of a single axis."""
+        self.env[self.chain.axes[0][0].id] = self.op(Op.ADD, self.begins[0], q)
+        return self.expr(self.chain.body)
 
     def rows(self, m: Any, lo: Value, hi: Value) -> None:
         """Rows of the last axis that meet [lo, hi), the other axes decoded once per row."""
@@ -302,7 +364,7 @@ class _Builder:
         with em.region() as then:
             em.store_var(out, em.cast(em.emit(Op.LOAD, mem, *idx), i64))
         with em.region() as other:
-            em.emit(Op.STORE, self.flag, self.c(0), self.c(1))
+            em.emit(Op.STORE, self.partial, self.nchunks, self.c(INT64_MAX))
         em.stmt(If(ok, block(then), block(other)))
         return em.load_var(out)
 
@@ -339,9 +401,9 @@ class Reducer:
     `device`, for targets that need one)."""
 
     def __init__(self, chain: Chain, types: dict[str, Any], target: str,
-                 device: Any = None) -> None:
+                 device: Any = None, strided: bool | None = None) -> None:
         self.chain = chain
-        self.strided = target not in ("numba_cpu", "interp")
+        self.strided = target not in ("numba_cpu", "interp") if strided is None else strided
         self.ir = _Builder(chain, types, self.strided).kernel()
         self.target = target
         self.device = device
@@ -374,28 +436,40 @@ class Reducer:
         total = 1
         for n in extents:
             total *= n
-        chunk, nchunks = split(total, self.strided)
-        partial = np.empty(nchunks, np.int64)
-        flag = np.zeros(1, np.int64)
+        chunk, nchunks = split(total, self.strided, extents[-1])
         args = [values[n] for n in self.chain.names] + slots + begins + extents
-        self.compiled()(args + [chunk, nchunks, total, partial, flag])
-        if flag[0]:
+        if self.device is None:  # the host's memory: NumPy all the way
+            partial = np.full(nchunks + 1, INT64_MIN, np.int64)
+            self.compiled()(args + [chunk, nchunks, total, partial])
+            top = int(partial.max())
+        else:
+            from .. import _creation_functions, _statistical_functions
+
+            out = _creation_functions.full(nchunks + 1, INT64_MIN, dtype=_dtypes.int64,
+                                           device=self.device)
+            self.compiled()(args + [chunk, nchunks, total, out])
+            top = int(_statistical_functions.max(out))
+        if top == INT64_MAX:
             raise Unsized("a read outside its array")
-        return int(partial.max())
+        return top
 
 
-# Work-items of a strided reduction (enough to fill a GPU; each reads total / this elements).
-STRIDED_ITEMS = 1 << 16
+# Most work-items of a strided reduction: enough to keep a GPU's memory busy, few enough that
+# writing their partial maxima costs little next to reading the input.
+STRIDED_ITEMS = 1 << 20
 
 
-def split(total: int, strided: bool = False) -> tuple[int, int]:
+def split(total: int, strided: bool = False, row: int = 1) -> tuple[int, int]:
     """(chunk length, number of chunks) for `total` elements: one chunk below the launcher's
     parallel threshold, else at least that many chunks (so the launch runs in parallel);
-    strided: up to STRIDED_ITEMS work-items."""
+    strided: up to STRIDED_ITEMS work-items, a multiple of the last axis' extent `row` when
+    that fits (each work-item then stays in one column: its last index never carries)."""
     from ..kernels.launch import PARALLEL_MIN
 
     if strided:
         items = min(total, STRIDED_ITEMS)
+        if row < items:
+            items -= items % row
         return -(-total // items), items
     if total < PARALLEL_MIN:
         return total, 1

@@ -214,3 +214,27 @@ def test_reducers_run_on_the_arrays_device(n):
         begins = [reference(b, {}) for _, b, _ in chain.axes]
         extents = [reference(m, {}) - b for (_, _, m), b in zip(chain.axes, begins, strict=True)]
         assert reducer.run(values, [], begins, extents) == want
+
+
+@pytest.mark.parametrize("shape", [(1000,), (7, 13), (3, 5, 11), (2, 1, 9), (6, 4), (5, 2, 3)])
+def test_strided_layout_with_few_work_items(shape, monkeypatch):
+    """The GPU layout on the interpreter: each of 9 work-items takes every 9th position
+    (unrolled groups and a remainder), several axes advanced by carries."""
+    import qdarray.ad.reducer as reducer_mod
+
+    monkeypatch.setattr(reducer_mod, "STRIDED_ITEMS", 9)
+    rng = np.random.default_rng(len(shape))
+    data = rng.integers(-500, 500, shape).astype(np.int64)
+    loop_vars = [LoopVar(k + 1, f"i{k}") for k in range(len(shape))]
+    body = Bin("-", Read("d", tuple(loop_vars)), Bin("*", Const(2), loop_vars[-1]))
+    e = body
+    begins = [1] + [0] * (len(shape) - 1)                    # the first axis starts at 1
+    for v, b, n in reversed(list(zip(loop_vars, begins, shape, strict=True))):
+        e = MaxOverRange(v, Const(b), Const(n), e)
+    chain = chain_of(e)
+    reducer = Reducer(chain, {"d": ArrayType(_dtypes.int64, len(shape))}, "interp",
+                      strided=True)
+    extents = [n - b for b, n in zip(begins, shape, strict=True)]
+    got = reducer.run({"d": qd.asarray(data)}, [], begins, extents)
+    last = np.arange(shape[-1]).reshape((1,) * (len(shape) - 1) + (-1,))
+    assert got == (data - 2 * last)[1:].max()
