@@ -11,11 +11,11 @@ from typing import Any
 TESTS = Path(__file__).resolve().parent.parent.parent
 
 
-def load(name: str, folder: str = "kernels") -> Any:
-    """The test module tests/<folder>/<name>.py, imported under a name of its own."""
+def load(name: str, folder: str = "kernels", prefix: str = "cuda_shared_") -> Any:
+    """The test module tests/<folder>/<name>.py, imported as `<prefix><name>`."""
     if str(TESTS / folder) not in sys.path:
         sys.path.append(str(TESTS / folder))  # its helper modules beside it
-    spec = importlib.util.spec_from_file_location(f"cuda_shared_{name}",
+    spec = importlib.util.spec_from_file_location(f"{prefix}{name}",
                                                   TESTS / folder / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
