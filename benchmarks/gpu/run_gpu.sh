@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The CUDA test set and benchmarks on an NVIDIA GPU (H100 / H200 class).
+#
+# Run from the repository root on a machine whose Python has numba, numba-cuda, CuPy (CUDA 13),
+# PyTorch and JAX. Its NumPy may be too new for numba-cuda, so the script first installs the
+# wheels carried in .whl/ (NumPy 2.4, array-api-compat, pytest, pytest-xdist, hypothesis and
+# their dependencies; downloaded with `pip download`, see docs/cuda.md) into /tmp/site, ahead
+# of the system's packages on PYTHONPATH. It prints everything a report needs and, when $OUT
+# is set, writes the logs and the benchmark figures (compare_cuda.json) there.
+#
+#   bash benchmarks/gpu/run_gpu.sh            # about 5 minutes
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT="${OUT:-/tmp/qdarray-gpu}"
+mkdir -p "$OUT"
+SITE=/tmp/site
+
+WHEELS=$(ls .whl/numpy-2.4*.whl .whl/array_api_compat-*.whl .whl/pytest-[0-9]*.whl \
+    .whl/pluggy-*.whl .whl/iniconfig-*.whl .whl/pytest_xdist-*.whl .whl/execnet-*.whl \
+    .whl/hypothesis-*.whl .whl/sortedcontainers-*.whl .whl/attrs-*.whl 2>/dev/null)
+python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$SITE" \
+    $WHEELS || { echo "installing the carried wheels failed"; exit 1; }
+export PYTHONPATH="$SITE:$PWD" PYTHONUNBUFFERED=1
+export QDARRAY_CACHE_DIR=/tmp/qdarray-cache
+
+{
+    echo "== machine"
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+    python3 - <<'PY'
+import sys
+import numpy, numba
+print("python", sys.version.split()[0], "numpy", numpy.__version__, "numba", numba.__version__)
+for name in ("numba_cuda", "cupy", "torch", "jax"):
+    try:
+        module = __import__(name)
+        print(name, getattr(module, "__version__", "?"))
+    except Exception as exc:
+        print(name, "does not import:", type(exc).__name__, exc)
+import qdarray as qd
+print("qdarray devices:", qd.__array_namespace_info__().devices())
+PY
+} 2>&1 | tee "$OUT/machine.log"
+
+echo "== CUDA test set on the GPU (tests/cuda/device, PTX compiles)"
+timeout 300 python3 -m pytest -q -p no:cacheprovider -n 4 -rfEs \
+    tests/cuda/device tests/cuda/test_cuda_ptx.py 2>&1 | tail -60 | tee "$OUT/tests_gpu.log"
+
+echo "== the same tests under numba's simulator (what CI runs)"
+timeout 120 python3 -m pytest -q -p no:cacheprovider tests/cuda/test_cuda_simulator.py \
+    2>&1 | tail -15 | tee "$OUT/tests_simulator.log"
+
+echo "== benchmarks/compare_cuda.py"
+timeout 240 python3 benchmarks/compare_cuda.py --json "$OUT/compare_cuda.json" 2>&1 \
+    | tee "$OUT/compare_cuda.log"
