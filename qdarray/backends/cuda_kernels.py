@@ -105,7 +105,7 @@ class CudaLauncher(Launcher):
                     dev = self._to_device(x, index)
                     copies.append((x, dev))
                     x = dev
-                args.append(_simulated_array(x) if SIMULATED else x)
+                args.append(_simulated_array(x) if SIMULATED else _device_array(x))
             else:
                 value = t._np.type(x)
                 env[vid] = value
@@ -175,6 +175,14 @@ class CudaLauncher(Launcher):
             most = max_blocks(index)
             blocks = most if total is None else min(math.ceil(total / tpb), most)
             knl[blocks, tpb](*kargs)
+
+
+def _device_array(x: Any) -> Any:
+    """A CuPy array as a numba device array, sharing its memory. numba's own conversion of a
+    CUDA Array Interface argument synchronises the exporting stream first (the whole device,
+    for CuPy's default stream); kernels are launched on that same stream, after the work that
+    produced their arguments, so the launch needs no synchronisation."""
+    return cuda.from_cuda_array_interface(x.__cuda_array_interface__, owner=x, sync=False)
 
 
 def _simulated_array(x: Any) -> Any:

@@ -125,7 +125,8 @@ def test_arguments_are_passed_without_copies(device):
 
     def ptr(a):
         a = getattr(a, "_ary", a)  # the simulator's wrapper (no copy) around the NumPy array
-        return a.__array_interface__["data"][0] if SIMULATED else a.data.ptr
+        face = a.__array_interface__ if SIMULATED else a.__cuda_array_interface__
+        return face["data"][0]
 
     # the view's base (or the slice's own memory) and the strided array itself
     assert ptr(args[0]) in (ptr(data._data), ptr(data._data) + 8 * 4)
