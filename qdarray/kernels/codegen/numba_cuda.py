@@ -25,6 +25,7 @@ NumPy's floating-point warnings off, since each simulated thread is a fresh Pyth
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ... import __version__
@@ -149,6 +150,17 @@ TABLE.update({Op.RSQRT: _rsqrt, Op.SIGN: _sign, Op.POW: _pow, Op.ISNAN: "math.is
 assert set(_LIBDEVICE) | {Op.RSQRT, Op.SIGN} == set(UNARY) | set(BINARY)
 
 
+@functools.cache
+def _forceinline() -> bool:
+    """Whether this numba-cuda's `cuda.jit` takes `forceinline` (NVVM inlining of device
+    functions; older versions leave inlining to NVVM's heuristics)."""
+    import inspect
+
+    from numba import cuda
+
+    return "forceinline" in inspect.signature(cuda.jit).parameters
+
+
 class NumbaCudaEmitter(PySourceEmitter):
     """Emits the stage kernels and body functions of one kernel (module docstring)."""
 
@@ -182,7 +194,10 @@ class NumbaCudaEmitter(PySourceEmitter):
     def decorator(self, device: bool) -> str:
         if self.simulated:
             return "@cuda.jit(device=True)" if device else "@cuda.jit"
-        return "@cuda.jit(device=True, forceinline=True)" if device else "@cuda.jit(cache=True)"
+        if not device:
+            return "@cuda.jit(cache=True)"
+        return "@cuda.jit(device=True, forceinline=True)" if _forceinline() else \
+            "@cuda.jit(device=True)"
 
     def stage_params(self) -> str:
         names = [f"a{p.value.id}" for p in self.kernel.params]
