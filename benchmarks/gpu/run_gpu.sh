@@ -8,7 +8,7 @@
 # of the system's packages on PYTHONPATH. It prints everything a report needs and, when $OUT
 # is set, writes the logs and the benchmark figures (compare_cuda.json) there.
 #
-#   bash benchmarks/gpu/run_gpu.sh            # about 5 minutes
+#   bash benchmarks/gpu/run_gpu.sh            # at most 8 minutes (each step has a timeout)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-/tmp/qdarray-gpu}"
@@ -42,13 +42,17 @@ PY
 } 2>&1 | tee "$OUT/machine.log"
 
 echo "== CUDA test set on the GPU (tests/cuda/device, PTX compiles)"
-timeout 300 python3 -m pytest -q -p no:cacheprovider -n 4 -rfEs \
-    tests/cuda/device tests/cuda/test_cuda_ptx.py 2>&1 | tail -60 | tee "$OUT/tests_gpu.log"
+timeout 200 python3 -m pytest -q -p no:cacheprovider -n 4 -rfEs \
+    tests/cuda/device tests/cuda/test_cuda_ptx.py > "$OUT/tests_gpu.log" 2>&1
+echo "exit status $?"
+tail -60 "$OUT/tests_gpu.log"
 
 echo "== the same tests under numba's simulator (what CI runs)"
-timeout 120 python3 -m pytest -q -p no:cacheprovider tests/cuda/test_cuda_simulator.py \
-    2>&1 | tail -15 | tee "$OUT/tests_simulator.log"
+timeout 80 python3 -m pytest -q -p no:cacheprovider tests/cuda/test_cuda_simulator.py \
+    > "$OUT/tests_simulator.log" 2>&1
+echo "exit status $?"
+tail -15 "$OUT/tests_simulator.log"
 
 echo "== benchmarks/compare_cuda.py"
-timeout 240 python3 benchmarks/compare_cuda.py --json "$OUT/compare_cuda.json" 2>&1 \
+timeout 200 python3 benchmarks/compare_cuda.py --json "$OUT/compare_cuda.json" 2>&1 \
     | tee "$OUT/compare_cuda.log"
