@@ -19,7 +19,7 @@ def compile_ir(ir: KernelIR, specs: list[ArgSpec], names: list[str], target: str
 
     interp = target == "interp"
     ir = pipeline(ir, debug=debug, lower=not interp)
-    packers = [packer(s, f"{ir.name}() argument '{n}'", interp)
+    packers = [packer(s, f"{ir.name}() argument '{n}'", interp, exact=debug)
                for n, s in zip(names, specs, strict=True)]
     if interp:
         return InterpLauncher(ir, packers, bumps)

@@ -230,7 +230,7 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: str | None,
     """Build the reverse launcher of `kernel` for `args` (no caching)."""
     from ..kernels.frontend import build
     from ..kernels.launch import signature
-    from ..kernels.passes import pipeline
+    from ..kernels.passes import resolve_views, simplify
 
     specs, device = signature(kernel, args)
     if target is None:
@@ -243,7 +243,7 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: str | None,
             "want (qd.zeros(n, requires_grad=True)).")
     built = build(kernel.source(), specs)
     written = dict(built.meta).get("written", ())
-    rev = build_reverse(pipeline(built, debug=False, lower=False), set(with_grad))
+    rev = build_reverse(simplify(resolve_views(built, debug=debug)), set(with_grad))
     return ReverseLauncher(kernel, rev, specs, target, debug, written, device)
 
 
@@ -302,8 +302,9 @@ class GradKernel:
         launch_reverse(k, args, "interp")
 
     def ir(self, *args: Any) -> Reverse:
-        """The reverse kernel's IR for `args` (and what the launcher knows about it)."""
-        return prepare_reverse(self.kernel, args, "interp", False).rev
+        """The reverse kernel's IR for `args` (and what the launcher knows about it), with
+        debug-mode checks when debug mode is on."""
+        return prepare_reverse(self.kernel, args, "interp", _state["debug"]).rev
 
     def __repr__(self) -> str:
         return f"<reverse of {self.kernel!r}>"

@@ -184,8 +184,6 @@ class Gen:
                               instr.loc))
                 self.placeholders[r.id] = instr
             return
-        if instr.op is Op.CHECK_INDEX:
-            return
         if instr.op is Op.LOAD_VAR and self.task is not None:
             var = instr.attrs[0]
             if var.id not in self.task.stores:  # a local of the serial code: its value then
