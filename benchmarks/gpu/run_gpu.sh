@@ -42,13 +42,13 @@ PY
 } 2>&1 | tee "$OUT/machine.log"
 
 echo "== CUDA test set on the GPU (tests/cuda/device, PTX compiles)"
-timeout 200 python3 -m pytest -q -p no:cacheprovider -n 4 -rfEs \
+timeout 200 python3 -m pytest -q -p no:cacheprovider -p no:benchmark -n 4 -rfEs \
     tests/cuda/device tests/cuda/test_cuda_ptx.py > "$OUT/tests_gpu.log" 2>&1
 echo "exit status $?"
 tail -60 "$OUT/tests_gpu.log"
 
 echo "== the same tests under numba's simulator (what CI runs)"
-timeout 80 python3 -m pytest -q -p no:cacheprovider tests/cuda/test_cuda_simulator.py \
+timeout 80 python3 -m pytest -q -p no:cacheprovider -p no:benchmark tests/cuda/test_cuda_simulator.py \
     > "$OUT/tests_simulator.log" 2>&1
 echo "exit status $?"
 tail -15 "$OUT/tests_simulator.log"

@@ -179,9 +179,16 @@ def _memory_packer(spec: ArgSpec, interp: bool, exact: bool
             elif t is np.ndarray:
                 out.append(x)
             else:
-                out.append(np.from_dlpack(x))
+                out.append(x if _device_native(x) else np.from_dlpack(x))
         return pack_array
     return _view_packer(interp, exact)
+
+
+def _device_native(x: Any) -> bool:
+    """Whether `x` is a device backend's native array outside host memory (reverse mode
+    passes its heaps, layout and flags so): it goes to the launcher as it is."""
+    where = getattr(x, "__dlpack_device__", None)
+    return where is not None and where()[0] != 1  # 1: DLPack's kDLCPU
 
 
 def packer(spec: ArgSpec, what: str, interp: bool, exact: bool = False
@@ -233,8 +240,8 @@ def check_writeable(kernel: Any, args: Sequence[Any],
     for index, path in paths:
         x = _leaf(args, index, path)
         data = x._data if type(x) is Array else x._base._data if type(x) is BufferView else x
-        flags = getattr(data, "flags", None)
-        if flags is not None and not flags.writeable:
+        # NumPy and pyopencl arrays have flags.writeable; CuPy's flags have none (always writeable).
+        if not getattr(getattr(data, "flags", None), "writeable", True):
             name = ".".join((kernel.param_names[index],) + path)
             raise KernelTypeError(
                 f"{kernel.__name__}() writes argument '{name}', but its memory is read-only. "
