@@ -355,7 +355,9 @@ class _HostEval:
         if any(not 0 <= i < n for i, n in zip(idx, shape, strict=True)):
             raise Unsized(e.name)
         t = type(a)
+        # One element, read where the array lives (on a device: one small copy, not the
+        # whole array).
         if t is BufferView:
-            return int(a._base._host()[a._offset + idx[0]])
-        data = a._host() if t is Array else np.asarray(a)
+            return int(a._base._data[a._offset + idx[0]])
+        data = a._data if t is Array else np.asarray(a)
         return int(data[tuple(idx)])

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._array import Array
+from .._devices import CPU
 from .._errors import AutodiffError
 from ..buffer_view import BufferView
 from ..kernels.frontend.diagnostics import format_location
@@ -71,8 +72,10 @@ class _Checker(Interpreter):
 
 def _copy(x: Any) -> Any:
     t = type(x)
-    if t is Array:
-        return Array._new(np.array(x._data, copy=True), x._device)
+    if t is Array:  # a host copy: the interpreter checks the launch in host memory
+        if x._device == CPU:
+            return Array._new(np.array(x._data, copy=True), CPU)
+        return Array._new(x._device.backend.to_host(x._data), CPU)
     if t is BufferView:
         base = _copy(x._base)
         return BufferView(base, offset=x._offset, size=x._size)

@@ -89,6 +89,32 @@ class OpenCLBackend:
         root = native._view((total,), (item,), 0)
         return root, native.elem_offset
 
+    def empty(self, shape: tuple[int, ...], np_dtype: Any, device: Device) -> ClArray:
+        """Uninitialized device memory (adstack heaps, reduction results); a MemoryError
+        when the device cannot allocate it."""
+        st = self.state(device)
+        try:
+            return ClArray.empty(st, shape, np_dtype)
+        except (cl.MemoryError, cl.LogicError, cl.RuntimeError) as exc:
+            raise MemoryError(f"{device} ({st.name}) cannot allocate {shape} "
+                              f"{np.dtype(np_dtype).name}: {exc}") from None
+
+    def available_bytes(self, device: Device) -> int | None:
+        """The largest buffer the device can give now: its global memory less what qdarray's
+        arrays hold there, at most its largest single allocation (CL_DEVICE_MAX_MEM_ALLOC_
+        SIZE); on devices that share the host's memory, at most what the host has free."""
+        st = self.state(device)
+        dev = st.cl_device
+        free = int(dev.global_mem_size) - int(st.allocator.active_bytes)
+        figures = [free, int(dev.max_mem_alloc_size)]
+        if st.kind == "CPU" or dev.host_unified_memory:
+            from ..ad.device_memory import cpu_available_bytes
+
+            host = cpu_available_bytes()
+            if host is not None:
+                figures.append(host)
+        return max(min(figures), 0)
+
     def copy_between(self, native: ClArray, device: Device) -> ClArray:
         return self.asarray(native.to_host(), None, True, device)
 

@@ -7,8 +7,9 @@ instructions to get each parallel stage's trip counts, enqueues the stages in or
 device's queue and, in debug mode, reads the error record and raises `KernelIndexError`.
 Programs are built once per device and source (and cached on disk by pyopencl).
 
-Host NumPy arrays passed directly (the reverse-mode launcher's stack heaps, say) are copied
-to the device for the launch and back afterwards.
+Host NumPy arrays passed directly are copied to the device for the launch and back
+afterwards. Reverse mode passes its own buffers (adstack heaps, layout, overflow flags,
+counts) as device arrays, so its launches copy nothing large (qdarray/ad/device_buffers.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from ..kernels.ops import OPS
 from ..kernels.types import ArrayType
 from .opencl_xp import ClArray
 from .opencl_xp import _runtime as runtime
+
+# The float64 scratch of a reverse kernel (qdarray/ad/transform.py, `Gen.params`).
+_SCRATCH = "@adj_outer"
 
 
 def _uses_float64(kernel: KernelIR) -> str | None:
@@ -57,6 +61,14 @@ class OpenCLLauncher(Launcher):
         self.st = runtime.state(device.index)
         st = self.st
         where = _uses_float64(kernel)
+        if where == f"parameter '{_SCRATCH}'" and not runtime.has_fp64(st):
+            name = kernel.name.removesuffix("_reverse")
+            raise TypeError(
+                f"The reverse of kernel '{name}' sums the gradients of locals of its serial "
+                "code that its parallel loops read in float64, which device "
+                f"{device} ({st.name}) does not support. Try assigning such locals inside "
+                "the parallel loop (each thread its own), or compute this gradient on a "
+                "device with float64 (x.to_device('cpu')).")
         if where is not None and not runtime.has_fp64(st):
             raise TypeError(
                 f"Kernel '{kernel.name}' uses float64 ({where}), which device {device} "

@@ -114,6 +114,12 @@ def _push(e: Any, i: Instr) -> str:
     h = f"a{heap.id}"
     e.line(f"  {h}[{h}_off + ({e.val(base)} + {d}) * {h}_s0] = {e.val(value)};")
     e.line("} else {")
+    if not e.caps.get("int64_atomics", False):
+        raise TypeError(
+            f"reverse mode records adstack overflows with 64-bit atomics "
+            f"(cl_khr_int64_base_atomics), which {e.caps.get('device', 'the device')} does "
+            "not have. Use CPU arrays for the gradient (x.to_device('cpu')), or another "
+            "device.")
     name, text = atomic_helper("max", overflow.type.dtype, e.caps)
     e.helper(name, text)
     e.line(f"  {name}(&a{overflow.id}[a{overflow.id}_off + {i.attrs[0].id} * "
