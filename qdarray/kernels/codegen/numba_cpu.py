@@ -373,7 +373,11 @@ class NumbaCpuEmitter(PySourceEmitter):
             used |= {v.id for v in bounds}
             self.prologue(only=used)
             for s in self.kernel.body.stmts:
-                if isinstance(s, Instr) and s.result is not None and s.result.id in needed:
+                if not (isinstance(s, Instr) and s.result is not None and s.result.id in needed):
+                    continue
+                if s.op is Op.CONST and s.attrs[1].kind in "iu":  # a Python int costs less
+                    self.line(f"{self.val(s.result)} = {int(s.attrs[0])}")
+                else:
                     self.stmt(s)
             trips = [" * ".join(f"max(int({self.val(f.end)}) - int({self.val(f.begin)}), 0)"
                                 for f in self.nests[id(s)]) for s in self.loops]
