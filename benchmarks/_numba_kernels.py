@@ -1,6 +1,7 @@
 """The dynamic-loop kernel hand-written in numba: forward, and its adjoint written by hand.
 
-These are the yardsticks a numba programmer would write without qdarray: the forward as a
+These are the yardsticks a numba programmer would write without qdarray: saxpy over 16
+elements as a plain `njit` loop (a `prange` would cost a thread-pool wake-up), the forward as a
 `prange` loop with a sum reduction, the reverse recomputing each thread's loop into a small
 stack (one per chunk of threads, allocated once per chunk) and walking it backwards.
 """
@@ -11,6 +12,12 @@ import numba
 import numpy as np
 
 CHUNK = 4096
+
+
+@numba.njit
+def saxpy_serial(a, x, y):  # noqa: ANN001, ANN201
+    for i in range(x.shape[0]):
+        y[i] = a * x[i] + y[i]
 
 
 @numba.njit(parallel=True)  # no cache: asv imports this module under another name

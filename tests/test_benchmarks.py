@@ -1,0 +1,98 @@
+"""benchmarks/compare.py: runs on small sizes with the peers at hand, reports absent peers as
+skipped, checks gradients against a float64 reference that is itself checked here, and writes
+its chart (or says why not)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+import _workloads as W  # noqa: E402
+import compare  # noqa: E402
+from _chart import bar_chart  # noqa: E402
+
+SMALL = ["--n", "3000", "--saxpy-n", "5000", "--repeat", "3", "--png", ""]
+
+
+@pytest.fixture(scope="module")
+def result():
+    return compare.main([*SMALL, "--peers", "numpy", "numba"])
+
+
+def test_ratios_for_every_workload_and_peer(result):
+    assert set(result["ratios"]) == set(W.WORKLOADS)
+    assert set(result["ratios"]["saxpy"]) == {"numpy", "numba"}
+    assert set(result["ratios"]["rev"]) == {"numba"}  # NumPy has no reverse mode
+    for workload, ratios in result["ratios"].items():
+        assert result["times"][workload]["qdarray"] > 0
+        for median, half_iqr in ratios.values():
+            assert median > 0 and half_iqr >= 0
+    assert result["sizing"]["cached"] > 0 and result["sizing"]["fresh"] > 0
+
+
+def test_gradients_agree_with_the_reference(result):
+    assert result["gradient_error"]["qdarray"] < 1e-5
+    assert result["gradient_error"]["numba"] < 1e-5
+
+
+def test_report_lists_goals_and_checks(result):
+    text = compare.report(result)
+    assert "| fwd+rev |" in text
+    assert "16-element launch" in text and "(goal <= 10 us)" in text
+    assert "forward + reverse / quadrants skipped" in text
+    assert "qdarray    " in text and "ok" in text
+
+
+def test_absent_peers_are_skipped_not_failed(monkeypatch):
+    def absent(problem):
+        raise W.Skipped("nothing here is installed (ModuleNotFoundError)")
+
+    def broken(problem):
+        raise RuntimeError("boom")
+
+    monkeypatch.setitem(compare.PEERS, "taichi", (absent, "taichi"))
+    monkeypatch.setitem(compare.PEERS, "warp", (broken, "warp"))
+    libs, skipped = compare.build(["taichi", "warp"], W.Problem(saxpy_n=16, n=16))
+    assert list(libs) == ["qdarray"]
+    assert skipped["taichi"] == "nothing here is installed (ModuleNotFoundError)"
+    assert skipped["warp"] == "failed to set up: RuntimeError: boom"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("taichi") is not None,
+                    reason="taichi is installed here, so it is not skipped")
+def test_a_missing_library_is_reported_by_name():
+    _, skipped = compare.build(["taichi"], W.Problem(saxpy_n=16, n=16))
+    assert "taichi is not installed" in skipped["taichi"]
+
+
+def test_reference_gradient_matches_finite_differences():
+    rng = np.random.default_rng(0)
+    x = rng.random(50)
+    a = rng.integers(0, 64, 50)
+
+    def forward(x):
+        v = x.copy()
+        for k in range(64):
+            v = np.where(k < a, v - 0.1 * v * v + 0.01, v)
+        return v
+
+    h = 1e-6
+    fd = (forward(x + h) - forward(x - h)) / (2 * h)
+    np.testing.assert_allclose(W.reference_gradient(x, a), fd, rtol=1e-6, atol=1e-9)
+    assert W.gradient_error(fd * 1.1, fd) > 0.05
+
+
+def test_chart_is_written_or_skipped_with_a_reason(result, tmp_path):
+    out = tmp_path / "chart.png"
+    message = bar_chart(result, str(out))
+    if importlib.util.find_spec("matplotlib") is None:
+        assert "matplotlib is not installed" in message and not out.exists()
+    else:
+        assert out.read_bytes()[:4] == b"\x89PNG"
