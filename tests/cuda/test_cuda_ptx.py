@@ -66,6 +66,8 @@ def launch() -> Callable[..., None]:
 test_unary_math = _ops.test_unary_math
 test_binary_math = _ops.test_binary_math
 test_arithmetic = _ops.test_arithmetic
+test_float_floor_division_and_remainder_edges_match_numpy_bits = \
+    _ops.test_float_floor_division_and_remainder_edges_match_numpy_bits
 test_bitwise_shifts_and_integer_power = _ops.test_bitwise_shifts_and_integer_power
 test_casts_in_kernels = _ops.test_casts_in_kernels
 test_predicates = _ops.test_predicates

@@ -174,6 +174,37 @@ def test_arithmetic(launch, dtype):
     np.testing.assert_array_equal(cmp, [a == b, a != b, a < b, a <= b, a > b, a >= b])
 
 
+@qd.kernel
+def divmod_all(a: qd.Array, b: qd.Array, out: qd.Array):
+    for i in range(a.shape[0]):
+        out[0, i] = a[i] // b[i]
+        out[1, i] = a[i] % b[i]
+
+
+FLOAT_EDGES = [0.0, -0.0, 1.0, -1.0, 3.0, -3.0, 5.5, -5.5, 0.5, -2.5, 1e-30, -1e-30, 1e30,
+               -1e30, np.inf, -np.inf, np.nan]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_floor_division_and_remainder_edges_match_numpy_bits(launch, dtype):
+    """Every pair of edge operands (signed zeros, infinities, NaN, tiny and huge values):
+    the bits of NumPy's results, zero signs included (NaN where NaN)."""
+    edges = np.array(FLOAT_EDGES, dtype)
+    a, b = (g.ravel().copy() for g in np.meshgrid(edges, edges))
+    out = np.zeros((2, a.size), dtype)
+    launch(divmod_all, a, b, out)
+    with np.errstate(all="ignore"):
+        want = [np.floor_divide(a, b), np.remainder(a, b)]
+    ints = np.int32 if dtype == np.float32 else np.int64
+    for k, w in enumerate(want):
+        nan = np.isnan(w)
+        np.testing.assert_array_equal(np.isnan(out[k]), nan, err_msg=f"row {k}: NaN places")
+        got_bits, want_bits = out[k][~nan].view(ints), w[~nan].view(ints)
+        bad = np.flatnonzero(got_bits != want_bits)
+        assert bad.size == 0, [(a[~nan][j], b[~nan][j], out[k][~nan][j], w[~nan][j])
+                               for j in bad[:8]]
+
+
 def _int_power(a: np.ndarray, n: np.ndarray) -> np.ndarray:
     out = np.empty_like(a)
     for k, (x, e) in enumerate(zip(a.tolist(), n.tolist(), strict=True)):

@@ -15,6 +15,8 @@ test_predicates = _ops.test_predicates
 test_binary_math = _ops.test_binary_math
 test_math_of_ints_is_float64 = _ops.test_math_of_ints_is_float64
 test_arithmetic = _ops.test_arithmetic
+test_float_floor_division_and_remainder_edges_match_numpy_bits = \
+    _ops.test_float_floor_division_and_remainder_edges_match_numpy_bits
 test_bitwise_shifts_and_integer_power = _ops.test_bitwise_shifts_and_integer_power
 test_true_division = _ops.test_true_division
 test_cast_semantics_match_numpy = _ops.test_cast_semantics_match_numpy
