@@ -2,8 +2,12 @@
 
 `kernel.grad(*args)` (and `kernel.grad.interpret(*args)`) land in `launch_reverse`. A
 `ReverseLauncher` is built once per (signature, which arguments have gradients, debug mode,
-target): it holds the compiled reverse kernel, the compiled counting kernel and the stacks'
-`Sizer`. Each call checks that the integer arrays the forward launch read are unchanged
+target) from the kernel's `ReversePlan` (`ad/plan.py`): it holds the compiled reverse kernel,
+the compiled counting kernel and the stacks' `Sizer`. On the CPU the plan is stored in the
+disk cache with the generated modules (`ad/plan_json.py`), so another process builds the
+launcher from it without running the reverse-mode transform.
+
+Each call checks that the integer arrays the forward launch read are unchanged
 (`kernels/bound_reads.py`), sizes the stacks (nothing to do when the sizing cache holds the
 answer), takes heap buffers from the pool (reused across launches), runs the reverse, raises
 `AdStackOverflowError` if a push went past its capacity, and bumps the write generation of the
@@ -13,6 +17,7 @@ gradients it wrote.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import weakref
 from collections.abc import Sequence
@@ -27,15 +32,18 @@ from .._errors import AdStackSizingError, AutodiffError
 from ..buffer_view import BufferView
 from ..kernels.args import KEY_FUNCS, ArgSpec, signature_key
 from ..kernels.bound_reads import buffer_at, int_read_paths
+from ..kernels.cache import count
 from ..kernels.debug import _state
+from ..kernels.ir import KernelIR, Param, Value
 from ..kernels.launch import written_paths
 from ..kernels.types import ArrayType, ViewType
 from .adstack import LAYOUT_FIELDS, check_overflow, layout_array
 from .compile import compile_ir
 from .device_buffers import DeviceBuffers
+from .plan import KernelRecord, ReversePlan, launcher_of, plan_of, record_of
+from .plan_json import load_plan, plan_key, store_plan
 from .reverse import COUNT_SLOTS, Reverse, build_reverse
 from .sizer import Sizer
-from .sizing import Deriver
 
 _HEAPS_IN_USE = threading.Lock()
 _CACHE: weakref.WeakKeyDictionary[Any, dict[Any, ReverseLauncher]] = weakref.WeakKeyDictionary()
@@ -68,60 +76,83 @@ def _array_spec(dtype: Any) -> ArgSpec:
 class ReverseLauncher:
     """The reverse of one kernel for one signature (see the module docstring)."""
 
-    def __init__(self, kernel: Any, rev: Reverse, specs: list[tuple[str, ArgSpec]],
+    def __init__(self, kernel: Any, plan: ReversePlan, specs: list[tuple[str, ArgSpec]],
                  target: str, debug: bool, written: Sequence[str],
-                 device: Device = CPU) -> None:
+                 device: Device = CPU, rev: Any = None) -> None:
+        """`rev` is the Reverse the plan comes from, or a function building it (called only
+        when a kernel the plan records is not in the disk cache any more)."""
         self.name = kernel.__name__
         self.kernel = kernel
-        self.rev = rev
+        self.plan = plan
+        self._rev = rev
         self.specs = specs
         self.target = target
         self.debug = debug
         self.flat_args = not any(s.kind == "struct" for _, s in specs)
-        params = rev.kernel.params
-        nfwd = len(rev.forward.params)
         i64 = _dtypes.int64
         ext: list[ArgSpec] = [s for _, s in specs]
         names = [n for n, _ in specs]
         bumps = []
-        for p in params[nfwd:]:
-            t = p.value.type
-            if p.name.endswith("@grad"):
+        for name, t in plan.extra:
+            if name.endswith("@grad"):
                 bumps.append((len(ext), ()))
                 ext.append(ArgSpec("view", t) if isinstance(t, ViewType) else ArgSpec("array", t))
             else:
                 ext.append(ArgSpec("array", t))
-            names.append(p.name)
+            names.append(name)
         # Buffers in the device's memory where its backend allocates them; host memory for
         # the interpreter (whatever the arrays' device) and for other devices.
         on_device = target != "interp" and hasattr(device.backend, "available_bytes")
         self.buffers = DeviceBuffers(device if on_device else CPU)
         self.device: Device | None = device if on_device else None
-        self.run = compile_ir(rev.kernel, ext, names, target, debug, bumps, self.device)
+        self.run = self._compile(plan.reverse, "kernel", ext, names, bumps)
         self.count_specs = [s for _, s in specs] + [_array_spec(i64)]
         self.count_names = [n for n, _ in specs] + ["@counts"]
         self.counter: Any = None
-        deriver = Deriver(rev.structure)
-        self.exprs = [deriver.capacity(s.sites, s.task) for s in rev.stacks]
-        self.threads = [deriver.threads(t) for t in rev.tasks]
-        self.sizer = Sizer(self.exprs, self.threads, rev.forward.params, rev.counting,
-                           self.count, [s.id for s in rev.stacks], rev.n_stacks, target,
-                           self.device)
+        self.exprs = list(plan.exprs)
+        self.threads = list(plan.threads)
+        params = [Param(n, Value(k, t)) for k, (n, t) in enumerate(plan.params)]
+        self.sizer = Sizer(self.exprs, self.threads, params, plan.count_deps, self.count,
+                           [s.id for s in plan.stacks], plan.n_stacks, target, self.device)
         self.int_reads = int_read_paths(specs, written_paths(kernel.param_names, written))
-        self.overflow = self.buffers.zeros(max(rev.n_stacks, 1), np.int64)
-        self.no_overflow = np.zeros(max(rev.n_stacks, 1), np.int64).tobytes()
+        self.overflow = self.buffers.zeros(max(plan.n_stacks, 1), np.int64)
+        self.no_overflow = np.zeros(max(plan.n_stacks, 1), np.int64).tobytes()
         self.sized: tuple[Any, ...] = (None,)
+
+    @property
+    def rev(self) -> Reverse:
+        """The transform's result for this launcher (built now if it was loaded from a
+        stored plan)."""
+        if not isinstance(self._rev, Reverse):
+            self._rev = self._rev()
+        return self._rev
+
+    def _compile(self, record: KernelRecord | None, which: str, specs: list[ArgSpec],
+                 names: list[str], bumps: list[Any]) -> Any:
+        """A launcher of the reverse ("kernel") or counting ("counting") kernel: from the
+        plan's record when it has one and its module is in the disk cache, else from IR."""
+        if record is not None:
+            launcher = launcher_of(record, specs, names, bumps, self.debug)
+            if launcher is not None:
+                return launcher
+        ir: KernelIR = getattr(self.rev, which)
+        return compile_ir(ir, specs, names, self.target, self.debug, bumps, self.device)
+
+    def counting_launcher(self) -> Any:
+        """The compiled counting kernel (compiled on first use)."""
+        if self.counter is None:
+            self.counter = self._compile(self.plan.counting, "counting", self.count_specs,
+                                         self.count_names, [])
+        return self.counter
 
     def count(self, args: Sequence[Any]) -> Any:
         """Run the counting kernel: the counts array (`reverse.counting_kernel`; an Array
         in device memory on devices other than the CPU)."""
-        if self.counter is None:
-            self.counter = compile_ir(self.rev.counting, self.count_specs, self.count_names,
-                                      self.target, self.debug, [], self.device)
-        rev = self.rev
+        counter = self.counting_launcher()
+        plan = self.plan
         counts = self.buffers.as_argument(
-            self.buffers.zeros(rev.n_stacks * COUNT_SLOTS + len(rev.tasks), np.int64))
-        self.counter(list(args) + [counts])
+            self.buffers.zeros(plan.n_stacks * COUNT_SLOTS + plan.n_tasks, np.int64))
+        counter(list(args) + [counts])
         return counts
 
     def __call__(self, args: Sequence[Any]) -> None:
@@ -154,7 +185,7 @@ class ReverseLauncher:
         return self.sizer.size(flat, args)
 
     def launch(self, args: Sequence[Any]) -> None:
-        rev = self.rev
+        plan = self.plan
         flat = args if self.flat_args else [a for _, a in flatten(self.specs, args)]
         if self.int_reads:
             self.check_reads(args)
@@ -163,40 +194,40 @@ class ReverseLauncher:
             self.sized = (sized,) + self.layout(*sized)
         _, layout, sizes, describe = self.sized
         call = list(args)
-        for k in rev.grads:
+        for k in plan.grads:
             call.append(grad_of(flat[k]))
-        if rev.outer_slots:
-            call.append(self.buffers.zeros(rev.outer_slots, np.float64))
+        if plan.outer_slots:
+            call.append(self.buffers.zeros(plan.outer_slots, np.float64))
         pool = self.buffers.pool
-        for d in rev.heaps:
+        for d in plan.heaps:
             call.append(pool.get(d, sizes.get(d, 0), describe))
         overflow = self.overflow
-        if rev.n_stacks:
+        if plan.n_stacks:
             call += (layout, overflow)
         self.run(call)
-        if not rev.n_stacks:
+        if not plan.n_stacks:
             return
         # On a device, this read is the synchronisation point where an overflow is reported.
         flags = self.buffers.to_host(overflow)
         if flags.tobytes() != self.no_overflow:  # cheaper than any()
             seen = flags.copy()
             overflow[:] = 0
-            check_overflow(seen, rev.stacks, sized[0], self.name)
+            check_overflow(seen, plan.stacks, sized[0], self.name)
 
     def layout(self, caps: list[int], threads: list[int]) -> tuple[Any, ...]:
         """(layout array, heap size per dtype, MemoryError message) for these sizes."""
-        rev = self.rev
-        per_task = {t: n for t, n in zip(rev.tasks, threads, strict=True)}
-        lay, sizes = layout_array(rev.stacks, caps, per_task)
-        layout = np.zeros(max(LAYOUT_FIELDS * rev.n_stacks, 1), np.int64)
-        for k, s in enumerate(rev.stacks):
+        plan = self.plan
+        per_task = dict(enumerate(threads))  # by task index (StackRecord.task)
+        lay, sizes = layout_array(list(plan.stacks), caps, per_task)
+        layout = np.zeros(max(LAYOUT_FIELDS * plan.n_stacks, 1), np.int64)
+        for k, s in enumerate(plan.stacks):
             layout[LAYOUT_FIELDS * s.id:LAYOUT_FIELDS * (s.id + 1)] = \
                 lay[LAYOUT_FIELDS * k:LAYOUT_FIELDS * (k + 1)]
         return self.buffers.upload(layout), sizes, self.describe(caps, per_task)
 
     def describe(self, caps: list[int], threads: dict[Any, int]) -> Any:
         def message(dtype: Any, size: int, available: int | None) -> str:
-            stacks = [(s, c) for s, c in zip(self.rev.stacks, caps, strict=True)
+            stacks = [(s, c) for s, c in zip(self.plan.stacks, caps, strict=True)
                       if s.desc.dtype is dtype]
             n = max((threads.get(s.task, 1) for s, _ in stacks), default=1)
             cap = max((c for _, c in stacks), default=0)
@@ -243,8 +274,37 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: str | None,
             "want (qd.zeros(n, requires_grad=True)).")
     built = build(kernel.source(), specs)
     written = dict(built.meta).get("written", ())
-    rev = build_reverse(simplify(resolve_views(built, debug=debug)), set(with_grad))
-    return ReverseLauncher(kernel, rev, specs, target, debug, written, device)
+    # The forward passes of `pipeline` before its bounds checks (the reverse kernel's own
+    # compile adds those for every access); in debug mode resolve_views checks subviews.
+    forward = simplify(resolve_views(built, debug=debug))
+    key = plan_key(forward, with_grad, target, debug) if target in STORED_TARGETS else None
+    stored = load_plan(key) if key is not None else None
+    if stored is not None:
+        launcher = ReverseLauncher(kernel, stored, specs, target, debug, written, device,
+                                   functools.partial(build_reverse, forward, set(with_grad)))
+        if not isinstance(launcher._rev, Reverse):
+            count("reverse_plans_loaded")
+            return launcher
+        # A module the plan names is gone: the transform ran after all; stored again below.
+    else:
+        rev = build_reverse(forward, set(with_grad))
+        launcher = ReverseLauncher(kernel, plan_of(rev, kernel.__name__), specs, target,
+                                   debug, written, device, rev)
+    if key is not None:
+        launcher.plan = recorded(launcher)
+        store_plan(key, launcher.plan)
+    return launcher
+
+
+# Targets whose compiled kernels the disk cache keeps, so their plans are stored there too.
+STORED_TARGETS = frozenset({"numba_cpu"})
+
+
+def recorded(launcher: ReverseLauncher) -> ReversePlan:
+    """The launcher's plan with its compiled kernels recorded (the counting kernel is
+    compiled now if it was not yet: generating it needs the transform's IR)."""
+    return dataclasses.replace(launcher.plan, reverse=record_of(launcher.run),
+                               counting=record_of(launcher.counting_launcher()))
 
 
 def _array_key(a: Array) -> Any:

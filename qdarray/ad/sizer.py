@@ -154,7 +154,8 @@ class Sizer:
         exprs: each live stack's capacity expression (None: not expressible).
         threads: each task's thread count expression.
         params: the forward kernel's parameters (the flattened arguments, in order).
-        counting: the counting kernel's IR (its reads are the counting pass's dependencies).
+        counting: the counting kernel's IR (its reads are the counting pass's dependencies),
+            or those dependencies (`counting_deps`).
         count: runs the counting kernel on the launch's arguments; returns the counts array.
         stack_ids: the id of each live stack (its slots in the counts array).
         target: where the reducers run ("interp" or a code generator).
@@ -163,7 +164,7 @@ class Sizer:
     """
 
     def __init__(self, exprs: list[Expr | None], threads: list[Expr | None],
-                 params: Sequence[Param], counting: KernelIR,
+                 params: Sequence[Param], counting: KernelIR | Sequence[tuple[int, int]],
                  count: Callable[[Sequence[Any]], np.ndarray], stack_ids: list[int],
                  n_stacks: int, target: str, device: Any = None) -> None:
         self.params = list(params)
@@ -184,7 +185,9 @@ class Sizer:
             for e in self.exprs + self.threads:
                 self._plan(e)
         self.deps = Deps.of(self.exprs + self.threads, self.position)
-        self.count_deps = self._counting_deps(counting)
+        if isinstance(counting, KernelIR):
+            counting = counting_deps(self.params, counting)
+        self.count_deps = Deps(list(counting))
         self.entry_deps = self.deps if self.symbolic else self.count_deps
         self.entry = Entry()
         self._slot_reducer: Reducer | None = None
@@ -206,30 +209,6 @@ class Sizer:
         elif isinstance(e, Bin):
             self._plan(e.a)
             self._plan(e.b)
-
-    def _counting_deps(self, counting: KernelIR) -> Deps:
-        """The arguments the counting kernel reads, once dead code is gone: a launch is
-        counted again only when one of them changed."""
-        by_id = {p.value.id: k for k, p in enumerate(self.params)}
-        items: list[tuple[int, int]] = []
-        for s in walk(counting.body):
-            if isinstance(s, For):
-                used: tuple[Any, ...] = (s.begin, s.end)
-            elif isinstance(s, (If, While)):
-                used = (s.cond,)
-            elif isinstance(s, Instr):
-                used = s.args
-                if s.op is Op.SHAPE and s.args[0].id in by_id:
-                    items.append((_SHAPE, by_id[s.args[0].id]))
-                    used = ()
-            else:
-                used = ()
-            for v in used:
-                if v.id in by_id:
-                    memory = isinstance(v.type, (ArrayType, ViewType))
-                    items.append((_READ if memory else _SCALAR, by_id[v.id]))
-        reads = {p for kind, p in items if kind == _READ}
-        return Deps([(k, p) for k, p in items if not (k == _SHAPE and p in reads)])
 
     # -- launch -----------------------------------------------------------------------------
 
@@ -300,6 +279,31 @@ class Sizer:
             self._slot_reducer = slot_reducer(self.target, self.device)
         STATS["max_reducer_dispatches"] += 1
         return self._slot_reducer.run({"counts": counts}, [], [sid * SLOTS], [SLOTS])
+
+
+def counting_deps(params: Sequence[Param], counting: KernelIR) -> list[tuple[int, int]]:
+    """(kind, position among `params`) of the arguments the counting kernel reads, once dead
+    code is gone: a launch is counted again only when one of them changed."""
+    by_id = {p.value.id: k for k, p in enumerate(params)}
+    items: list[tuple[int, int]] = []
+    for s in walk(counting.body):
+        if isinstance(s, For):
+            used: tuple[Any, ...] = (s.begin, s.end)
+        elif isinstance(s, (If, While)):
+            used = (s.cond,)
+        elif isinstance(s, Instr):
+            used = s.args
+            if s.op is Op.SHAPE and s.args[0].id in by_id:
+                items.append((_SHAPE, by_id[s.args[0].id]))
+                used = ()
+        else:
+            used = ()
+        for v in used:
+            if v.id in by_id:
+                memory = isinstance(v.type, (ArrayType, ViewType))
+                items.append((_READ if memory else _SCALAR, by_id[v.id]))
+    reads = {p for kind, p in items if kind == _READ}
+    return sorted({(k, p) for k, p in items if not (k == _SHAPE and p in reads)})
 
 
 def _override(result: tuple[list[int], list[int]]) -> tuple[list[int], list[int]]:
