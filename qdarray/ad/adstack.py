@@ -15,6 +15,7 @@ depth reached in the `overflow` array, which the host checks after the launch.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,10 +132,11 @@ def thread_base(em: Emitter, thread: Value | None, stride: Value) -> Value:
 # -- host side ------------------------------------------------------------------------------
 
 
-def layout_array(live: list[StackInfo], caps: list[int], threads: dict[Any, int]
+def layout_array(live: Sequence[Any], caps: list[int], threads: dict[Any, int]
                  ) -> tuple[np.ndarray, dict[Any, int]]:
     """The layout array and the heap size per dtype, for capacities `caps` (one per live
-    stack) and thread counts per task."""
+    stack: a StackInfo or a plan's StackRecord, anything with `id`, `desc` and `task`) and
+    thread counts per task."""
     layout = np.zeros(max(LAYOUT_FIELDS * len(live), 1), np.int64)
     strides: dict[tuple[Any, Any], int] = {}
     offsets: list[int] = []
@@ -201,7 +203,7 @@ class HeapPool:
 POOL = HeapPool()
 
 
-def check_overflow(overflow: np.ndarray, live: list[StackInfo], caps: list[int],
+def check_overflow(overflow: np.ndarray, live: Sequence[Any], caps: list[int],
                    kernel: str) -> None:
     """Raise AdStackOverflowError for the first stack whose pushes went past its capacity
     (`overflow` has one element per stack id, `caps` one per live stack)."""

@@ -218,7 +218,7 @@ class ReverseLauncher:
         """(layout array, heap size per dtype, MemoryError message) for these sizes."""
         plan = self.plan
         per_task = dict(enumerate(threads))  # by task index (StackRecord.task)
-        lay, sizes = layout_array(list(plan.stacks), caps, per_task)
+        lay, sizes = layout_array(plan.stacks, caps, per_task)
         layout = np.zeros(max(LAYOUT_FIELDS * plan.n_stacks, 1), np.int64)
         for k, s in enumerate(plan.stacks):
             layout[LAYOUT_FIELDS * s.id:LAYOUT_FIELDS * (s.id + 1)] = \
