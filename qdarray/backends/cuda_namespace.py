@@ -8,6 +8,10 @@ CuPy no device). On a machine with several GPUs, a call without `device=` runs u
 device of its first CuPy array argument, so that an operation on `cuda:1` arrays runs on
 `cuda:1` whatever the current device is; with one GPU (or the simulator) that lookup is
 skipped. Functions run under `quiet` (backends/quiet.py), as on the CPU.
+
+`pow` checks integer exponents first: CuPy computes an integer to a negative integer power
+(as 0, or +-1 for bases +-1) where NumPy, and so the CPU device, raises a ValueError; the
+namespace raises the same error on every device.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from __future__ import annotations
 import types
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from .._devices import Device
 from .quiet import quiet
@@ -27,6 +33,35 @@ def _first_index(args: tuple[Any, ...], array_type: Any) -> int | None:
         if isinstance(a, (list, tuple)) and a and isinstance(a[0], array_type):
             return int(a[0].device.id)
     return None
+
+
+def _int_operand(x: Any, array_type: Any) -> bool:
+    if isinstance(x, array_type):
+        return bool(x.dtype.kind in "iu")
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def checked_pow(func: Callable[..., Any], array_type: Any) -> Callable[..., Any]:
+    """`func` (the namespace's `pow`) raising NumPy's errors for integer bases and negative
+    integer exponents: ValueError for a negative element of a signed exponent array (one
+    reduction on the device, for integer operands only) or a negative Python int with a
+    signed base, OverflowError for a negative Python int with an unsigned base (it does not
+    convert to that dtype)."""
+
+    def pow(x1: Any, x2: Any, /, **kwargs: Any) -> Any:  # noqa: A001 - the standard's name
+        if _int_operand(x1, array_type) and _int_operand(x2, array_type):
+            if isinstance(x2, array_type):
+                negative = x2.dtype.kind == "i" and x2.size > 0 and bool((x2 < 0).any())
+            else:
+                negative = x2 < 0
+                if negative and isinstance(x1, array_type) and x1.dtype.kind == "u":
+                    raise OverflowError(f"Python integer {x2} out of bounds for {x1.dtype}")
+            if negative:
+                raise ValueError("Integers to negative integer powers are not allowed. "
+                                 "Try a floating-point base (x.astype(float64)) instead.")
+        return func(x1, x2, **kwargs)
+
+    return pow
 
 
 class CudaNamespace:
@@ -88,6 +123,9 @@ class CudaNamespace:
             wrapped = CudaNamespace(value, self._cupy, self._several, self._check)
         elif callable(value) and not isinstance(value, type):
             wrapped = self._wrap(value)
+            if name == "pow":
+                native = self._cupy.ndarray if self._cupy is not None else np.ndarray
+                wrapped = checked_pow(wrapped, native)
         else:
             wrapped = value
         setattr(self, name, wrapped)
