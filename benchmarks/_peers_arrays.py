@@ -3,8 +3,8 @@
 They run the dynamic-loop kernel as a masked loop of max(a) whole-array steps
 (`v = where(k < a, f(v), v)`), the formulation their users write: JAX cannot differentiate a
 loop whose trip count is data (`fori_loop` with traced bounds has no reverse mode), and
-PyTorch records every step of a Python loop on its tape. All run on the CPU except CuPy,
-which needs a CUDA device.
+PyTorch records every step of a Python loop on its tape. JAX and PyTorch run on the
+problem's device (CPU or CUDA); CuPy needs a CUDA device.
 """
 
 from __future__ import annotations
@@ -33,11 +33,14 @@ def jax_cases(p: Problem) -> dict[str, Case]:
     jax = _import("jax")
     jnp = _import("jax.numpy")
     lax = _import("jax.lax")
-    cpu = jax.devices("cpu")[0]
+    try:
+        device = jax.devices("gpu" if p.gpu else "cpu")[0]
+    except RuntimeError as exc:
+        raise Skipped(f"jax has no {p.device} device ({exc})"[:200]) from None
     trips = p.max_trips
 
     def put(values: np.ndarray) -> Any:
-        return jax.device_put(values, cpu)
+        return jax.device_put(values, device)
 
     saxpy = jax.jit(lambda s, x, y: s * x + y)
     x16, y16, sx, sy = put(p["x16"]), put(p["y16"]), put(p["sx"]), put(p["sy"])
@@ -68,11 +71,26 @@ def jax_cases(p: Problem) -> dict[str, Case]:
 
 def torch_cases(p: Problem) -> dict[str, Case]:
     torch = _import("torch")
+    if p.gpu and not torch.cuda.is_available():
+        raise Skipped(f"torch has no {p.device} device")
     trips = p.max_trips
-    x16, y16 = torch.from_numpy(p["x16"].copy()), torch.from_numpy(p["y16"].copy())
-    sx, sy = torch.from_numpy(p["sx"].copy()), torch.from_numpy(p["sy"].copy())
-    x = torch.from_numpy(p["x"].copy()).requires_grad_(True)
-    a = torch.from_numpy(p["a"].copy())
+    dev = p.device
+
+    def put(values: np.ndarray) -> Any:
+        return torch.from_numpy(values.copy()).to(dev)
+
+    def synced(f: Any) -> Any:
+        if not p.gpu:
+            return f
+
+        def run() -> None:
+            f()
+            torch.cuda.synchronize()
+        return run
+
+    x16, y16, sx, sy = put(p["x16"]), put(p["y16"]), put(p["sx"]), put(p["sy"])
+    x = put(p["x"]).requires_grad_(True)
+    a = put(p["a"])
 
     def total(x: Any) -> Any:
         v = x
@@ -95,19 +113,22 @@ def torch_cases(p: Problem) -> dict[str, Case]:
 
     def gradient() -> np.ndarray:
         both()
-        return x.grad.numpy().copy()
+        return x.grad.cpu().numpy().copy()
 
     note = f"masked loop of {trips} steps"
     return {
-        "launch16": Case(lambda: y16.add_(x16, alpha=2.0), note="y.add_(x, alpha=a)"),
-        "saxpy": Case(lambda: sy.add_(sx, alpha=2.0), note="y.add_(x, alpha=a)"),
-        "fwd": Case(forward, note=note + ", no_grad"),
-        "rev": Case(reverse, note="backward(retain_graph=True)"),
-        "fwd+rev": Case(both, gradient, note="autograd over a " + note),
+        "launch16": Case(synced(lambda: y16.add_(x16, alpha=2.0)), note="y.add_(x, alpha=a)"),
+        "saxpy": Case(synced(lambda: sy.add_(sx, alpha=2.0)), note="y.add_(x, alpha=a)"),
+        "fwd": Case(synced(forward), note=note + ", no_grad"),
+        "rev": Case(synced(reverse), note="backward(retain_graph=True)"),
+        "fwd+rev": Case(synced(both), gradient, note="autograd over a " + note),
     }
 
 
 def cupy_cases(p: Problem) -> dict[str, Case]:
+    if not p.gpu:
+        raise Skipped(f"cupy runs on CUDA devices; this run is on {p.device} "
+                      "(compare.py --device cuda:0)")
     cp = _import("cupy")
     try:
         if cp.cuda.runtime.getDeviceCount() < 1:
@@ -131,9 +152,8 @@ def cupy_cases(p: Problem) -> dict[str, Case]:
         v.sum()
         cp.cuda.Device().synchronize()
 
-    note = "on the GPU, against qdarray on the CPU"
     return {
-        "launch16": Case(lambda: launch(x16, y16), note="ElementwiseKernel; " + note),
-        "saxpy": Case(lambda: launch(sx, sy), note="ElementwiseKernel; " + note),
-        "fwd": Case(forward, note=f"masked loop of {trips} steps; " + note),
+        "launch16": Case(lambda: launch(x16, y16), note="ElementwiseKernel"),
+        "saxpy": Case(lambda: launch(sx, sy), note="ElementwiseKernel"),
+        "fwd": Case(forward, note=f"masked loop of {trips} steps"),
     }

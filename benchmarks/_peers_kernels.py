@@ -2,7 +2,7 @@
 
 Each `*_cases(problem)` imports its library (raising `Skipped` when that fails), builds the
 same kernels the qdarray workloads run, written as that library's users write them, and
-returns one `Case` per workload it can run. All run on the CPU.
+returns one `Case` per workload it can run, on the problem's device (CPU or CUDA).
 """
 
 # No `from __future__ import annotations`: Taichi and Quadrants evaluate kernel annotations.
@@ -31,7 +31,8 @@ def taichi_cases(p: Problem) -> dict[str, Case]:
     the smallest that runs this kernel is max(a) + 2 (with max(a) + 1 it dies with a bus
     error, with the default it overflows silently or crashes)."""
     ti = _import("taichi")
-    ti.init(arch=ti.cpu, log_level=ti.WARN, ad_stack_size=p.max_trips + 2)
+    ti.init(arch=ti.cuda if p.gpu else ti.cpu, log_level=ti.WARN,
+            ad_stack_size=p.max_trips + 2)
     return _taichi_like(ti, p, f"Tape; ad_stack_size={p.max_trips + 2} set by hand")
 
 
@@ -39,7 +40,8 @@ def quadrants_cases(p: Problem) -> dict[str, Case]:
     """Quadrants: adstacks sized at launch (`ad_stack_experimental_enabled=True`,
     `ad_stack_size=0`)."""
     qd = _import("quadrants")
-    qd.init(arch=qd.cpu, log_level=qd.WARN, ad_stack_experimental_enabled=True)
+    qd.init(arch=qd.cuda if p.gpu else qd.cpu, log_level=qd.WARN,
+            ad_stack_experimental_enabled=True)
     return _taichi_like(qd, p, "Tape; adstacks sized at launch")
 
 
@@ -103,13 +105,13 @@ def _taichi_like(ti: Any, p: Problem, note: str) -> dict[str, Case]:
 
 
 def warp_cases(p: Problem) -> dict[str, Case]:
-    """Warp on the CPU (its CPU kernels run on one thread). Warp replays a dynamic loop in
-    the reverse pass instead of storing the overwritten `v`, so its gradient is wrong; the
-    check column shows by how much."""
+    """Warp (its CPU kernels run on one thread). Warp replays a dynamic loop in the reverse
+    pass instead of storing the overwritten `v`, so its gradient is wrong; the check shows by
+    how much."""
     wp = _import("warp")
     wp.config.quiet = True
     wp.init()
-    dev = "cpu"
+    dev = p.device
 
     @wp.kernel
     def saxpy(s: float, x: wp.array(dtype=float), y: wp.array(dtype=float)):  # type: ignore
@@ -164,11 +166,11 @@ def warp_cases(p: Problem) -> dict[str, Case]:
         both()
         return np.asarray(x.grad.numpy())
 
-    note = "Tape; one CPU thread; replays the loop (wrong gradient)"
+    one = "" if p.gpu else "; one CPU thread"
     return {
         "launch16": Case(lambda: launch(x16, y16)),
-        "saxpy": Case(lambda: launch(sx, sy), note="one CPU thread"),
-        "fwd": Case(forward, note="one CPU thread"),
-        "rev": Case(reverse, note="tape.backward(); one CPU thread"),
-        "fwd+rev": Case(both, gradient, note=note),
+        "saxpy": Case(lambda: launch(sx, sy), note=one[2:]),
+        "fwd": Case(forward, note=one[2:]),
+        "rev": Case(reverse, note="tape.backward()" + one),
+        "fwd+rev": Case(both, gradient, note="Tape; replays the loop (wrong gradient)" + one),
     }

@@ -56,6 +56,7 @@ class Problem:
     n: int = 1_000_000
     trips: int = 64
     seed: int = 0
+    device: str = "cpu"
     arrays: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -72,6 +73,15 @@ class Problem:
 
     def __getitem__(self, name: str) -> Any:
         return self.arrays[name]
+
+    @property
+    def gpu(self) -> bool:
+        return self.device.startswith("cuda")
+
+    def cpu_only(self, peer: str) -> None:
+        """Raise `Skipped` for a CPU-only peer in a run on another device."""
+        if self.device != "cpu":
+            raise Skipped(f"{peer} runs on the CPU; this run is on {self.device}")
 
 
 def reference_gradient(x: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -101,29 +111,41 @@ def qdarray_cases(p: Problem) -> dict[str, Case]:
 
     import qdarray as qd
 
-    x16, y16 = qd.asarray(p["x16"].copy()), qd.asarray(p["y16"].copy())
-    sx, sy = qd.asarray(p["sx"].copy()), qd.asarray(p["sy"].copy())
-    x = qd.asarray(p["x"].copy(), requires_grad=True)
-    a = qd.asarray(p["a"].copy())
-    y = qd.zeros(1, dtype=qd.float32, requires_grad=True)
+    dev = qd.Device(p.device)
+    x16, y16 = qd.asarray(p["x16"], device=dev, copy=True), qd.asarray(p["y16"], device=dev)
+    sx, sy = qd.asarray(p["sx"], device=dev, copy=True), qd.asarray(p["sy"], device=dev)
+    x = qd.asarray(p["x"], device=dev, copy=True, requires_grad=True)
+    a = qd.asarray(p["a"], device=dev, copy=True)
+    y = qd.zeros(1, dtype=qd.float32, device=dev, requires_grad=True)
+    y.grad[...] = 1.0
+    sync = dev.backend.synchronize
+
+    def launch(xs: Any, ys: Any) -> None:
+        saxpy(2.0, xs, ys)
+        sync(dev)
+
+    def forward() -> None:
+        logistic(x, a, y)
+        sync(dev)
 
     def reverse() -> None:
-        y.grad[...] = 1.0
         logistic.grad(x, a, y)
+        sync(dev)
 
     def both() -> None:
         x.grad[...] = 0.0
         with qd.ad.Tape(loss=y):
             logistic(x, a, y)
+        sync(dev)
 
     def gradient() -> np.ndarray:
         both()
-        return np.asarray(x.grad)
+        return np.asarray(x.grad.to_device("cpu"))
 
     return {
-        "launch16": Case(lambda: saxpy(2.0, x16, y16)),
-        "saxpy": Case(lambda: saxpy(2.0, sx, sy)),
-        "fwd": Case(lambda: logistic(x, a, y)),
+        "launch16": Case(lambda: launch(x16, y16)),
+        "saxpy": Case(lambda: launch(sx, sy)),
+        "fwd": Case(forward),
         "rev": Case(reverse),
         "fwd+rev": Case(both, gradient),
     }
@@ -136,9 +158,10 @@ def qdarray_sizing(p: Problem) -> dict[str, Callable[[], Any]]:
 
     import qdarray as qd
 
-    x = qd.asarray(p["x"].copy(), requires_grad=True)
-    a = qd.asarray(p["a"].copy())
-    y = qd.zeros(1, dtype=qd.float32, requires_grad=True)
+    dev = qd.Device(p.device)
+    x = qd.asarray(p["x"], device=dev, copy=True, requires_grad=True)
+    a = qd.asarray(p["a"], device=dev, copy=True)
+    y = qd.zeros(1, dtype=qd.float32, device=dev, requires_grad=True)
     size = sizing_call(x, a, y)
 
     def fresh() -> None:
@@ -152,6 +175,7 @@ def qdarray_sizing(p: Problem) -> dict[str, Callable[[], Any]]:
 
 
 def numpy_cases(p: Problem) -> dict[str, Case]:
+    p.cpu_only("numpy")
     x16, y16 = p["x16"].copy(), p["y16"].copy()
     sx, sy = p["sx"].copy(), p["sy"].copy()
     x, a = p["x"], p["a"]
@@ -180,6 +204,7 @@ def numpy_cases(p: Problem) -> dict[str, Case]:
 
 
 def numba_cases(p: Problem) -> dict[str, Case]:
+    p.cpu_only("hand-written numba")
     from _numba_kernels import logistic_forward, logistic_reverse, saxpy_serial
     from bench_kernels import saxpy_numba
 

@@ -1,18 +1,19 @@
 """qdarray side by side with its peers: the same workloads in one process, as ratios.
 
     python benchmarks/compare.py [--quick] [--peers numpy numba taichi ...] [--png out.png]
+                                 [--device cuda:0]
 
-Workloads (CPU): one launch of a 16-element saxpy kernel, saxpy over 1e7 float32, and the
-dynamic-loop kernel `v = v - 0.1*v*v + 0.01` repeated a[i] times (a[i] uniform in [0, 64),
-N = 1e6, float32, `y[0] += v`) forward, reverse and forward + reverse; plus qdarray's stack
-sizing per reverse launch (cached and fresh), which no peer has. Peers: NumPy, hand-written
-numba, Taichi, Quadrants, Warp, JAX, PyTorch, and CuPy on a CUDA device; those that are not
-installed are reported as skipped. Every figure is a median over repeats taken after a
-warm-up; in each repeat every library runs once, in rotating order, so load from other
-processes falls on all of them alike, and a ratio is the median of the per-repeat ratios
-qdarray / peer (below 1: qdarray is faster). `±` is half the interquartile range of those
-ratios: the run's noise. The gradient of every forward + reverse is checked against a float64
-reference. See docs/benchmarks.md.
+Workloads, on the CPU unless --device names another device: one launch of a 16-element saxpy
+kernel; saxpy over 1e7 float32; the dynamic-loop kernel `v = v - 0.1*v*v + 0.01` repeated
+a[i] times (a[i] uniform in [0, 64), N = 1e6, float32, `y[0] += v`) forward, reverse, and
+forward + reverse; and qdarray's stack sizing per reverse launch (cached and fresh), which no
+peer has. Peers: NumPy, hand-written numba, Taichi, Quadrants, Warp, JAX, PyTorch, and CuPy
+on a CUDA device; those not installed are reported as skipped. Every figure is a median over
+repeats taken after a warm-up; in each repeat every library runs once, in rotating order, so
+load from other processes falls on all of them alike, and a ratio is the median of the
+per-repeat ratios qdarray / peer (below 1: qdarray is faster). `±` is half the interquartile
+range of those ratios: the run's noise. The gradient of every forward + reverse is checked
+against a float64 reference. See docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -56,7 +57,14 @@ def batch_size(run: Callable[[], Any], target: float) -> int:
     return max(1, min(100_000, int(target / once)))
 
 
+# Seconds of rest before each timed batch: thread pools of the previous library (PyTorch's
+# OpenMP threads, for one) spin for a while after their work, and on a small machine that
+# would slow whatever runs next by orders of magnitude.
+REST = 0.01
+
+
 def timed(run: Callable[[], Any], number: int) -> float:
+    time.sleep(REST)
     t0 = time.perf_counter()
     for _ in range(number):
         run()
@@ -140,8 +148,15 @@ def machine() -> str:
                          if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return (f"{model}, {os.cpu_count()} cores, {platform.system()}, "
-            f"Python {platform.python_version()}")
+    text = f"{model}, {os.cpu_count()} cores, {platform.system()}, " \
+        f"Python {platform.python_version()}"
+    try:
+        import numba
+
+        text += f", numba {numba.config.NUMBA_NUM_THREADS} threads"
+    except ImportError:
+        pass
+    return text
 
 
 def versions(libs: list[str]) -> dict[str, str]:
@@ -205,7 +220,8 @@ def goals(result: dict[str, Any]) -> list[str]:
 
 def report(result: dict[str, Any]) -> str:
     lines = [f"qdarray / peer, median of {result['repeat']} repeats after warm-up "
-             f"(below 1: qdarray faster); N = {result['n']}, saxpy n = {result['saxpy_n']}",
+             f"(below 1: qdarray faster); N = {result['n']}, saxpy n = {result['saxpy_n']}, "
+             f"device {result['device']}",
              f"machine: {result['machine']}",
              "versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items()),
              "", table(result), "", "goals:", *goals(result), "", "gradient check "
@@ -229,14 +245,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--png", default="compare.png", help="bar chart (needs matplotlib; "
                         "'' for none)")
     parser.add_argument("--json", default="", help="write the raw results here")
+    parser.add_argument("--device", default="cpu", help="qdarray's device, e.g. cuda:0 (the "
+                        "peers that run there follow; CPU-only peers are skipped)")
     args = parser.parse_args(argv)
     quick = args.quick
     problem = W.Problem(saxpy_n=args.saxpy_n or (1_000_000 if quick else 10_000_000),
-                        n=args.n or (100_000 if quick else 1_000_000))
+                        n=args.n or (100_000 if quick else 1_000_000), device=args.device)
     repeat = args.repeat or (3 if quick else 7)
     libs, skipped = build(args.peers, problem)
     result = run_all(libs, problem, repeat, 0.02 if quick else 0.1, skipped)
-    result.update(repeat=repeat, n=problem.n, saxpy_n=problem.saxpy_n, machine=machine(),
+    result.update(repeat=repeat, n=problem.n, saxpy_n=problem.saxpy_n, device=problem.device,
+                  machine=machine(),
                   skipped=skipped,
                   versions=versions([k for k in ["qdarray", *libs] if k not in skipped]))
     print(report(result), flush=True)
