@@ -19,6 +19,8 @@ machinery only; it holds no maths of any op.
 - Locals have adjoint locals `adj_<name>`; STORE_VAR v = s gives adj_s += adj_v, adj_v = 0;
   LOAD_VAR v -> x gives adj_v += adj_x. Locals of the serial code that the parallel loop
   reads collect their adjoints through a float64 scratch array (one atomic add per thread).
+- Debug-mode checks in the forward IR (kernel-side subviews, accesses through them) run in
+  the forward sweep; the compile of the reverse kernel adds bounds checks of its accesses.
 """
 
 from __future__ import annotations
