@@ -230,7 +230,7 @@ class NumbaCpuEmitter(PySourceEmitter):
         self.captures = {id(s): free_values(self.nests[id(s)][-1].body,
                                       [f.index for f in self.nests[id(s)]])
                          for s in self.loops}
-        # atomic sums into one element per parallel loop: private per worker (privatize.py)
+        # atomics into one element per parallel loop: private per chunk (privatize.py)
         self.private, self.sites = plan(self.loops, self.nests, self.captures)
 
     def result(self, instr: Instr, text: str) -> str:
@@ -249,8 +249,8 @@ class NumbaCpuEmitter(PySourceEmitter):
         site = self.sites.get(id(instr))
         if site is None:
             super().instr(instr, spelling)
-        else:  # a privatized sum: its old value is unused
-            self.line(f"{accumulator(*site)}[0] += {self.val(instr.args[-1])}")
+        else:  # a privatized atomic: its old value is unused
+            site[1].combine(self, f"{accumulator(*site)}[0]", self.val(instr.args[-1]))
 
     def parallel_loop(self, s: For) -> None:
         """A parallel loop (nest) calling its body function once per thread."""

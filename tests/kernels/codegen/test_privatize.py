@@ -1,7 +1,7 @@
-"""Atomic sums into one element privatized per chunk of threads (codegen/privatize.py): which
-updates qualify, and that the sums stay right (floats to rounding, integers exactly, -0.0 and
-debug mode included), serial launches in the interpreter's order, parallel ones the same for
-any number of threads."""
+"""Atomics into one element privatized per chunk of threads (codegen/privatize.py): which
+updates qualify, and that the results stay right (float sums to rounding, integer sums, minima
+and maxima exactly, -0.0, NaN and debug mode included), serial launches in the interpreter's
+order, parallel ones the same for any number of threads."""
 
 from __future__ import annotations
 
@@ -52,6 +52,14 @@ def uses_old(x: qd.Array[qd.int64, 1], y: qd.Array[qd.int64, 1], out: qd.Array[q
         out[i] = qd.atomic_add(y, 0, x[i])
 
 
+@qd.kernel
+def extremes(x: qd.Array[qd.float32, 1], hi: qd.Array[qd.float32, 1],
+             lo: qd.Array[qd.int64, 1]):
+    for i in range(x.shape[0]):
+        qd.atomic_max(hi, 0, x[i])
+        qd.atomic_min(lo, 0, qd.cast(x[i] * 1000.0, qd.int64))
+
+
 def _private(kernel, *args) -> bool:
     return "_acc0_0" in kernel.generated_source(*args)
 
@@ -61,6 +69,7 @@ def test_which_updates_are_privatized():
     assert _private(total, f32, f32)
     assert _private(two_sums, np.zeros(4), 0, np.zeros(2))
     assert _private(int_total, i32, i32)
+    assert _private(extremes, f32, f32, np.zeros(1, np.int64))
     assert not _private(reads_target, f32, f32)  # y is also read: stays atomic
     assert not _private(histogram, i32, np.zeros(4, np.int64))  # the element varies
     i64 = np.zeros(4, np.int64)
@@ -145,3 +154,21 @@ def test_debug_mode_sums_the_threads_that_passed_their_checks():
             total(x, np.zeros(0, np.float32))
     finally:
         qd.set_debug(False)
+
+
+@pytest.mark.parametrize("n", [0, 9, BIG])
+def test_minima_and_maxima(n):
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    hi = np.array([-5.0], np.float32)
+    lo = np.array([7], np.int64)
+    extremes(x, hi, lo)
+    assert hi[0] == max(-5.0, x.max(initial=-np.inf))
+    assert lo[0] == min(7, (x * np.float32(1000.0)).astype(np.int64).min(initial=7))
+
+
+def test_a_nan_never_wins_a_maximum():
+    x = np.full(BIG, np.nan, np.float32)
+    x[123] = 2.5
+    hi = np.array([1.0], np.float32)
+    extremes(x, hi, np.zeros(1, np.int64))
+    assert hi[0] == 2.5
