@@ -118,7 +118,7 @@ class LaunchOverhead:
 
 
 class Saxpy:
-    """y = a * x + y on float32 (goal: within 1.1x of numba prange)."""
+    """y = a * x + y on float32 (goal: within 1.1x of numba prange), NumPy arrays on the CPU."""
 
     params = [[100_000, 10_000_000]]
     param_names = ["size"]
@@ -133,6 +133,23 @@ class Saxpy:
 
     def time_numba_prange(self, size: int) -> None:
         saxpy_numba(self.a, self.x, self.y)
+
+
+class SaxpyOnDevice:
+    """The saxpy kernel over qdarray arrays on every device present (launch and sync)."""
+
+    params = [[16, 10_000_000], [str(d) for d in qd.__array_namespace_info__().devices()]]
+    param_names = ["size", "device"]
+
+    def setup(self, size: int, device: str) -> None:
+        a, x, y = saxpy_operands(size)
+        self.x, self.y = qd.asarray(x, device=device), qd.asarray(y, device=device)
+        self.dev = self.x.device
+        self.time_qdarray(size, device)
+
+    def time_qdarray(self, size: int, device: str) -> None:
+        saxpy(2.0, self.x, self.y)
+        self.dev.backend.synchronize(self.dev)
 
 
 class Stencil:
