@@ -8,7 +8,7 @@
 # of the system's packages on PYTHONPATH. It prints everything a report needs and, when $OUT
 # is set, writes the logs and the benchmark figures (compare_cuda.json) there.
 #
-#   bash benchmarks/gpu/run_gpu.sh            # at most 8 minutes (each step has a timeout)
+#   bash benchmarks/gpu/run_gpu.sh            # a few minutes (each step has a timeout)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-/tmp/qdarray-gpu}"
@@ -41,17 +41,26 @@ print("qdarray devices:", qd.__array_namespace_info__().devices())
 PY
 } 2>&1 | tee "$OUT/machine.log"
 
-echo "== CUDA test set on the GPU (tests/cuda/device, PTX compiles)"
+# The simulated run needs CPU only: it runs beside the GPU tests.
+( timeout 100 python3 -m pytest -q -p no:cacheprovider -p no:benchmark \
+    tests/cuda/test_cuda_simulator.py > "$OUT/tests_simulator.log" 2>&1
+  echo "exit status $?" >> "$OUT/tests_simulator.log" ) &
+SIMULATOR=$!
+
+echo "== CUDA test set on the GPU (tests/cuda/device, PTX compiles, direct launches)"
 timeout 200 python3 -m pytest -q -p no:cacheprovider -p no:benchmark -n 4 -rfEs \
-    tests/cuda/device tests/cuda/test_cuda_ptx.py > "$OUT/tests_gpu.log" 2>&1
+    tests/cuda/device tests/cuda/test_cuda_ptx.py tests/cuda/test_cuda_direct.py \
+    tests/cuda/test_cuda_pow_check.py > "$OUT/tests_gpu.log" 2>&1
 echo "exit status $?"
 tail -60 "$OUT/tests_gpu.log"
 
 echo "== the same tests under numba's simulator (what CI runs)"
-timeout 80 python3 -m pytest -q -p no:cacheprovider -p no:benchmark tests/cuda/test_cuda_simulator.py \
-    > "$OUT/tests_simulator.log" 2>&1
-echo "exit status $?"
+wait $SIMULATOR
 tail -15 "$OUT/tests_simulator.log"
+
+echo "== benchmarks/gpu/profile_launch.py"
+timeout 90 python3 benchmarks/gpu/profile_launch.py --json "$OUT/profile_launch.json" 2>&1 \
+    | tee "$OUT/profile_launch.log"
 
 echo "== benchmarks/compare_cuda.py"
 timeout 200 python3 benchmarks/compare_cuda.py --json "$OUT/compare_cuda.json" 2>&1 \

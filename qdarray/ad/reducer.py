@@ -18,6 +18,15 @@ to the host). That layout (contiguous chunks,
 vectorizable inner loops) suits CPUs; on other devices each of many work-items instead reads
 elements c, c + nchunks, c + 2 nchunks, ... so that neighbours read neighbours (`strided`).
 
+On CUDA devices the reduction is a single pass (`single`): each work-item folds its strided
+elements into a register, and an atomic max of that into one element, which the CUDA code
+generator reduces within each block first (one atomic per block, codegen/block_sums.py), so
+nothing but the input is read and one number is written. The element is a uint64 holding
+`m ^ 2**63` (the order of int64, with 0 below every value), so a zeroed element is the
+identity. A reducer owns two such elements and alternates between them: each dispatch
+accumulates into one and zeroes the other (which the previous dispatch used and the host has
+read), so a dispatch allocates nothing and issues one launch and one 8-byte read.
+
 The body reads arrays at loop-variable indices (any integer dtype, as int64); a
 `MaxOverRange` inside the body whose range depends on the axes becomes a sequential loop
 there, and closed ones inside it are computed first (earlier rounds) and passed in as
@@ -34,6 +43,7 @@ from reading there), and the launcher sizes the stacks by the counting pass inst
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +72,7 @@ from .sizing import (
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
+SIGN = 1 << 63  # single pass: the element holds m ^ SIGN (as uint64)
 UNROLL = 4  # positions per iteration of a strided reduction
 _BINOPS = {"+": Op.ADD, "-": Op.SUB, "*": Op.MUL, "max": Op.MAX, "min": Op.MIN}
 
@@ -163,9 +174,11 @@ def _collect(e: Expr, axis_of: dict[int, int], chain: Chain, names: dict[str, No
 class _Builder:
     """Emits the reducer kernel of one chain (module docstring)."""
 
-    def __init__(self, chain: Chain, types: dict[str, Any], strided: bool) -> None:
+    def __init__(self, chain: Chain, types: dict[str, Any], strided: bool,
+                 single: bool = False) -> None:
         self.chain = chain
-        self.strided = strided
+        self.strided = strided or single
+        self.single = single
         self.em = Emitter(0, 0)
         self.i64 = i64 = _dtypes.int64
         self.params: list[Param] = []
@@ -177,8 +190,13 @@ class _Builder:
         self.extents = [self.param(f"@extent{k}", i64) for k in range(len(chain.axes))]
         self.chunk, self.nchunks, self.total = (self.param(n, i64)
                                                 for n in ("@chunk", "@nchunks", "@total"))
-        self.partial = self.param("@partial", ArrayType(i64, 1))  # nchunks + 1 elements
+        if single:  # the result element and the one to zero (module docstring)
+            u64 = ArrayType(_dtypes.uint64, 1)
+            self.partial, self.other = self.param("@out", u64), self.param("@other", u64)
+        else:
+            self.partial = self.param("@partial", ArrayType(i64, 1))  # nchunks + 1 elements
         self.env: dict[int, Value] = {}
+        self.unsized: Any = None  # single pass: a local set to INT64_MAX by a read outside
 
     def param(self, name: str, t: Any) -> Value:
         v = self.em.value(t)
@@ -197,6 +215,9 @@ class _Builder:
         with em.region() as par:
             m = em.var("m", self.i64)
             em.store_var(m, self.c(INT64_MIN))
+            if self.single:
+                self.unsized = em.var("unsized", self.i64)
+                em.store_var(self.unsized, self.c(INT64_MIN))
             lo = self.op(Op.MUL, c, self.chunk)
             hi = self.op(Op.MIN, self.op(Op.ADD, lo, self.chunk), self.total)
             if self.strided:
@@ -205,10 +226,24 @@ class _Builder:
                 self.inner_loop(m, lo, hi, None)
             else:
                 self.rows(m, lo, hi)
-            em.emit(Op.STORE, self.partial, c, em.load_var(m))
+            if self.single:
+                self.fold(c, m)
+            else:
+                em.emit(Op.STORE, self.partial, c, em.load_var(m))
         with em.region() as body:
             em.stmt(For(c, self.c(0), self.nchunks, block(par), True))
         return KernelIR("adstack_max", tuple(self.params), block(body))
+
+    def fold(self, c: Value, m: Any) -> None:
+        """Single pass: zero the other element (work-item 0), then atomic max of
+        max(m, unsized) ^ SIGN into the result element."""
+        em, u64 = self.em, _dtypes.uint64
+        with em.region() as first:
+            em.emit(Op.STORE, self.other, self.c(0), em.const(0, u64))
+        em.stmt(If(self.op(Op.EQ, c, self.c(0)), block(first), block([])))
+        top = self.op(Op.MAX, em.load_var(m), em.load_var(self.unsized))
+        key = self.op(Op.BIT_XOR, em.cast(top, u64), em.const(SIGN, u64))
+        em.emit(Op.ATOMIC_MAX, self.partial, self.c(0), key)
 
     def inner_loop(self, m: Any, lo: Value, hi: Value, offset: Value | None) -> None:
         """m = max(m, body) for the last axis at positions [lo, hi) (plus `offset`)."""
@@ -364,7 +399,10 @@ class _Builder:
         with em.region() as then:
             em.store_var(out, em.cast(em.emit(Op.LOAD, mem, *idx), i64))
         with em.region() as other:
-            em.emit(Op.STORE, self.partial, self.nchunks, self.c(INT64_MAX))
+            if self.single:
+                em.store_var(self.unsized, self.c(INT64_MAX))
+            else:
+                em.emit(Op.STORE, self.partial, self.nchunks, self.c(INT64_MAX))
         em.stmt(If(ok, block(then), block(other)))
         return em.load_var(out)
 
@@ -403,11 +441,15 @@ class Reducer:
     def __init__(self, chain: Chain, types: dict[str, Any], target: str,
                  device: Any = None, strided: bool | None = None) -> None:
         self.chain = chain
+        self.single = target == "numba_cuda" and device is not None and strided is None
         self.strided = target not in ("numba_cpu", "interp") if strided is None else strided
-        self.ir = _Builder(chain, types, self.strided).kernel()
+        self.ir = _Builder(chain, types, self.strided, self.single).kernel()
         self.target = target
         self.device = device
         self.launcher: Any = None
+        self.lock = threading.Lock()
+        self.pairs: Any = None  # single pass: ((result, other), (other, result)) elements
+        self.turn = 0
 
     def compiled(self) -> Any:
         if self.launcher is None:
@@ -438,7 +480,9 @@ class Reducer:
             total *= n
         chunk, nchunks = split(total, self.strided, extents[-1])
         args = [values[n] for n in self.chain.names] + slots + begins + extents
-        if self.device is None:  # the host's memory: NumPy all the way
+        if self.single:
+            top = self.single_pass(args + [chunk, nchunks, total])
+        elif self.device is None:  # the host's memory: NumPy all the way
             partial = np.full(nchunks + 1, INT64_MIN, np.int64)
             self.compiled()(args + [chunk, nchunks, total, partial])
             top = int(partial.max())
@@ -452,6 +496,24 @@ class Reducer:
         if top == INT64_MAX:
             raise Unsized("a read outside its array")
         return top
+
+    def single_pass(self, args: list[Any]) -> int:
+        """One launch and one 8-byte read (module docstring)."""
+        backend = self.device.backend
+        with self.lock:  # the two elements alternate: one dispatch at a time
+            if self.pairs is None:
+                both = backend.asarray(np.zeros(2, np.uint64), None, True, self.device)
+                self.pairs = ((both[0:1], both[1:2]), (both[1:2], both[0:1]))
+                self.turn = 0
+            out, other = self.pairs[self.turn]
+            try:
+                self.compiled()(args + [out, other])
+                key = int(backend.to_host(out)[0])
+            except BaseException:
+                self.pairs = None  # a launch that did not finish: start from zeros again
+                raise
+            self.turn ^= 1
+        return key - SIGN
 
 
 # Most work-items of a strided reduction: enough to keep a GPU's memory busy, few enough that

@@ -2,10 +2,15 @@
 device, with arguments passed without copies.
 
 `CudaLauncher` is built once per kernel signature (kernels/launch.py picks it for target
-"numba_cuda"). Per call it packs the arguments (CuPy arrays go to numba as they are, through
-the CUDA Array Interface), evaluates the host-computable instructions to get each parallel
-stage's trip count, launches the stages in order on the device's default stream and, in debug
-mode, reads the error record and raises `KernelIndexError`.
+"numba_cuda"). Per call it packs the arguments (CuPy arrays as they are), evaluates the
+host-computable instructions to get each parallel stage's trip count, launches the stages in
+order on CuPy's current stream of the device (the legacy default stream unless the caller
+chose another) and, in debug mode, reads the error record and raises `KernelIndexError`.
+
+The first call with each combination of array layouts goes through numba's dispatcher (which
+compiles the stages); later calls pack the parameters themselves and launch each stage's
+compiled function directly (cuda_direct.py), which costs a few microseconds where numba's
+dispatch costs tens.
 
 Launch configuration: `TPB` (256) threads per block and `min(ceil(n / TPB), SMs x 32)`
 blocks for a parallel stage of `n` iterations (the kernel loops with a grid stride, so a
@@ -19,7 +24,6 @@ NumPy arrays are the device's storage and are passed as they are.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +40,7 @@ from ..kernels.launch import ERR_LEN, Launcher, bump_generations
 from ..kernels.ops import OPS
 from ..kernels.types import ArrayType
 from .cuda import BACKEND, SIMULATED
+from .cuda_direct import direct_launch, layout_key
 
 # Serial stages are single-thread launches by design: numba's low-occupancy warning for them
 # (an error under `-W error`) says nothing useful.
@@ -79,6 +84,13 @@ class CudaLauncher(Launcher):
         self.carry_dtypes = [t._np for t in carried]
         self.tpb = TPB_SIMULATED if SIMULATED else TPB
         self.bounds = [[(f.begin.id, f.end.id) for f in s.loops] for s in self.plan.stages]
+        # positions of the array arguments of a launch: parameters, carries, error record
+        self.arrays = [k for k, (_, t) in enumerate(self.params) if isinstance(t, ArrayType)]
+        nparams = len(self.params)
+        self.arrays += range(nparams, nparams + len(self.carry_dtypes) + int(debug))
+        # DirectLaunch (or False: numba's dispatch) by (device index, layouts)
+        self.direct: dict[tuple[int, tuple[int, ...]], Any] = {}
+        self.why_not_direct = ""
 
     def _device_of(self, native: Sequence[Any]) -> int:
         if self.device is not None:
@@ -101,11 +113,14 @@ class CudaLauncher(Launcher):
                 env[vid] = x
                 if t.ndim == 0:
                     x = x.reshape(1)  # a view: kernels address 0-d arrays as [0]
-                if type(x) is np.ndarray and not SIMULATED:
-                    dev = self._to_device(x, index)
-                    copies.append((x, dev))
-                    x = dev
-                args.append(_simulated_array(x) if SIMULATED else _device_array(x))
+                if not SIMULATED and type(x) is not BACKEND.native_type:
+                    if type(x) is np.ndarray:
+                        dev = self._to_device(x, index)
+                        copies.append((x, dev))
+                        x = dev
+                    else:  # another library's device array: a CuPy view of its memory
+                        x = BACKEND.cp.asarray(x)  # type: ignore[attr-defined]
+                args.append(x)
             else:
                 value = t._np.type(x)
                 env[vid] = value
@@ -132,13 +147,12 @@ class CudaLauncher(Launcher):
             kargs, env, copies = self._args(native, index)
             for rid, impl, rtype, attrs, arg_ids in self.host_steps:
                 env[rid] = impl(rtype, attrs, *(env[a] for a in arg_ids))
-            extra = [self._zeros(1, d, index) for d in self.carry_dtypes]
-            err = self._zeros(ERR_LEN + 1, np.int64, index) if self.debug else None
-            if err is not None:
-                extra.append(err)
-            if SIMULATED:
-                extra = [_simulated_array(a) for a in extra]
-            self._launch(kargs + extra, env, index)
+            for d in self.carry_dtypes:
+                kargs.append(self._zeros(1, d, index))
+            if self.debug:
+                err = self._zeros(ERR_LEN + 1, np.int64, index)
+                kargs.append(err)
+            self._launch(kargs, self._grids(env, index), index)
             for host, dev in copies:
                 host[...] = BACKEND.to_host(dev)
         finally:
@@ -148,21 +162,14 @@ class CudaLauncher(Launcher):
             if record[0]:
                 raise self.decode(record, native)
 
-    def _launch(self, kargs: list[Any], env: dict[int, Any], index: int) -> None:
-        if SIMULATED:
-            self._run_stages(kargs, env, index)
-            return
-        if BACKEND.cp.cuda.runtime.getDevice() == index:  # type: ignore[attr-defined]
-            self._run_stages(kargs, env, index)
-            return
-        with cuda.gpus[index]:
-            self._run_stages(kargs, env, index)
-
-    def _run_stages(self, kargs: list[Any], env: dict[int, Any], index: int) -> None:
+    def _grids(self, env: dict[int, Any], index: int) -> list[tuple[int, int]]:
+        """(blocks, threads) of each stage; 0 blocks for a parallel stage without
+        iterations."""
         tpb = self.tpb
-        for knl, bounds in zip(self.stages, self.bounds, strict=True):
+        out = []
+        for bounds in self.bounds:
             if not bounds:
-                knl[1, 1](*kargs)
+                out.append((1, 1))
                 continue
             total: int | None = 1
             for b, e in bounds:
@@ -170,11 +177,55 @@ class CudaLauncher(Launcher):
                     total *= max(int(env[e]) - int(env[b]), 0)
                 else:
                     total = None
-            if total == 0:
-                continue
             most = max_blocks(index)
-            blocks = most if total is None else min(math.ceil(total / tpb), most)
-            knl[blocks, tpb](*kargs)
+            out.append((most if total is None else min(-(-total // tpb), most), tpb))
+        return out
+
+    def _launch(self, kargs: list[Any], grids: list[tuple[int, int]], index: int) -> None:
+        if SIMULATED:
+            self._run_numba([_simulated_array(a) for a in kargs], grids)
+            return
+        cp = BACKEND.cp  # type: ignore[attr-defined]
+        if cp.cuda.runtime.getDevice() == index:
+            self._run(kargs, grids, index)
+            return
+        with cuda.gpus[index], cp.cuda.Device(index):
+            self._run(kargs, grids, index)
+
+    def _run(self, kargs: list[Any], grids: list[tuple[int, int]], index: int) -> None:
+        """The stages on the current device: directly when this layout has run before."""
+        key = (index, layout_key(kargs, self.arrays))
+        direct = self.direct.get(key)
+        if direct:
+            stream = BACKEND.cp.cuda.get_current_stream().ptr  # type: ignore[attr-defined]
+            direct(kargs, grids, stream)
+            return
+        numba_args = [_device_array(a) if k in self.arrays else a
+                      for k, a in enumerate(kargs)]
+        self._run_numba(numba_args, grids)
+        if direct is None:
+            try:
+                found = direct_launch(self.stages, numba_args, _pointer, _launch_kernel)
+            except (AttributeError, TypeError, ValueError) as exc:
+                # a numba-cuda whose internals differ: its own dispatch stays correct
+                self.why_not_direct = f"{type(exc).__name__}: {exc}"
+                found = None
+            self.direct[key] = found or False
+
+    def _run_numba(self, kargs: list[Any], grids: list[tuple[int, int]]) -> None:
+        for knl, (blocks, threads) in zip(self.stages, grids, strict=True):
+            if blocks:
+                knl[blocks, threads](*kargs)
+
+
+def _pointer(x: Any) -> int:
+    """The device address of a CuPy array's first element."""
+    return x.data.ptr  # type: ignore[no-any-return]
+
+
+def _launch_kernel(handle: int, blocks: int, threads: int, stream: int, params: int) -> None:
+    BACKEND.cp.cuda.driver.launchKernel(  # type: ignore[attr-defined]
+        handle, blocks, 1, 1, threads, 1, 1, 0, stream, params, 0)
 
 
 def _device_array(x: Any) -> Any:

@@ -125,3 +125,26 @@ def test_one_address_atomics_are_reduced_per_block():
     assert "cuda.shared.array(TPB, np.int64)" in source
     assert "cuda.shared.array(TPB, np.int32)" not in source
     assert source.count("cuda.atomic.add(") == 2  # k's per-thread atomic, y's per block
+
+
+def test_the_single_pass_reducer_compiles_with_one_atomic_per_block():
+    """The CUDA max-reducer (ad/reducer.py): strided reads folded in a register, the atomic
+    max of the encoded result reduced within each block, and nothing else written but the
+    zeroed other element."""
+    from qdarray import _dtypes
+    from qdarray.ad.reducer import Reducer, chain_of
+    from qdarray.ad.sizing import Const, LoopVar, MaxOverRange, Read
+    from qdarray.kernels.types import ArrayType
+
+    i, j = LoopVar(1, "i"), LoopVar(2, "j")
+    for e, types in (
+            (MaxOverRange(i, Const(0), Const(10), Read("a", (i,))),
+             {"a": ArrayType(_dtypes.int32, 1)}),
+            (MaxOverRange(i, Const(0), Const(4), MaxOverRange(j, Const(1), Const(5),
+                                                              Read("g", (i, j)))),
+             {"g": ArrayType(_dtypes.int16, 2)})):
+        reducer = Reducer(chain_of(e), types, "numba_cuda", qd.Device("cuda:0"))
+        assert reducer.single
+        source = compile_stages(pipeline(reducer.ir, debug=False, lower=True), False)
+        assert "cuda.shared.array(TPB, np.uint64)" in source
+        assert source.count("cuda.atomic.max(") == 1
