@@ -16,22 +16,59 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..kernels.ir import Instr, Op, Value
+from ..kernels.ir import Instr, Op, Value, Var
 
 
 class AdjMap:
-    """Adjoints of SSA values within one segment (or one top region): sums, built lazily."""
+    """Adjoints within one segment (or one top region), written once.
+
+    The contributions to an SSA value's adjoint are kept as a list of terms and summed when
+    the value's own rule runs (`pop`). The adjoint locals of the forward locals (`adj_<name>`)
+    are kept the same way: `take_var` reads a local's adjoint and resets it to zero, `add_var`
+    adds to it, and `flush` stores each local that changed once, at the end of the segment,
+    instead of a zero store and a chain of `+=` per use.
+    """
 
     def __init__(self, em: Any) -> None:
         self.em = em
-        self.adj: dict[int, Value] = {}
+        self.adj: dict[int, list[Value]] = {}
+        # adjoint local id -> (the local, whether its stored value is still part of it, terms)
+        self.vars: dict[int, tuple[Var, bool, list[Value]]] = {}
 
     def add(self, v: Value, g: Value) -> None:
-        old = self.adj.get(v.id)
-        self.adj[v.id] = g if old is None else self.em.emit(Op.ADD, old, g)
+        self.adj.setdefault(v.id, []).append(g)
 
     def pop(self, vid: int) -> Value | None:
-        return self.adj.pop(vid, None)
+        terms = self.adj.pop(vid, None)
+        return None if terms is None else self.total(terms)
+
+    def total(self, terms: list[Value]) -> Value:
+        out = terms[0]
+        for t in terms[1:]:
+            out = self.em.emit(Op.ADD, out, t)
+        return out
+
+    def add_var(self, av: Var, g: Value) -> None:
+        """adj_local += g."""
+        _, stored, terms = self.vars.get(av.id, (av, True, []))
+        self.vars[av.id] = (av, stored, terms + [g])
+
+    def take_var(self, av: Var) -> Value | None:
+        """The adjoint local's value now (None when it is known to be zero); it becomes 0."""
+        _, stored, terms = self.vars.get(av.id, (av, True, []))
+        self.vars[av.id] = (av, False, [])
+        terms = ([self.em.load_var(av)] if stored else []) + terms
+        return self.total(terms) if terms else None
+
+    def flush(self) -> None:
+        """Store the adjoint locals that changed since the last flush."""
+        for av, stored, terms in self.vars.values():
+            if stored and not terms:
+                continue
+            value = self.total(([self.em.load_var(av)] if stored else []) + terms) if (
+                stored or terms) else self.em.const(0, av.dtype)
+            self.em.store_var(av, value)
+        self.vars = {}
 
 
 class AdjointBuilder:

@@ -304,6 +304,8 @@ class Gen:
             if isinstance(item, Seg):
                 for instr in reversed(item.instrs):
                     self.adjoint(instr, env, adj)
+                with self.em.at(item.instrs[0].loc):
+                    adj.flush()
             elif item.task_body:
                 self.rev_task(item)
             elif not item.exit:
@@ -399,6 +401,8 @@ class Gen:
         adj = AdjMap(em)
         for instr in reversed(seg.instrs):
             self.adjoint(instr, env, adj)
+        with em.at(seg.instrs[0].loc):
+            adj.flush()
 
     # -- adjoints -------------------------------------------------------------------------
 
@@ -409,15 +413,14 @@ class Gen:
             if op is Op.LOAD_VAR:
                 g = adj.pop(instr.result.id)  # type: ignore[union-attr]
                 if g is not None and act.var(instr.attrs[0].id):
-                    self.add_to_var(instr.attrs[0], g)
+                    adj.add_var(self.adj_var(instr.attrs[0]), g)
                 return
             if op is Op.STORE_VAR:
                 var = instr.attrs[0]
                 if act.var(var.id):
-                    av = self.adj_var(var)
-                    if act.value(instr.args[0].id):
-                        adj.add(instr.args[0], self.em.load_var(av))
-                    self.em.store_var(av, self.em.const(0, var.dtype))
+                    g = adj.take_var(self.adj_var(var))
+                    if g is not None and act.value(instr.args[0].id):
+                        adj.add(instr.args[0], g)
                 return
             if op in WRITES:
                 if act.value(instr.args[-1].id):
