@@ -8,7 +8,8 @@
    profile of qdarray's launches, the functions with the most time of their own.
 2. saxpy over 1e8 float32 with the grid capped at SMs x 32 blocks (qdarray's configuration,
    a grid-stride loop) and with one block per 256 elements (no grid-stride iterations).
-3. The max-reducer over 1e8 int32: one dispatch, and the kernel alone (CUDA events).
+3. The max-reducer over 1e8 int32: one dispatch, the time between CUDA events around one,
+   and dispatches with grids of 2 to 32 blocks per SM.
 """
 
 from __future__ import annotations
@@ -131,8 +132,9 @@ def section_grid(cp: Any, dev: str, n: int) -> None:
 
 def section_reducer(cp: Any, dev: str, n: int) -> None:
     from qdarray import _dtypes
-    from qdarray.ad.reducer import Reducer, chain_of
+    from qdarray.ad.reducer import STRIDED_ITEMS, Reducer, chain_of
     from qdarray.ad.sizing import Const, LoopVar, MaxOverRange, Read
+    from qdarray.backends import cuda_kernels
     from qdarray.kernels.types import ArrayType
 
     print(f"\n3. The max-reducer over {n:.0e} int32")
@@ -145,6 +147,15 @@ def section_reducer(cp: Any, dev: str, n: int) -> None:
     us = synced_us(lambda: reducer.run({"a": a}, [], [0], [n]), cp, 30)
     report("one dispatch (launch, kernel, 8-byte read)", us / 1e3, "ms",
            f"{4 * n / (us * 1e-6) / 1e12:.2f} TB/s")
+    default = cuda_kernels.REDUCTION_BLOCKS_PER_SM
+    for per_sm in (2, 4, 8, 16, 32):  # 32: 2**20 work-items (STRIDED_ITEMS), several waves
+        cuda_kernels.REDUCTION_BLOCKS_PER_SM = per_sm
+        items = min(STRIDED_ITEMS, cuda_kernels.reduction_items(qd.Device(dev).index))
+        assert reducer.run({"a": a}, [], [0], [n]) == int(data.max())
+        us = synced_us(lambda: reducer.run({"a": a}, [], [0], [n]), cp, 30)
+        report(f"  {per_sm} blocks per SM ({items} work-items)", us / 1e3, "ms",
+               f"{4 * n / (us * 1e-6) / 1e12:.2f} TB/s")
+    cuda_kernels.REDUCTION_BLOCKS_PER_SM = default
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     best = float("inf")
     for _ in range(20):

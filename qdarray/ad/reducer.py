@@ -25,7 +25,9 @@ nothing but the input is read and one number is written. The element is a uint64
 `m ^ 2**63` (the order of int64, with 0 below every value), so a zeroed element is the
 identity. A reducer owns two such elements and alternates between them: each dispatch
 accumulates into one and zeroes the other (which the previous dispatch used and the host has
-read), so a dispatch allocates nothing and issues one launch and one 8-byte read.
+read), so a dispatch allocates nothing and issues one launch and one 8-byte read. Its grid is
+one wave that the GPU holds at once (backends/cuda_kernels.reduction_items: 4 blocks of 256
+threads per SM), so no SM idles through a last, partial wave.
 
 The body reads arrays at loop-variable indices (any integer dtype, as int64); a
 `MaxOverRange` inside the body whose range depends on the axes becomes a sequential loop
@@ -478,7 +480,12 @@ class Reducer:
         total = 1
         for n in extents:
             total *= n
-        chunk, nchunks = split(total, self.strided, extents[-1])
+        most = STRIDED_ITEMS
+        if self.single:
+            from ..backends.cuda_kernels import reduction_items
+
+            most = min(most, reduction_items(self.device.index))
+        chunk, nchunks = split(total, self.strided, extents[-1], most)
         args = [values[n] for n in self.chain.names] + slots + begins + extents
         if self.single:
             top = self.single_pass(args + [chunk, nchunks, total])
@@ -521,15 +528,16 @@ class Reducer:
 STRIDED_ITEMS = 1 << 20
 
 
-def split(total: int, strided: bool = False, row: int = 1) -> tuple[int, int]:
+def split(total: int, strided: bool = False, row: int = 1, most: int | None = None
+          ) -> tuple[int, int]:
     """(chunk length, number of chunks) for `total` elements: one chunk below the launcher's
     parallel threshold, else at least that many chunks (so the launch runs in parallel);
-    strided: up to STRIDED_ITEMS work-items, a multiple of the last axis' extent `row` when
-    that fits (each work-item then stays in one column: its last index never carries)."""
+    strided: up to `most` (STRIDED_ITEMS) work-items, a multiple of the last axis' extent `row`
+    when that fits (each work-item then stays in one column: its last index never carries)."""
     from ..kernels.launch import PARALLEL_MIN
 
     if strided:
-        items = min(total, STRIDED_ITEMS)
+        items = min(total, STRIDED_ITEMS if most is None else most)
         if row < items:
             items -= items % row
         return -(-total // items), items

@@ -46,8 +46,23 @@ from .cuda_direct import direct_launch, layout_key
 # (an error under `-W error`) says nothing useful.
 numba_config.CUDA_LOW_OCCUPANCY_WARNINGS = 0  # type: ignore[attr-defined]
 
+NATIVE: Any = BACKEND.native_type  # type: ignore[attr-defined]  # CuPy's ndarray
 _BLOCKS_PER_SM = 32
 _MAX_BLOCKS: dict[int, int] = {}
+_SMS: dict[int, int] = {}
+# Blocks per SM of a one-pass reduction (the max-reducer): one wave that is resident at once
+# (each thread strides over the input), so that no SM idles through a last, partial wave.
+REDUCTION_BLOCKS_PER_SM = 4
+
+
+def multiprocessors(index: int) -> int:
+    """The number of streaming multiprocessors of device `index`."""
+    n = _SMS.get(index)
+    if n is None:
+        with cuda.gpus[index]:
+            sms = cuda.get_current_device().MULTIPROCESSOR_COUNT  # type: ignore[no-untyped-call]
+        n = _SMS[index] = int(sms)
+    return n
 
 
 def max_blocks(index: int) -> int:
@@ -57,10 +72,16 @@ def max_blocks(index: int) -> int:
         return 2
     n = _MAX_BLOCKS.get(index)
     if n is None:
-        with cuda.gpus[index]:
-            sms = cuda.get_current_device().MULTIPROCESSOR_COUNT  # type: ignore[no-untyped-call]
-        n = _MAX_BLOCKS[index] = int(sms) * _BLOCKS_PER_SM
+        n = _MAX_BLOCKS[index] = multiprocessors(index) * _BLOCKS_PER_SM
     return n
+
+
+def reduction_items(index: int) -> int:
+    """Work-items of a one-pass reduction on device `index`: REDUCTION_BLOCKS_PER_SM blocks of
+    TPB threads per SM (the largest grid under the simulator)."""
+    if SIMULATED:
+        return max_blocks(index) * TPB_SIMULATED
+    return multiprocessors(index) * REDUCTION_BLOCKS_PER_SM * TPB
 
 
 class CudaLauncher(Launcher):
@@ -113,7 +134,7 @@ class CudaLauncher(Launcher):
                 env[vid] = x
                 if t.ndim == 0:
                     x = x.reshape(1)  # a view: kernels address 0-d arrays as [0]
-                if not SIMULATED and type(x) is not BACKEND.native_type:
+                if not SIMULATED and type(x) is not NATIVE:
                     if type(x) is np.ndarray:
                         dev = self._to_device(x, index)
                         copies.append((x, dev))

@@ -153,8 +153,9 @@ def _float_divmod(op: Op, simulated: bool) -> Any:
                 return str(integer(e, i))
             return str(integer.format(*(e.val(a) for a in i.args)))
         a, b = (e.val(x) for x in i.args)
-        fn = (lambda name: f"np.{name}") if simulated else \
-            (lambda name: f"libdevice.{name}{_f(t)}")
+        def fn(name: str) -> str:
+            return f"np.{name}" if simulated else f"libdevice.{name}{_f(t)}"
+
         zero, one, half = (f"np.{t.name}({c})" for c in ("0.0", "1.0", "0.5"))
         n = i.result.id  # type: ignore[union-attr]
         m, q, fl = f"_m{n}", f"_q{n}", f"_fl{n}"
