@@ -2,9 +2,10 @@
 
 `build_reverse(ir, with_grad)` runs the steps in order: lower break/continue, find the
 segments, activity, keep cross-segment values in locals, generate the forward and reverse
-sweeps, remove dead code and unused adstacks, and derive the stacks' size expressions. The
-result is independent of the target; the launcher (`ad/launch.py`) compiles it like any
-kernel.
+sweeps, factor the incoming adjoints out of adjoint expressions (`factor.py`), merge
+repeated pure instructions (`cse.py`), remove dead code and unused adstacks, and derive the
+stacks' size expressions. The result is independent of the target; the launcher
+(`ad/launch.py`) compiles it like any kernel.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from ..kernels.ir import For, If, Instr, KernelIR, Op, Param, Stmt, Value, While
 from ..kernels.types import ArrayType, ViewType, is_float
 from .activity import analyze, trace
 from .adstack import StackInfo
+from .cse import eliminate_common
 from .dce import eliminate, stacks_read
 from .emit import Emitter, block
 from .exits import lower_exits
+from .factor import factor_adjoints
 from .materialize import materialize
 from .structure import Node, Structure
 from .transform import Gen, nest_loops
@@ -161,6 +164,12 @@ def build_reverse(ir: KernelIR, with_grad: set[str]) -> Reverse:
     names = {p.value.id: p.name for p in forward.params}
     gen = Gen(forward, st, act, em, grad_values, names)
     body = gen.run()
+    seed_vars = {v.id for v in gen.adj_vars.values()} | {v.id for v, _ in gen.outer_adj.values()}
+    seed_arrays = {v.id for v in grad_values.values()}
+    if gen.scratch is not None:
+        seed_arrays.add(gen.scratch.id)
+    body = eliminate_common(factor_adjoints(body, em, seed_vars, seed_arrays),
+                            set(gen.placeholders))
     body = eliminate(body)
     used = stacks_read(body)
     dead = {s.id for s in gen.stacks.all if s.id not in used}
