@@ -50,9 +50,11 @@ NATIVE: Any = BACKEND.native_type  # type: ignore[attr-defined]  # CuPy's ndarra
 _BLOCKS_PER_SM = 32
 _MAX_BLOCKS: dict[int, int] = {}
 _SMS: dict[int, int] = {}
-# Blocks per SM of a one-pass reduction (the max-reducer): one wave that is resident at once
-# (each thread strides over the input), so that no SM idles through a last, partial wave.
-REDUCTION_BLOCKS_PER_SM = 4
+# Blocks per SM of a one-pass reduction (the max-reducer), each thread striding over the
+# input. Measured on an H200 (1e8 int32, benchmarks/gpu/profile_launch.py): 2 blocks per SM
+# 1.46 TB/s, 4: 2.27, 8: 2.25, 16: 2.56, 32 (2**20 work-items): 2.44; one resident wave
+# (4 or 8) keeps too few loads in flight.
+REDUCTION_BLOCKS_PER_SM = 16
 
 
 def multiprocessors(index: int) -> int:

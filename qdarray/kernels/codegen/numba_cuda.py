@@ -35,6 +35,7 @@ from ..ops.math import BINARY, UNARY
 from ..types import ArrayType, ViewType
 from . import numba_cpu as cpu
 from .block_sums import BlockSum, block_sums, emit_reduction
+from .npy_divmod import float_divmod
 from .opencl_c import Stage, plan
 from .pysource import PySourceEmitter
 from .regions import free_values
@@ -137,73 +138,19 @@ def _adstack_push(e: Any, i: Instr) -> str:
     return f"{depth} + 1"
 
 
-def _float_divmod(op: Op, simulated: bool) -> Any:
-    """Float FLOORDIV or MOD as NumPy's `npy_divmod` (numpy/_core/src/npymath/
-    npy_math_internal.h.src): fmod, the sign fix, floor and the rounding fix, copysign for
-    zero results, and a / b (fmod's NaN for MOD) when b is zero, so that every edge (b = +-0,
-    +-inf, NaN operands, signed zeros) matches NumPy bit for bit. numba's own `//` and `%`
-    lower fmod to `frem`, which NVPTX expands as a - trunc(a / b) * b: NaN for b = +-inf where
-    NumPy gives -1 (and inf for MOD). Integer operands keep the CPU spelling."""
-    integer = cpu.TABLE[op]
-
-    def spell(e: Any, i: Instr) -> str:
-        t: Any = i.result.type  # type: ignore[union-attr]
-        if t.kind != "f":
-            if callable(integer):
-                return str(integer(e, i))
-            return str(integer.format(*(e.val(a) for a in i.args)))
-        a, b = (e.val(x) for x in i.args)
-        def fn(name: str) -> str:
-            return f"np.{name}" if simulated else f"libdevice.{name}{_f(t)}"
-
-        zero, one, half = (f"np.{t.name}({c})" for c in ("0.0", "1.0", "0.5"))
-        n = i.result.id  # type: ignore[union-attr]
-        m, q, fl = f"_m{n}", f"_q{n}", f"_fl{n}"
-        e.line(f"{m} = {fn('fmod')}({a}, {b})")
-        if op is Op.FLOORDIV:
-            e.line(f"{q} = {a} / {b}")  # b == +-0: the quotient (+-inf or NaN)
-        e.line(f"if {b} != {zero}:")  # NaN too: C's `if (b)`
-        with e.indent():
-            if op is Op.FLOORDIV:
-                e.line(f"{q} = ({a} - {m}) / {b}")
-            e.line(f"if {m} != {zero}:")
-            with e.indent():
-                e.line(f"if ({b} < {zero}) != ({m} < {zero}):")
-                with e.indent():
-                    e.line(f"{m} = {m} + {b}")
-                    if op is Op.FLOORDIV:
-                        e.line(f"{q} = {q} - {one}")
-            e.line("else:")
-            with e.indent():
-                e.line(f"{m} = {fn('copysign')}({zero}, {b})")
-            if op is Op.FLOORDIV:
-                e.line(f"if {q} != {zero}:")
-                with e.indent():
-                    e.line(f"{fl} = {fn('floor')}({q})")
-                    e.line(f"if {q} - {fl} > {half}:")
-                    with e.indent():
-                        e.line(f"{fl} = {fl} + {one}")
-                    e.line(f"{q} = {fl}")
-                e.line("else:")
-                with e.indent():
-                    e.line(f"{q} = {fn('copysign')}({zero}, {a} / {b})")
-        return q if op is Op.FLOORDIV else m
-    return spell
-
-
 SIMULATED_TABLE: dict[Op, Any] = dict(cpu.TABLE)
 SIMULATED_TABLE.update({
     Op.ABS: "abs({0})", Op.CHECK_INDEX: _check, Op.ADSTACK_PUSH: _adstack_push,
     Op.ATOMIC_ADD: _atomic("add"), Op.ATOMIC_MIN: _atomic("min"),
-    Op.ATOMIC_MAX: _atomic("max"), Op.FLOORDIV: _float_divmod(Op.FLOORDIV, True),
-    Op.MOD: _float_divmod(Op.MOD, True),
+    Op.ATOMIC_MAX: _atomic("max"), Op.FLOORDIV: float_divmod(Op.FLOORDIV, True),
+    Op.MOD: float_divmod(Op.MOD, True),
 })
 TABLE: dict[Op, Any] = dict(SIMULATED_TABLE)
 TABLE.update({op: _libdevice(name) for op, name in _LIBDEVICE.items()})
 TABLE.update({Op.RSQRT: _rsqrt, Op.SIGN: _sign, Op.POW: _pow, Op.ISNAN: "math.isnan({0})",
               Op.ISINF: "math.isinf({0})", Op.ISFINITE: "math.isfinite({0})",
-              Op.FLOORDIV: _float_divmod(Op.FLOORDIV, False),
-              Op.MOD: _float_divmod(Op.MOD, False)})
+              Op.FLOORDIV: float_divmod(Op.FLOORDIV, False),
+              Op.MOD: float_divmod(Op.MOD, False)})
 assert set(_LIBDEVICE) | {Op.RSQRT, Op.SIGN} == set(UNARY) | set(BINARY)
 
 
