@@ -217,7 +217,7 @@ class Array:
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-D array is undefined; use x.shape or x.size.")
-        return self.shape[0]  # type: ignore[no-any-return]
+        return self.shape[0]
 
     def __iter__(self) -> Any:
         if self.ndim == 0:
@@ -292,7 +292,7 @@ class Array:
             # The caller may write through a zero-copy export.
             self._buffer.generation += 1
         if dtype is None and copy is not True:
-            return host  # type: ignore[no-any-return]
+            return host
         return np.array(host, dtype=dtype, copy=copy)
 
     def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
@@ -365,8 +365,8 @@ class Array:
     __le__ = _binary_operator("less_equal")
     __gt__ = _binary_operator("greater")
     __ge__ = _binary_operator("greater_equal")
-    __eq__ = _binary_operator("equal")  # type: ignore[assignment]
-    __ne__ = _binary_operator("not_equal")  # type: ignore[assignment]
+    __eq__ = _binary_operator("equal")
+    __ne__ = _binary_operator("not_equal")
     __neg__ = _unary_operator("negative")
     __pos__ = _unary_operator("positive")
     __abs__ = _unary_operator("abs")

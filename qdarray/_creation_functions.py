@@ -65,6 +65,7 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: Any = None,
         native = target.backend.asarray(obj, np_dtype, copy, target)
         _check_supported(native, target)
         return _with_grad(Array._new(native, target), requires_grad)
+    assert src_device is not None  # as_native gives a device with every native array
     target = target or src_device
     if target is not src_device:
         if copy is False:

@@ -23,6 +23,9 @@ class Device:
     """
 
     __slots__ = ("kind", "index", "_backend")
+    kind: str
+    index: int
+    _backend: Backend | None
     _interned: dict[tuple[str, int], Device] = {}
 
     def __new__(cls, spec: str | Device = "cpu") -> Device:

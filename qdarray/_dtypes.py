@@ -31,12 +31,12 @@ class DType:
 
     __str__ = __repr__
 
-    def __eq__(self, other: object) -> bool:
+    def __eq__(self, other: object) -> builtins.bool:
         if isinstance(other, DType):
             return self is other
         return NotImplemented
 
-    def __ne__(self, other: object) -> bool:
+    def __ne__(self, other: object) -> builtins.bool:
         if isinstance(other, DType):
             return self is not other
         return NotImplemented

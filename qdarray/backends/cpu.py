@@ -18,7 +18,9 @@ class CpuBackend:
     target = "numba_cpu"
     # Floating-point exceptions give the standard's results without NumPy's RuntimeWarnings,
     # as on every other device (see quiet.py).
-    xp = QuietNamespace(compat_numpy)
+    # Typed Any, as in the Backend protocol: QuietNamespace's attributes are the wrapped
+    # module's, made on first access, and the two scans below are set on it directly.
+    xp: Any = QuietNamespace(compat_numpy)
     # NumPy >= 2.1 implements the standard's scans itself; array-api-compat's wrappers around
     # cumsum cost about 2 us more per call on small arrays.
     xp.cumulative_sum = quiet(np.cumulative_sum)
@@ -43,7 +45,7 @@ class CpuBackend:
             return np.asarray(obj, dtype=np_dtype)
         return np.array(obj, dtype=np_dtype, copy=copy)
 
-    def to_host(self, native: Any) -> np.ndarray:
+    def to_host(self, native: np.ndarray) -> np.ndarray:
         return native
 
     def window_root(self, native: np.ndarray) -> tuple[np.ndarray, int]:

@@ -55,7 +55,7 @@ class OpenCLBackend:
             )
 
     def asarray(self, obj: Any, np_dtype: np.dtype | None, copy: bool | None,
-                device: Device) -> Any:
+                device: Device) -> ClArray:
         st = self.state(device)
         if isinstance(obj, ClArray):
             if obj.qd_state is not st:
@@ -85,7 +85,7 @@ class OpenCLBackend:
         item = native.dtype.itemsize
         if native.base_data is None:
             return native, 0
-        total = native.base_data.size // item
+        total = native.qd_buffer.size // item
         root = native._view((total,), (item,), 0)
         return root, native.elem_offset
 

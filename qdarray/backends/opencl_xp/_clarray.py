@@ -14,11 +14,12 @@ strides and offset that are multiples of the item size, which the generated kern
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
+from pyopencl.compyte.array import ArrayFlags
 
 from ._runtime import DeviceState
 
@@ -34,7 +35,7 @@ def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-class Flags(cla._ArrayFlags):  # type: ignore[misc]
+class Flags(ArrayFlags):
     """pyopencl's layout flags plus NumPy's `writeable` (False for broadcast views)."""
 
     def __init__(self, ary: ClArray) -> None:
@@ -42,7 +43,7 @@ class Flags(cla._ArrayFlags):  # type: ignore[misc]
         self.writeable = not ary.qd_readonly
 
 
-class ClArray(cla.Array):  # type: ignore[misc]
+class ClArray(cla.Array):
     """A pyopencl array on one qdarray OpenCL device (see the module docstring)."""
 
     qd_state: DeviceState
@@ -82,7 +83,7 @@ class ClArray(cla.Array):  # type: ignore[misc]
         host = np.asarray(host, order="C")
         out = cls.empty(st, host.shape, host.dtype)
         if host.size:
-            cl.enqueue_copy(st.queue, out.base_data, host, is_blocking=True)
+            cl.enqueue_copy(st.queue, out.qd_buffer, host, is_blocking=True)
         return out
 
     def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> ClArray:
@@ -91,11 +92,20 @@ class ClArray(cla.Array):  # type: ignore[misc]
             out.qd_readonly = True
         return out
 
+    @property
+    def qd_buffer(self) -> cl.Buffer:
+        """The device memory (`base_data`) as pyopencl's stubs name kernel and copy operands.
+
+        qdarray's arrays hold pooled buffers, which `enqueue_copy`, `enqueue_fill_buffer` and
+        `Kernel.set_args` accept although the stubs list `Buffer` only; empty arrays hold None.
+        """
+        return cast("cl.Buffer", self.base_data)
+
     # -- layout ------------------------------------------------------------------------------
 
     @property
     def elem_offset(self) -> int:
-        return self.offset // self.dtype.itemsize  # type: ignore[no-any-return]
+        return self.offset // self.dtype.itemsize
 
     def elem_strides(self) -> tuple[int, ...]:
         item = self.dtype.itemsize
@@ -133,7 +143,7 @@ class ClArray(cla.Array):  # type: ignore[misc]
         item = self.dtype.itemsize
         lo, hi = self.span()
         raw = np.empty(hi - lo, self.dtype)
-        cl.enqueue_copy(self.qd_state.queue, raw, self.base_data, src_offset=lo * item,
+        cl.enqueue_copy(self.qd_state.queue, raw, self.qd_buffer, src_offset=lo * item,
                         is_blocking=True)
         view = np.lib.stride_tricks.as_strided(
             raw[self.elem_offset - lo:], shape=self.shape, strides=self.strides)
@@ -141,7 +151,7 @@ class ClArray(cla.Array):  # type: ignore[misc]
 
     def get(self, queue: Any = None, ary: Any = None, **kwargs: Any) -> np.ndarray:
         if ary is not None or kwargs:
-            return super().get(queue, ary, **kwargs)  # type: ignore[no-any-return]
+            return super().get(queue, ary, **kwargs)
         return self.to_host()
 
     def item(self) -> Any:
@@ -252,7 +262,7 @@ class ClArray(cla.Array):  # type: ignore[misc]
 
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return reshape(self, tuple(shape))  # type: ignore[no-any-return]
+        return reshape(self, tuple(shape))
 
     def copy(self, queue: Any = None) -> ClArray:
         from ._copy import contiguous

@@ -45,7 +45,7 @@ def write_host(dst: ClArray, host: np.ndarray) -> None:
         import pyopencl as cl
 
         if dst.size:
-            cl.enqueue_copy(dst.qd_state.queue, dst.base_data, tmp.base_data,
+            cl.enqueue_copy(dst.qd_state.queue, dst.qd_buffer, tmp.qd_buffer,
                             byte_count=dst.size * dst.dtype.itemsize, dst_offset=dst.offset)
         return
     if is_device_dtype(dst.dtype):
@@ -75,7 +75,7 @@ def contiguous(x: ClArray, force: bool = False) -> ClArray:
     if x.is_c_contiguous():
         import pyopencl as cl
 
-        cl.enqueue_copy(x.qd_state.queue, out.base_data, x.base_data,
+        cl.enqueue_copy(x.qd_state.queue, out.qd_buffer, x.qd_buffer,
                         byte_count=x.size * x.dtype.itemsize, src_offset=x.offset)
         return out
     if not is_device_dtype(x.dtype):

@@ -151,16 +151,18 @@ def _expr(name: str, t: np.dtype) -> str | None:
         "bitwise_invert": "!a0" if k == "b" else "~a0",
         "real": "a0", "conj": "a0", "imag": "0",
     }
-    return table.get(name)  # type: ignore[no-any-return]
+    return table.get(name)
 
 
 def _compute_dtype(name: str, samples: list[Any], out: np.dtype) -> np.dtype:
     if name in _COMPARE:
-        return np.result_type(*samples)
+        common: np.dtype = np.result_type(*samples)
+        return common
     if name in _LOGICAL:
         return np.dtype(np.bool_)
     if name in _PREDICATES:
-        return np.dtype(samples[0].dtype)
+        operand: np.dtype = np.dtype(samples[0].dtype)
+        return operand
     return out
 
 
@@ -173,7 +175,8 @@ def result_dtype(name: str, samples: list[Any]) -> np.dtype:
     if fn is None:
         fn = quiet(getattr(compat, name))
         _RESOLVERS[name] = fn
-    return np.dtype(fn(*samples).dtype)
+    result: np.dtype = np.dtype(fn(*samples).dtype)
+    return result
 
 
 def elementwise(name: str, *args: Any, out: ClArray | None = None) -> ClArray | None:
@@ -242,7 +245,8 @@ def where(cond: ClArray, x1: Any, x2: Any) -> ClArray | None:
             type(a) is complex for a in ops):
         return None
     samples = [np.empty(0, a.dtype) if isinstance(a, ClArray) else a for a in ops]
-    t = np.dtype(quiet(compat.where)(*samples).dtype)
+    # array_api_compat clones NumPy's functions into its namespace at import time, unseen by mypy.
+    t = np.dtype(quiet(compat.where)(*samples).dtype)  # type: ignore[attr-defined]
     shape = broadcast_shapes(*(a.shape for a in arrays))
     out = ClArray.empty(cond.qd_state, shape, t)
     operands = [broadcast_to(a, shape) if isinstance(a, ClArray) else Scalar(a, t)
@@ -258,9 +262,9 @@ def clip(x: ClArray, lo: Any, hi: Any) -> ClArray | None:
             x.dtype.kind not in "biuf"):
         return None
     samples = [np.empty(0, a.dtype) if isinstance(a, ClArray) else a for a in ops]
-    t = np.dtype(quiet(compat.clip)(samples[0], lo if not isinstance(lo, ClArray) else
-                                    samples[1], hi if not isinstance(hi, ClArray) else
-                                    samples[-1]).dtype)
+    np_clip = quiet(compat.clip)  # type: ignore[attr-defined]  # cloned from NumPy, as above
+    t = np.dtype(np_clip(samples[0], lo if not isinstance(lo, ClArray) else samples[1],
+                         hi if not isinstance(hi, ClArray) else samples[-1]).dtype)
     shape = broadcast_shapes(*(a.shape for a in ops if isinstance(a, ClArray)))
     out = ClArray.empty(x.qd_state, shape, t)
     operands = [broadcast_to(a, shape) if isinstance(a, ClArray) else Scalar(a, t)

@@ -232,8 +232,8 @@ def _gather(x: ClArray, idx: ClArray, axis: int, along: bool) -> ClArray:
         knl = st.kernel(_gather_source(x.dtype, idx.dtype, along), "gather")
         _KERNELS[key] = knl
     i64 = np.int64
-    knl.set_args(x.base_data, i64(x.elem_offset), idx.base_data, i64(idx.elem_offset),
-                 out.base_data, i64(total), i64(nidx), i64(max(post, 1)), i64(naxis),
+    knl.set_args(x.qd_buffer, i64(x.elem_offset), idx.qd_buffer, i64(idx.elem_offset),
+                 out.qd_buffer, i64(total), i64(nidx), i64(max(post, 1)), i64(naxis),
                  i64(total))
     lsize = 64
     cl.enqueue_nd_range_kernel(st.queue, knl, (-(-total // lsize) * lsize,), (lsize,))

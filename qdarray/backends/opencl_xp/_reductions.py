@@ -177,7 +177,8 @@ def _out_dtype(op: str, src: np.dtype, dtype: Any) -> np.dtype:
     if op in ("max", "min"):
         return src
     if dtype is not None:
-        return np.dtype(dtype)
+        requested: np.dtype = np.dtype(dtype)
+        return requested
     if src.kind in "bi":
         return np.dtype(np.int64)
     if src.kind == "u":
@@ -248,10 +249,10 @@ def argreduce(op: str, x: ClArray, axis: int | None, keepdims: bool) -> ClArray:
     pv = ClArray.empty(st, (m * g,), x.dtype)
     pi = ClArray.empty(st, (m * g,), np.int64)
     i64 = np.int64
-    kern[0].set_args(data.base_data, i64(data.elem_offset), pv.base_data, pi.base_data,
+    kern[0].set_args(data.qd_buffer, i64(data.elem_offset), pv.qd_buffer, pi.qd_buffer,
                      i64(k), i64(g))
     cl.enqueue_nd_range_kernel(st.queue, kern[0], (m * g,), None)
-    kern[1].set_args(pv.base_data, pi.base_data, out.base_data, i64(g))
+    kern[1].set_args(pv.qd_buffer, pi.qd_buffer, out.qd_buffer, i64(g))
     cl.enqueue_nd_range_kernel(st.queue, kern[1], (m,), None)
     return out
 
