@@ -22,12 +22,13 @@ import numpy as np
 import pyopencl as cl
 
 from .._devices import Device
+from .._dtypes import DType
 from .._errors import KernelTypeError
 from ..kernels.codegen.opencl_c import plan, render_opencl_c
 from ..kernels.ir import For, KernelIR, Value, walk
 from ..kernels.launch import ERR_LEN, Launcher
-from ..kernels.ops import OPS
-from ..kernels.types import ArrayType
+from ..kernels.ops import OPS, Impl
+from ..kernels.types import ArrayType, Type
 from .opencl_xp import ClArray
 from .opencl_xp import _runtime as runtime
 
@@ -40,13 +41,14 @@ def _uses_float64(kernel: KernelIR) -> str | None:
     for p in kernel.params:
         t = p.value.type
         dt = t.dtype if isinstance(t, ArrayType) else t
+        assert isinstance(dt, DType)  # views are lowered to arrays before code generation
         if dt.name == "float64":
             return f"parameter '{p.name}'"
     for s in walk(kernel.body):
         result = getattr(s, "result", None)
         if result is not None and getattr(result.type, "name", "") == "float64":
             return f"a float64 value at {s.loc.file}:{s.loc.line}"
-        if isinstance(s, For) and s.index.type.name == "float64":
+        if isinstance(s, For) and getattr(s.index.type, "name", "") == "float64":
             return "a float64 loop index"
     return None
 
@@ -81,9 +83,13 @@ class OpenCLLauncher(Launcher):
         self.variants: dict[frozenset[int], list[Any]] = {}
         self.params = kernel.params
         self.stages_for(frozenset())  # compile errors surface at the first call
-        self.host_steps = [(i.result.id, OPS[i.op].impl, i.result.type, i.attrs,
-                            [a.id for a in i.args]) for i in self.plan.host
-                           if i.result is not None]
+        self.host_steps: list[tuple[int, Impl, Type, tuple[Any, ...], list[int]]] = []
+        for i in self.plan.host:
+            impl = OPS[i.op].impl
+            assert impl is not None  # the host evaluates HOST_OPS only, all with an impl
+            if i.result is not None:
+                self.host_steps.append((i.result.id, impl, i.result.type, i.attrs,
+                                        [a.id for a in i.args]))
         self.ncarry = len(self.plan.carried_values) + len(self.plan.carried_vars)
         self.dummy = ClArray.empty(st, (1,), np.int64)
         self.local = st.local_size
@@ -111,6 +117,7 @@ class OpenCLLauncher(Launcher):
             if isinstance(t, ArrayType):
                 out += [None, i64] + [i64] * (2 * t.ndim)
             else:
+                assert isinstance(t, DType)  # views are lowered to arrays before launch
                 out.append(np.dtype(np.uint8) if t.kind == "b" else t._np)
         return out + [None, None] + [i64] * (2 * len(stage.loops) + 1)
 
@@ -138,6 +145,7 @@ class OpenCLLauncher(Launcher):
                 if strides and strides[-1] == 1:
                     unit.append(p.value.id)
             else:
+                assert isinstance(t, DType)  # views are lowered to arrays before launch
                 value = t._np.type(x)
                 env[p.value.id] = value
                 args.append(runtime.scalar_arg(value, t._np))
@@ -153,7 +161,8 @@ class OpenCLLauncher(Launcher):
         carry = ClArray.empty(st, (max(self.ncarry, 1),), np.uint64)
         err = ClArray.empty(st, (ERR_LEN + 1,), np.int64) if self.debug else self.dummy
         if self.debug:
-            cl.enqueue_fill_buffer(st.queue, err.base_data, np.int64(0), 0, (ERR_LEN + 1) * 8)
+            cl.enqueue_fill_buffer(st.queue, err.qd_buffer, np.zeros(1, np.int64), 0,
+                                   (ERR_LEN + 1) * 8)
         carried: np.ndarray | None = None
         try:
             for stage, knl in zip(self.plan.stages, kernels, strict=True):
@@ -195,6 +204,7 @@ class OpenCLLauncher(Launcher):
             return int(env[v.id])
         assert carried is not None
         raw = carried[self.plan.slot(v)]
+        assert isinstance(v.type, DType)  # loop bounds are scalars
         if v.type.kind == "i":
             return int(raw.astype(np.int64))
         return int(raw)

@@ -54,6 +54,13 @@ def type_str(t: Any) -> str:
     return t.name if isinstance(t, DType) else str(t)
 
 
+def scalar_type(t: Type) -> DType:
+    """`t`, where the IR holds a scalar (instruction results other than views, loop indices,
+    parameters once views are lowered to arrays); the narrowing code generators rely on."""
+    assert isinstance(t, DType), f"expected a scalar type; got {type_str(t)}"
+    return t
+
+
 def is_scalar(t: Any) -> bool:
     return isinstance(t, DType)
 

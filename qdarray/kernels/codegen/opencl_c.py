@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Block, Continue, For, If, Instr, KernelIR, Op, Value, Var, While, walk
-from ..types import ArrayType
+from ..types import ArrayType, scalar_type
 from .opencl_helpers import CTYPES, PTYPES, atomic_helper, helper_source
 
 # Pure ops the host may evaluate for launch sizes (and every stage recomputes).
@@ -247,7 +247,7 @@ class Emitter:
             if text:
                 self.line(text)
             return
-        t = i.result.type
+        t = scalar_type(i.result.type)
         if t.kind == "b":
             self.line(f"bool {self.val(i.result)} = ({text});")
         else:
@@ -311,7 +311,7 @@ def _signature(kernel: KernelIR, stage: Stage) -> str:
             params += [f"long {n}_n{d}" for d in range(t.ndim)]
             params += [f"long {n}_s{d}" for d in range(t.ndim)]
         else:
-            params.append(f"{CTYPES[t.name]} {n}")
+            params.append(f"{CTYPES[scalar_type(t).name]} {n}")
     params += ["__global ulong *qd_carry", "__global long *qd_err"]
     for d in range(len(stage.loops)):
         params += [f"long qd_b{d}", f"long qd_n{d}"]
@@ -340,6 +340,7 @@ def _stage(e: Emitter, p: Plan, stage: Stage) -> None:
     for prm in kernel.params:
         t = prm.value.type
         if not isinstance(t, ArrayType):
+            t = scalar_type(t)
             conv = f"(a{prm.value.id} != 0)" if t.kind == "b" else f"a{prm.value.id}"
             e.line(f"{ct(t)} {e.val(prm.value)} = {conv};")
     for i in p.host:
@@ -410,13 +411,13 @@ def _types(kernel: KernelIR) -> set[str]:
     names: set[str] = set()
     for prm in kernel.params:
         t = prm.value.type
-        names.add(PTYPES[(t.dtype if isinstance(t, ArrayType) else t).name])
+        names.add(PTYPES[scalar_type(t.dtype if isinstance(t, ArrayType) else t).name])
     for s in walk(kernel.body):
         if isinstance(s, Instr) and s.result is not None and not isinstance(
                 s.result.type, ArrayType):
-            names.add(PTYPES[s.result.type.name])
+            names.add(PTYPES[scalar_type(s.result.type).name])
         elif isinstance(s, For):
-            names.add(PTYPES[s.index.type.name])
+            names.add(PTYPES[scalar_type(s.index.type).name])
     return names
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import Instr, Op
+from ..._dtypes import DType
+from ..ir import Instr, Op, Value
 from ..ops.math import BINARY, PREDICATES, UNARY
+from ..types import ArrayType
 from .opencl_helpers import atomic_helper, float_helpers, int_helpers
 
 _NAMES = {Op.ASIN: "asin", Op.ACOS: "acos", Op.ATAN: "atan", Op.ASINH: "asinh",
@@ -21,8 +23,23 @@ def _ct(t: Any) -> str:
     return ct(t)
 
 
+def _rt(i: Instr) -> DType:
+    """The dtype of `i`'s result: every op spelled through this table with a result has a
+    scalar one (views are lowered to arrays before code generation)."""
+    t = i.result.type if i.result is not None else None
+    assert isinstance(t, DType), i
+    return t
+
+
+def _elem(v: Value) -> DType:
+    """The element dtype of the array operand `v`."""
+    t = v.type
+    assert isinstance(t, ArrayType), v
+    return t.dtype
+
+
 def _arith_helper(e: Any, i: Instr, fn: str) -> str:
-    t = i.result.type  # type: ignore[union-attr]
+    t = _rt(i)
     c = _ct(t)
     name, text = float_helpers(c) if t.kind == "f" else int_helpers(c, t.kind == "i")
     e.helper(name, text)
@@ -43,7 +60,7 @@ def _cast(e: Any, i: Instr) -> str:
 
 
 def _pow(e: Any, i: Instr) -> str:
-    if i.result.type.kind == "f":  # type: ignore[union-attr]
+    if _rt(i).kind == "f":
         a, b = (e.val(x) for x in i.args)
         return f"pow({a}, {b})"
     return _arith_helper(e, i, "pow")
@@ -51,7 +68,7 @@ def _pow(e: Any, i: Instr) -> str:
 
 def _shift(e: Any, i: Instr) -> str:
     a, n = (e.val(x) for x in i.args)
-    t = i.result.type  # type: ignore[union-attr]
+    t = _rt(i)
     bits = t.itemsize * 8
     if i.op is Op.SHL:
         return f"((ulong){n} < {bits} ? {a} << {n} : 0)"
@@ -62,7 +79,7 @@ def _shift(e: Any, i: Instr) -> str:
 def _minmax(cmp: str) -> Any:
     def spell(e: Any, i: Instr) -> str:
         a, b = (e.val(x) for x in i.args)
-        if i.result.type.kind == "f":  # type: ignore[union-attr]
+        if _rt(i).kind == "f":
             return f"((isnan({a}) || {a} {cmp} {b}) ? {a} : {b})"
         return f"({a} {cmp} {b} ? {a} : {b})"
     return spell
@@ -70,7 +87,7 @@ def _minmax(cmp: str) -> Any:
 
 def _abs(e: Any, i: Instr) -> str:
     x = e.val(i.args[0])
-    k = i.result.type.kind  # type: ignore[union-attr]
+    k = _rt(i).kind
     return f"fabs({x})" if k == "f" else f"abs({x})" if k == "i" else x
 
 
@@ -81,20 +98,20 @@ def _sign(e: Any, i: Instr) -> str:
 
 def _load(e: Any, i: Instr) -> str:
     ref = e.index(i.args[0], i.args[1:])
-    return f"{ref} != 0" if i.args[0].type.dtype.kind == "b" else ref
+    return f"{ref} != 0" if _elem(i.args[0]).kind == "b" else ref
 
 
 def _store(e: Any, i: Instr) -> str:
     ref = e.index(i.args[0], i.args[1:-1])
     v = e.val(i.args[-1])
-    if i.args[0].type.dtype.kind == "b":
+    if _elem(i.args[0]).kind == "b":
         v = f"(uchar){v}"
     return f"{ref} = {v};"
 
 
 def _atomic(kind: str) -> Any:
     def spell(e: Any, i: Instr) -> str:
-        name, text = atomic_helper(kind, i.args[0].type.dtype, e.caps)
+        name, text = atomic_helper(kind, _elem(i.args[0]), e.caps)
         e.helper(name, text)
         ref = e.index(i.args[0], i.args[1:-1])
         return f"{name}(&{ref}, {e.val(i.args[-1])})"
@@ -120,7 +137,7 @@ def _push(e: Any, i: Instr) -> str:
             f"(cl_khr_int64_base_atomics), which {e.caps.get('device', 'the device')} does "
             "not have. Use CPU arrays for the gradient (x.to_device('cpu')), or another "
             "device.")
-    name, text = atomic_helper("max", overflow.type.dtype, e.caps)
+    name, text = atomic_helper("max", _elem(overflow), e.caps)
     e.helper(name, text)
     e.line(f"  {name}(&a{overflow.id}[a{overflow.id}_off + {i.attrs[0].id} * "
            f"a{overflow.id}_s0], {d} + 1);")
