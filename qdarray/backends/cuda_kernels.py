@@ -117,7 +117,7 @@ class CudaLauncher(Launcher):
 
     def _device_of(self, native: Sequence[Any]) -> int:
         if self.device is not None:
-            return int(self.device.index)  # type: ignore[attr-defined]
+            return int(self.device.index)
         if not SIMULATED:
             cp = BACKEND.cp  # type: ignore[attr-defined]
             for x in native:
