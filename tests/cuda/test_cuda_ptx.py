@@ -8,14 +8,13 @@ kernel tests' assertions hold."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from cuda_ptx import compile_stages, nvvm_missing
+from device_harness import load
 
 import qdarray as qd
 from qdarray.kernels.launch import build_ir, signature
@@ -24,13 +23,10 @@ from qdarray.kernels.passes import pipeline
 REASON = nvvm_missing()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=str(REASON))
 
-sys.path.append(str(Path(__file__).resolve().parent / "device"))
-from cuda_shared import load  # noqa: E402
-
-_ops = load("test_ops", prefix="cuda_ptx_")
-_atomics = load("test_atomics", prefix="cuda_ptx_")
-_language = load("test_language", prefix="cuda_ptx_")
-_transform = load("test_transform", "ad", "cuda_ptx_")
+_ops = load("cuda_ptx", "test_ops")
+_atomics = load("cuda_ptx", "test_atomics")
+_language = load("cuda_ptx", "test_language")
+_transform = load("cuda_ptx", "test_transform", "ad")
 
 
 @pytest.fixture(scope="session")

@@ -6,15 +6,14 @@ The whole directory is skipped, with the reason, only when no usable OpenCL devi
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pytest
-
-import qdarray as qd
+from device_harness import _restore_debug_mode as _restore_debug_mode
+from device_harness import grad as grad
+from device_harness import launch as launch
+from device_harness import program_dir as program_dir
+from device_harness import skip_without_device
 
 
 def _first_device() -> tuple[str | None, str]:
@@ -34,11 +33,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if DEVICE is None:
-        skip = pytest.mark.skip(reason=REASON)
-        for item in items:
-            if Path(str(item.fspath)).resolve().parent == HERE:
-                item.add_marker(skip)
+    skip_without_device(items, HERE, DEVICE, REASON)
 
 
 @pytest.fixture(scope="session")
@@ -55,68 +50,3 @@ def backend() -> str:
 @pytest.fixture
 def n() -> int:
     return 100_000
-
-
-@pytest.fixture(autouse=True)
-def _restore_debug_mode() -> Iterator[None]:
-    before = qd.debug_mode()
-    yield
-    qd.set_debug(before)
-
-
-@pytest.fixture(scope="session")
-def program_dir(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return tmp_path_factory.mktemp("programs")
-
-
-def _to_device(x: Any, back: list[tuple[Any, Any]]) -> Any:
-    """`x` with every array moved to the OpenCL device; (original, copy) pairs to write back."""
-    from qdarray._array import Array
-
-    if type(x) is qd.BufferView and x._base.device != DEVICE:
-        base = _to_device(x._base, back)
-        return qd.BufferView(base, offset=x._offset, size=x._size)
-    if type(x) is np.ndarray or hasattr(x, "__dlpack__") and type(x) is not Array:
-        host = np.from_dlpack(x) if type(x) is not np.ndarray else x
-        dev = qd.asarray(np.array(host, copy=True), device=DEVICE)
-        back.append((host, dev))
-        return dev
-    if type(x) is Array and x.device != DEVICE:
-        if x.ndim == 1 and x.device == qd.Device("cpu"):
-            # A slice of a bigger array moves with its root, so it stays a window at the same
-            # offset (what a BufferView of it reports).
-            root, start = x.device.backend.window_root(x._data)
-            if root is not x._data:
-                base = qd.asarray(root)  # shares the root's memory
-                dev_root = base.to_device(DEVICE)
-                back.append((base, dev_root))
-                return dev_root[start:start + x.shape[0]]
-        dev = x.to_device(DEVICE)
-        back.append((x, dev))
-        return dev
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return dataclasses.replace(x, **{f.name: _to_device(getattr(x, f.name), back)
-                                         for f in dataclasses.fields(x)})
-    return x
-
-
-@pytest.fixture
-def launch() -> Callable[..., None]:
-    """`launch(kern, *args)` on the OpenCL device: host arrays are copied there and the
-    results copied back into them, so the CPU kernel tests run unchanged."""
-
-    def run(kern: Any, *args: Any, **kwargs: Any) -> None:
-        back: list[tuple[Any, Any]] = []
-        dargs = [_to_device(a, back) for a in args]
-        dkwargs = {k: _to_device(v, back) for k, v in kwargs.items()}
-        try:
-            kern(*dargs, **dkwargs)
-        finally:
-            for orig, dev in back:
-                host = np.asarray(dev.to_device("cpu"))
-                if type(orig) is np.ndarray:
-                    orig[...] = host
-                else:
-                    orig[...] = qd.asarray(host)
-
-    return run

@@ -3,56 +3,10 @@ the same NumPy oracles (and interpreter-defined semantics) as on the CPU."""
 
 from __future__ import annotations
 
-from shared_kernel_tests import load
+from device_harness import shared
+from device_suites import ATOMICS, LANGUAGE, OPS, VIEW_KERNELS
 
-_ops = load("test_ops")
-_language = load("test_language")
-_atomics = load("test_atomics")
-_views = load("test_view_kernels", "buffer_view")
-
-
-test_unary_math = _ops.test_unary_math
-test_predicates = _ops.test_predicates
-test_binary_math = _ops.test_binary_math
-test_math_of_ints_is_float64 = _ops.test_math_of_ints_is_float64
-test_arithmetic = _ops.test_arithmetic
-test_bitwise_shifts_and_integer_power = _ops.test_bitwise_shifts_and_integer_power
-test_true_division = _ops.test_true_division
-test_cast_semantics_match_numpy = _ops.test_cast_semantics_match_numpy
-test_casts_in_kernels = _ops.test_casts_in_kernels
-
-test_if_elif_else_and_ternary = _language.test_if_elif_else_and_ternary
-test_short_circuit_and_lazy_ternary = _language.test_short_circuit_and_lazy_ternary
-test_loops_break_continue_step_while = _language.test_loops_break_continue_step_while
-test_continue_ends_a_thread = _language.test_continue_ends_a_thread
-test_top_level_statements_run_in_order = _language.test_top_level_statements_run_in_order
-test_kernel_without_loop_runs_once = _language.test_kernel_without_loop_runs_once
-test_ndrange_parallel_and_nested = _language.test_ndrange_parallel_and_nested
-test_static_unrolling_and_static_if = _language.test_static_unrolling_and_static_if
-test_funcs_inline_with_returns_anywhere = _language.test_funcs_inline_with_returns_anywhere
-test_tuples_and_shapes = _language.test_tuples_and_shapes
-test_frozen_dataclass_arguments = _language.test_frozen_dataclass_arguments
-test_zero_dimensional_array = _language.test_zero_dimensional_array
-test_python_scalar_arguments_are_weak = _language.test_python_scalar_arguments_are_weak
-test_keyword_and_default_arguments = _language.test_keyword_and_default_arguments
-test_non_contiguous_arrays = _language.test_non_contiguous_arrays
-test_typed_scalar_bounds = _language.test_typed_scalar_bounds
-test_parallel_ndrange_shapes = _language.test_parallel_ndrange_shapes
-
-test_one_element_under_contention = _atomics.test_one_element_under_contention
-test_atomic_add_returns_distinct_old_values = _atomics.test_atomic_add_returns_distinct_old_values
-test_histogram = _atomics.test_histogram
-test_min_max = _atomics.test_min_max
-test_nan_never_wins_min_max = _atomics.test_nan_never_wins_min_max
-test_multidimensional_atomics = _atomics.test_multidimensional_atomics
-
-test_array_slices_are_windows = _views.test_array_slices_are_windows
-test_buffer_views_and_views_of_views = _views.test_buffer_views_and_views_of_views
-test_plain_annotation_takes_the_dtype_from_the_argument = (
-    _views.test_plain_annotation_takes_the_dtype_from_the_argument)
-test_size_shape_len = _views.test_size_shape_len
-test_two_views_of_one_array = _views.test_two_views_of_one_array
-test_kernel_side_subviews_and_slices = _views.test_kernel_side_subviews_and_slices
-test_nested_kernel_side_views = _views.test_nested_kernel_side_views
-test_views_pass_to_funcs_and_back = _views.test_views_pass_to_funcs_and_back
-test_atomics_through_subviews = _views.test_atomics_through_subviews
+globals().update(shared("opencl", "test_ops", OPS))
+globals().update(shared("opencl", "test_language", LANGUAGE))
+globals().update(shared("opencl", "test_atomics", ATOMICS))
+globals().update(shared("opencl", "test_view_kernels", VIEW_KERNELS, "buffer_view"))

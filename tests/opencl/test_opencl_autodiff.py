@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from device_harness import device_grad, load, shared
+from device_suites import ADSTACK, SIZING, TRANSFORM, rule_tests
+from device_suites import no_capacity_override as no_capacity_override
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from opencl_grad import OpenCLGrad
-from shared_kernel_tests import load
 
 import qdarray as qd
 from qdarray.ad import sizer
@@ -22,75 +23,32 @@ from qdarray.backends.opencl_kernels import OpenCLLauncher
 from qdarray.backends.opencl_xp import ClArray
 from qdarray.backends.opencl_xp import _runtime as runtime
 
-_transform = load("test_transform", "ad")
-_adstack = load("test_adstack", "ad")
-_sizing = load("test_sizing", "ad")
-_tape = load("test_tape", "ad")
-_rules = load("test_rules", "ad")
-_programs = load("programs", "ad")
-_cache = load("test_sizing_cache", "ad")
-_sizing_scale = load("test_sizing_scale", "ad")
-
-
-@pytest.fixture
-def grad(device: str) -> OpenCLGrad:
-    return OpenCLGrad(device)
-
-
-@pytest.fixture(autouse=True)
-def _no_capacity_override():
-    yield
-    sizer._TEST_CAPACITY_OVERRIDE = None
+_transform = load("opencl", "test_transform", "ad")
+_sizing = load("opencl", "test_sizing", "ad")
+_tape = load("opencl", "test_tape", "ad")
+_programs = load("opencl", "programs", "ad")
+_cache = load("opencl", "test_sizing_cache", "ad")
+_sizing_scale = load("opencl", "test_sizing_scale", "ad")
 
 
 # -- the reverse-mode suite on the device ---------------------------------------------------
 
-test_overwritten_local_in_dynamic_loop = _transform.test_overwritten_local_in_dynamic_loop
-test_closed_form_float32_and_float64 = _transform.test_closed_form_float32_and_float64
-test_design_example = _transform.test_design_example
-test_long_and_zero_trip_loops = _transform.test_long_and_zero_trip_loops
-test_if_elif_else = _transform.test_if_elif_else
-test_branches_inside_dynamic_loops = _transform.test_branches_inside_dynamic_loops
-test_nested_dependent_loops = _transform.test_nested_dependent_loops
-test_while_loop = _transform.test_while_loop
-test_break_and_continue = _transform.test_break_and_continue
-test_static_loop = _transform.test_static_loop
-test_func_calls_with_returns = _transform.test_func_calls_with_returns
-test_shared_reads_accumulate_atomically = _transform.test_shared_reads_accumulate_atomically
-test_atomic_add_and_plus_equals = _transform.test_atomic_add_and_plus_equals
-test_atomic_min_max_flow_to_the_winner = _transform.test_atomic_min_max_flow_to_the_winner
-test_two_parallel_loops_through_an_intermediate = (
-    _transform.test_two_parallel_loops_through_an_intermediate)
-test_serial_code_without_parallel_loop = _transform.test_serial_code_without_parallel_loop
-test_serial_local_read_by_threads = _transform.test_serial_local_read_by_threads
-test_casts_between_floats_and_through_ints = _transform.test_casts_between_floats_and_through_ints
-test_ndrange_nest = _transform.test_ndrange_nest
-test_bufferview_gradients_are_windows = _transform.test_bufferview_gradients_are_windows
-test_dataclass_arguments = _transform.test_dataclass_arguments
-test_several_tasks_dtypes_and_serial_stacks = _transform.test_several_tasks_dtypes_and_serial_stacks
-test_nested_loops_with_pushed_starts_and_counted_trips = (
-    _transform.test_nested_loops_with_pushed_starts_and_counted_trips)
-
-test_overflow_is_reported_after_the_launch = _adstack.test_overflow_is_reported_after_the_launch
-test_no_overflow_with_computed_capacities = _adstack.test_no_overflow_with_computed_capacities
-
-test_counting_pass_sizes_what_expressions_cannot = (
-    _sizing.test_counting_pass_sizes_what_expressions_cannot)
-test_gradients_through_every_sized_form = _sizing.test_gradients_through_every_sized_form
-test_capacities_are_exact_for_the_first_launch = (
-    _sizing.test_capacities_are_exact_for_the_first_launch)
-
-test_kernel_grad_accumulates = _tape.test_kernel_grad_accumulates
-test_exception_in_the_block_skips_the_reverse = _tape.test_exception_in_the_block_skips_the_reverse
-test_atomic_result_needed_by_the_reverse = _tape.test_atomic_result_needed_by_the_reverse
-
-RULES = [s for s in _rules.SPECS if s.name in ("sin", "exp", "sqrt", "tanh", "log", "atan2",
-                                               "pow", "hypot", "floor", "mod", "select")]
-
-
-@pytest.mark.parametrize("spec", RULES, ids=[s.name for s in RULES])
-def test_rules_against_finite_differences(grad, spec):
-    _rules.test_rule_against_finite_differences(grad, spec)
+globals().update(shared("opencl", "test_transform", TRANSFORM + (
+    "test_long_and_zero_trip_loops", "test_shared_reads_accumulate_atomically",
+    "test_atomic_add_and_plus_equals", "test_atomic_min_max_flow_to_the_winner",
+    "test_two_parallel_loops_through_an_intermediate",
+    "test_serial_code_without_parallel_loop", "test_serial_local_read_by_threads",
+    "test_casts_between_floats_and_through_ints", "test_ndrange_nest",
+    "test_bufferview_gradients_are_windows", "test_dataclass_arguments",
+    "test_several_tasks_dtypes_and_serial_stacks",
+    "test_nested_loops_with_pushed_starts_and_counted_trips"), "ad"))
+globals().update(shared("opencl", "test_adstack", ADSTACK, "ad"))
+globals().update(shared("opencl", "test_sizing", SIZING + (
+    "test_capacities_are_exact_for_the_first_launch",), "ad"))
+globals().update(shared("opencl", "test_tape", (
+    "test_kernel_grad_accumulates", "test_exception_in_the_block_skips_the_reverse",
+    "test_atomic_result_needed_by_the_reverse"), "ad"))
+test_rules_against_finite_differences = rule_tests(load("opencl", "test_rules", "ad"))
 
 
 @settings(max_examples=3)
@@ -100,7 +58,7 @@ def test_random_programs(program_dir, device, source, seed):
     rng = np.random.default_rng(seed)
     x, z = rng.uniform(-1, 1, 4), rng.uniform(-1, 1, 4)
     a = rng.integers(0, 5, 4).astype(np.int32)
-    OpenCLGrad(device).check(kern, lambda: {"x": x.copy(), "z": z.copy(), "a": a,
+    device_grad("opencl", device).check(kern, lambda: {"x": x.copy(), "z": z.copy(), "a": a,
                                             "y": np.zeros(4)},
                              ("x", "z"), ("y",), seed=seed, rtol=1e-4, atol=1e-6)
 

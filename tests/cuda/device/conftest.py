@@ -8,14 +8,15 @@ runs a Python thread per CUDA thread.
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pytest
+from device_harness import _restore_debug_mode as _restore_debug_mode
+from device_harness import grad as grad
+from device_harness import launch as launch
+from device_harness import program_dir as program_dir
+from device_harness import skip_without_device
 
 import qdarray as qd
 
@@ -39,11 +40,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if DEVICE is None:
-        skip = pytest.mark.skip(reason=REASON)
-        for item in items:
-            if HERE in Path(str(item.fspath)).resolve().parents:
-                item.add_marker(skip)
+    skip_without_device(items, HERE, DEVICE, REASON)
 
 
 @pytest.fixture(scope="session")
@@ -60,68 +57,3 @@ def backend() -> str:
 @pytest.fixture
 def n() -> int:
     return 600 if SIMULATED else 100_000
-
-
-@pytest.fixture(autouse=True)
-def _restore_debug_mode() -> Iterator[None]:
-    before = qd.debug_mode()
-    yield
-    qd.set_debug(before)
-
-
-@pytest.fixture(scope="session")
-def program_dir(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return tmp_path_factory.mktemp("programs")
-
-
-def to_device(x: Any, back: list[tuple[Any, Any]]) -> Any:
-    """`x` with every array moved to the CUDA device; (original, copy) pairs to write back."""
-    from qdarray._array import Array
-
-    assert DEVICE is not None
-    if type(x) is qd.BufferView and x._base.device != DEVICE:
-        base = to_device(x._base, back)
-        return qd.BufferView(base, offset=x._offset, size=x._size)
-    if type(x) is np.ndarray or hasattr(x, "__dlpack__") and type(x) is not Array:
-        host = np.from_dlpack(x) if type(x) is not np.ndarray else x
-        dev = qd.asarray(np.array(host, copy=True), device=DEVICE)
-        back.append((host, dev))
-        return dev
-    if type(x) is Array and x.device != DEVICE:
-        if x.ndim == 1 and x.device == qd.Device("cpu"):
-            # A slice moves with its root, so it stays a window at the same offset.
-            root, start = x.device.backend.window_root(x._data)
-            if root is not x._data:
-                base = qd.asarray(root)
-                dev_root = base.to_device(DEVICE)
-                back.append((base, dev_root))
-                return dev_root[start:start + x.shape[0]]
-        dev = x.to_device(DEVICE)
-        back.append((x, dev))
-        return dev
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return dataclasses.replace(x, **{f.name: to_device(getattr(x, f.name), back)
-                                         for f in dataclasses.fields(x)})
-    return x
-
-
-@pytest.fixture
-def launch() -> Callable[..., None]:
-    """`launch(kern, *args)` on the CUDA device: host arrays are copied there and the results
-    copied back into them, so the CPU kernel tests run unchanged."""
-
-    def run(kern: Any, *args: Any, **kwargs: Any) -> None:
-        back: list[tuple[Any, Any]] = []
-        dargs = [to_device(a, back) for a in args]
-        dkwargs = {k: to_device(v, back) for k, v in kwargs.items()}
-        try:
-            kern(*dargs, **dkwargs)
-        finally:
-            for orig, dev in back:
-                host = np.asarray(dev.to_device("cpu"))
-                if type(orig) is np.ndarray:
-                    orig[...] = host
-                else:
-                    orig[...] = qd.asarray(host)
-
-    return run

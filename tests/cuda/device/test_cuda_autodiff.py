@@ -6,56 +6,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cuda_grad import CudaGrad
-from cuda_shared import load
+from device_harness import load, shared
+from device_suites import ADSTACK, SIZING, TRANSFORM, rule_tests
+from device_suites import no_capacity_override as no_capacity_override
 
 import qdarray as qd
 from qdarray.ad import sizer
 from qdarray.ad.device_buffers import pool_for
 from qdarray.ad.launch import prepare_reverse
 
-_transform = load("test_transform", "ad")
-_adstack = load("test_adstack", "ad")
-_sizing = load("test_sizing", "ad")
-_rules = load("test_rules", "ad")
+_sizing = load("cuda", "test_sizing", "ad")
 
-
-@pytest.fixture
-def grad(device: str) -> CudaGrad:
-    return CudaGrad(device)
-
-
-@pytest.fixture(autouse=True)
-def _no_capacity_override():
-    yield
-    sizer._TEST_CAPACITY_OVERRIDE = None
-
-
-test_overwritten_local_in_dynamic_loop = _transform.test_overwritten_local_in_dynamic_loop
-test_closed_form_float32_and_float64 = _transform.test_closed_form_float32_and_float64
-test_design_example = _transform.test_design_example
-test_if_elif_else = _transform.test_if_elif_else
-test_branches_inside_dynamic_loops = _transform.test_branches_inside_dynamic_loops
-test_nested_dependent_loops = _transform.test_nested_dependent_loops
-test_while_loop = _transform.test_while_loop
-test_break_and_continue = _transform.test_break_and_continue
-test_static_loop = _transform.test_static_loop
-test_func_calls_with_returns = _transform.test_func_calls_with_returns
-
-test_overflow_is_reported_after_the_launch = _adstack.test_overflow_is_reported_after_the_launch
-test_no_overflow_with_computed_capacities = _adstack.test_no_overflow_with_computed_capacities
-
-test_counting_pass_sizes_what_expressions_cannot = (
-    _sizing.test_counting_pass_sizes_what_expressions_cannot)
-test_gradients_through_every_sized_form = _sizing.test_gradients_through_every_sized_form
-
-RULES = [s for s in _rules.SPECS if s.name in ("sin", "exp", "sqrt", "tanh", "log", "atan2",
-                                               "pow", "hypot", "floor", "mod", "select")]
-
-
-@pytest.mark.parametrize("spec", RULES, ids=[s.name for s in RULES])
-def test_rules_against_finite_differences(grad, spec):
-    _rules.test_rule_against_finite_differences(grad, spec)
+globals().update(shared("cuda", "test_transform", TRANSFORM, "ad"))
+globals().update(shared("cuda", "test_adstack", ADSTACK, "ad"))
+globals().update(shared("cuda", "test_sizing", SIZING, "ad"))
+test_rules_against_finite_differences = rule_tests(load("cuda", "test_rules", "ad"))
 
 
 # -- device-side sizing, heaps and overflow ---------------------------------------------------

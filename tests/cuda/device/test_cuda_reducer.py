@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from cuda_shared import load
+from device_harness import load
 from hypothesis import assume, given, settings
 
 import qdarray as qd
@@ -17,7 +17,7 @@ from qdarray.ad.reducer import Reducer, Unsized, chain_of
 from qdarray.ad.sizing import Bin, Const, LoopVar, MaxOverRange, Read, Shape, subexprs
 from qdarray.kernels.types import ArrayType
 
-_brute = load("test_sizing_reducer", "ad")
+_brute = load("cuda", "test_sizing_reducer", "ad")
 reference, OutOfBounds = _brute.reference, _brute.OutOfBounds
 
 

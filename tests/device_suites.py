@@ -1,0 +1,96 @@
+"""The tests of tests/kernels, tests/buffer_view and tests/ad that every device directory runs
+on its device (tests/cuda/device, tests/opencl), by module; a directory adds what only its
+device runs. A device test module takes them with `device_harness.shared`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+OPS = (
+    "test_unary_math", "test_predicates", "test_binary_math", "test_math_of_ints_is_float64",
+    "test_arithmetic", "test_bitwise_shifts_and_integer_power", "test_true_division",
+    "test_cast_semantics_match_numpy", "test_casts_in_kernels",
+)
+
+LANGUAGE = (
+    "test_if_elif_else_and_ternary", "test_short_circuit_and_lazy_ternary",
+    "test_loops_break_continue_step_while", "test_continue_ends_a_thread",
+    "test_top_level_statements_run_in_order", "test_kernel_without_loop_runs_once",
+    "test_ndrange_parallel_and_nested", "test_static_unrolling_and_static_if",
+    "test_funcs_inline_with_returns_anywhere", "test_tuples_and_shapes",
+    "test_frozen_dataclass_arguments", "test_zero_dimensional_array",
+    "test_python_scalar_arguments_are_weak", "test_keyword_and_default_arguments",
+    "test_non_contiguous_arrays", "test_typed_scalar_bounds", "test_parallel_ndrange_shapes",
+)
+
+ATOMICS = (
+    "test_one_element_under_contention", "test_atomic_add_returns_distinct_old_values",
+    "test_histogram", "test_min_max", "test_nan_never_wins_min_max",
+    "test_multidimensional_atomics",
+)
+
+VIEW_KERNELS = (
+    "test_array_slices_are_windows", "test_buffer_views_and_views_of_views",
+    "test_plain_annotation_takes_the_dtype_from_the_argument", "test_size_shape_len",
+    "test_two_views_of_one_array", "test_kernel_side_subviews_and_slices",
+    "test_nested_kernel_side_views", "test_views_pass_to_funcs_and_back",
+    "test_atomics_through_subviews",
+)
+
+# `_debug_on` is the module's autouse fixture: debug mode on for every test beside it.
+DEBUG = (
+    "_debug_on", "test_out_of_bounds_read_in_a_func", "test_serial_code_and_two_dimensions",
+    "test_negative_index_and_atomics", "test_first_failure_wins", "test_view_out_of_window",
+    "test_ndrange_threads_are_index_tuples",
+    "test_a_failed_check_stops_its_thread_and_the_launch",
+)
+
+VIEW_DEBUG = (
+    "test_upper_bound", "test_lower_bound_and_an_array_slice_argument",
+    "test_top_level_access", "test_access_through_a_subview", "test_subview_out_of_its_parent",
+    "test_slices_at_top_level", "test_call_stack_through_nested_funcs_keeps_same_named_funcs",
+    "test_no_false_positives_at_the_edges",
+)
+
+TRANSFORM = (
+    "test_overwritten_local_in_dynamic_loop", "test_closed_form_float32_and_float64",
+    "test_design_example", "test_if_elif_else", "test_branches_inside_dynamic_loops",
+    "test_nested_dependent_loops", "test_while_loop", "test_break_and_continue",
+    "test_static_loop", "test_func_calls_with_returns",
+)
+
+ADSTACK = (
+    "test_overflow_is_reported_after_the_launch", "test_no_overflow_with_computed_capacities",
+)
+
+SIZING = (
+    "test_counting_pass_sizes_what_expressions_cannot",
+    "test_gradients_through_every_sized_form",
+)
+
+RULES = ("sin", "exp", "sqrt", "tanh", "log", "atan2", "pow", "hypot", "floor", "mod", "select")
+
+
+def rule_tests(rules: ModuleType) -> Callable[..., None]:
+    """tests/ad/test_rules.py's finite-difference check of the adjoint rules in RULES, as one
+    test parametrized by rule (with the device's `grad` fixture)."""
+    specs = [s for s in rules.SPECS if s.name in RULES]
+
+    @pytest.mark.parametrize("spec", specs, ids=[s.name for s in specs])
+    def test_rules_against_finite_differences(grad: Any, spec: Any) -> None:
+        rules.test_rule_against_finite_differences(grad, spec)
+
+    return test_rules_against_finite_differences
+
+
+@pytest.fixture(autouse=True)
+def no_capacity_override() -> Iterator[None]:
+    """Clears the adstack capacity a test forced (`sizer._TEST_CAPACITY_OVERRIDE`)."""
+    from qdarray.ad import sizer
+
+    yield
+    sizer._TEST_CAPACITY_OVERRIDE = None
