@@ -12,13 +12,14 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from kernel_fixtures import _restore_debug_mode, program_dir  # noqa: F401  (re-exported fixtures)
 
 import qdarray as qd
 
@@ -128,16 +129,3 @@ def launch(device: str) -> Callable[..., None]:
 def grad(backend: str, device: str) -> Any:
     """The reverse-mode tests' `Grad` on the device."""
     return device_grad(backend, device)
-
-
-@pytest.fixture(autouse=True)
-def _restore_debug_mode() -> Iterator[None]:
-    before = qd.debug_mode()
-    yield
-    qd.set_debug(before)
-
-
-@pytest.fixture(scope="session")
-def program_dir(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Where random test kernels are written (kernels need a source file)."""
-    return tmp_path_factory.mktemp("programs")

@@ -3,49 +3,9 @@ the numba CPU code generator ("cpu"); debug mode is restored after each test."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
-
-import pytest
-
-import qdarray as qd
-
-BACKENDS = ["interp", "cpu"]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return request.param  # type: ignore[no-any-return]
-
-
-@pytest.fixture
-def launch(backend: str) -> Callable[..., None]:
-    """`launch(kern, *args)` on the test's backend."""
-
-    def run(kern: Any, *args: Any, **kwargs: Any) -> None:
-        if backend == "interp":
-            kern.interpret(*args, **kwargs)
-        else:
-            kern(*args, **kwargs)
-
-    return run
-
-
-@pytest.fixture
-def launch_grad(backend: str) -> Callable[..., None]:
-    """`launch_grad(kern, *args)`: the reverse of `kern` on the test's backend."""
-
-    def run(kern: Any, *args: Any) -> None:
-        if backend == "interp":
-            kern.grad.interpret(*args)
-        else:
-            kern.grad(*args)
-
-    return run
-
-
-@pytest.fixture(autouse=True)
-def _restore_debug_mode() -> Iterator[None]:
-    before = qd.debug_mode()
-    yield
-    qd.set_debug(before)
+from kernel_fixtures import (  # noqa: F401  (fixtures, registered by name)
+    _restore_debug_mode,
+    backend,
+    launch,
+    launch_grad,
+)

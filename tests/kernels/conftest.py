@@ -3,42 +3,9 @@ reference semantics) and the numba CPU code generator ("cpu")."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
-
-import pytest
-
-import qdarray as qd
-
-BACKENDS = ["interp", "cpu"]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return request.param  # type: ignore[no-any-return]
-
-
-@pytest.fixture
-def launch(backend: str) -> Callable[..., None]:
-    """`launch(kern, *args)` on the test's backend."""
-
-    def run(kern: Any, *args: Any, **kwargs: Any) -> None:
-        if backend == "interp":
-            kern.interpret(*args, **kwargs)
-        else:
-            kern(*args, **kwargs)
-
-    return run
-
-
-@pytest.fixture(autouse=True)
-def _restore_debug_mode() -> Iterator[None]:
-    before = qd.debug_mode()
-    yield
-    qd.set_debug(before)
-
-
-@pytest.fixture(scope="session")
-def program_dir(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Where random test kernels are written (kernels need a source file)."""
-    return tmp_path_factory.mktemp("programs")
+from kernel_fixtures import (  # noqa: F401  (fixtures, registered by name)
+    _restore_debug_mode,
+    backend,
+    launch,
+    program_dir,
+)
