@@ -27,7 +27,7 @@ from ..kernels.ir import UNKNOWN_LOC, Op, SourceLoc, Stmt, Value, Var
 from ..kernels.ops.adstack import AdStack
 from ..kernels.types import ArrayType
 from .device_memory import cpu_available_bytes
-from .emit import Emitter
+from ..kernels.emit import Emitter
 
 LAYOUT_FIELDS = 3  # capacity, offset, stride
 

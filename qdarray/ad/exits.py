@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .. import _dtypes
 from ..kernels.ir import Block, Break, Continue, For, If, Instr, KernelIR, Op, Stmt, Var, While
-from .emit import Emitter, block
+from ..kernels.emit import Emitter, block
 
 _SIMPLE_COND_OPS = frozenset({Op.STORE_VAR, Op.STORE, Op.ATOMIC_ADD, Op.ATOMIC_MIN,
                               Op.ATOMIC_MAX, Op.CHECK_INDEX})

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..kernels.ir import Block, For, If, Instr, Op, Stmt, Value, While
 from ..kernels.types import is_float
-from .emit import Emitter
+from ..kernels.emit import Emitter
 
 # Coefficients: ONE, ("val", v), ("neg", c), ("mul", c, v), ("div", c, v), ("add", c, d),
 # ("sub", c, d); hashable, so equal coefficients are built once per block.

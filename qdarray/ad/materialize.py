@@ -22,7 +22,7 @@ from typing import Any
 
 from ..kernels.ir import Block, For, If, Instr, KernelIR, Value, Var, While
 from .activity import Activity
-from .emit import Emitter, block
+from ..kernels.emit import Emitter, block
 from .structure import Node, Region, Seg, Structure
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..kernels.ir import Op, Value, instrs
-from .emit import Emitter
+from ..kernels.emit import Emitter
 from .structure import WRITES
 
 

@@ -58,7 +58,7 @@ from ..kernels.args import ArgSpec
 from ..kernels.ir import For, If, KernelIR, Op, Param, Value, format_kernel
 from ..kernels.types import ArrayType, ViewType
 from .compile import compile_ir
-from .emit import Emitter, block
+from ..kernels.emit import Emitter, block
 from .sizing import (
     Arg,
     Bin,

@@ -22,7 +22,7 @@ from .activity import analyze, trace
 from .adstack import StackInfo
 from .cse import eliminate_common
 from .dce import eliminate, stacks_read
-from .emit import Emitter, block
+from ..kernels.emit import Emitter, block
 from .exits import lower_exits
 from .factor import factor_adjoints
 from .materialize import materialize

@@ -36,7 +36,7 @@ from ..kernels.types import ArrayType, is_float
 from .activity import Activity
 from .adjoint import AdjMap, AdjointBuilder
 from .adstack import StackInfo, Stacks
-from .emit import Emitter, block
+from ..kernels.emit import Emitter, block
 from .exits import has_exit_test
 from .memory import GradMemory
 from .structure import WRITES, Node, Region, Seg, Structure, stored_vars

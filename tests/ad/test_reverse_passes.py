@@ -11,7 +11,7 @@ import qdarray as qd
 from qdarray import _dtypes
 from qdarray.ad.cse import eliminate_common
 from qdarray.ad.dce import eliminate
-from qdarray.ad.emit import Emitter, block
+from qdarray.kernels.emit import Emitter, block
 from qdarray.ad.factor import factor_adjoints
 from qdarray.kernels import interp
 from qdarray.kernels.ir import For, Instr, KernelIR, Op, Param, instrs

@@ -1,8 +1,9 @@
-"""IR emission for the reverse-mode passes: fresh ids, nested regions, typed instructions.
+"""IR emission for generated kernels: fresh ids, nested regions, typed instructions.
 
-Every pass of `qdarray.ad` builds new IR through one `Emitter`, which hands out Value and Var
-ids above those of the kernel it started from, so the ids of the forward kernel stay valid.
-Result types come from each op's own type rule.
+The reverse-mode passes (`qdarray.ad`), the max-reducer and the namespace kernels
+(`kernels/library/`) build new IR through one `Emitter`, which hands out Value and Var ids
+above those of the kernel it started from (`Emitter.after`), so the ids of a forward kernel
+stay valid. Result types come from each op's own type rule.
 """
 
 from __future__ import annotations
@@ -12,16 +13,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from .. import _dtypes
-from ..kernels.ir import UNKNOWN_LOC, Block, Instr, KernelIR, Op, SourceLoc, Stmt, Value, Var
-from ..kernels.ir import max_ids as _max_ids
-from ..kernels.ops import OPS
+from .ir import UNKNOWN_LOC, Block, Instr, KernelIR, Op, SourceLoc, Stmt, Value, Var, instrs
+from .ir import max_ids as _max_ids
+from .ops import OPS
 
 
 def max_ids(kernel: KernelIR) -> tuple[int, int]:
     """(largest Value id, largest Var id) of `kernel`, counting every place ids occur."""
     vmax, varmax = _max_ids(kernel)
-    from ..kernels.ir import instrs
-
     for instr in instrs(kernel.body):
         for a in instr.attrs:
             if isinstance(a, Var):
