@@ -8,6 +8,7 @@ import array_api_compat.numpy as compat_numpy
 import numpy as np
 
 from .._devices import CPU, Device
+from . import special_cases
 from .quiet import QuietNamespace, quiet
 
 
@@ -25,6 +26,9 @@ class CpuBackend:
     # cumsum cost about 2 us more per call on small arrays.
     xp.cumulative_sum = quiet(np.cumulative_sum)
     xp.cumulative_prod = quiet(np.cumulative_prod)
+    # The standard's values where NumPy's differ (floor division by infinities, ...).
+    for _name, _func in special_cases.functions(np, check_first=True).items():
+        setattr(xp, _name, quiet(_func))
     native_type = np.ndarray
 
     def devices(self) -> list[Device]:

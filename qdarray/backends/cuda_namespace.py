@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._devices import Device
+from . import special_cases
 from .quiet import quiet
 
 
@@ -72,14 +73,21 @@ class CudaNamespace:
         cupy: the cupy module, or None under the simulator (where `device=` is dropped).
         several: whether the machine has more than one GPU.
         check: `check(device)` raises for a device that does not exist.
+        main: whether `module` is the main namespace (not `linalg` or `fft`).
     """
 
     def __init__(self, module: types.ModuleType, cupy: Any, several: bool,
-                 check: Callable[[Device], None]) -> None:
+                 check: Callable[[Device], None], main: bool = True) -> None:
         self._module = module
         self._cupy = cupy
         self._several = several
         self._check = check
+        # The standard's values where NumPy's and CuPy's differ (special_cases.py); only the
+        # main namespace has them, not its submodules (linalg, fft).
+        self._special: dict[str, Callable[..., Any]] = {}
+        if main:
+            self._special = special_cases.functions(
+                np if cupy is None else cupy, check_first=cupy is None)
 
     def _wrap(self, func: Callable[..., Any]) -> Callable[..., Any]:
         run = quiet(func)
@@ -117,10 +125,12 @@ class CudaNamespace:
         return call
 
     def __getattr__(self, name: str) -> Any:
-        value = getattr(self._module, name)
+        value = self._special.get(name)
+        if value is None:
+            value = getattr(self._module, name)
         wrapped: Any
         if isinstance(value, types.ModuleType):
-            wrapped = CudaNamespace(value, self._cupy, self._several, self._check)
+            wrapped = CudaNamespace(value, self._cupy, self._several, self._check, main=False)
         elif callable(value) and not isinstance(value, type):
             wrapped = self._wrap(value)
             if name == "pow":

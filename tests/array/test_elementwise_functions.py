@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as npst
+from standard_values import std_expm1, std_floor_divide, std_tanh
 
 import qdarray as qd
 from qdarray._array import Array
@@ -28,6 +29,8 @@ FLOAT_FOR = {"bool": "float32", "int8": "float32", "uint8": "float32", "int16": 
              "uint16": "float32", "int32": "float64", "uint32": "float64", "int64": "float64",
              "uint64": "float64"}
 
+
+# Where the standard's values differ from NumPy's, the oracle follows the standard.
 # name -> (category, NumPy oracle, computed in float for integer input)
 UNARY = {
     "abs": ("numeric", np.abs, False), "acos": ("all", np.arccos, True),
@@ -36,7 +39,7 @@ UNARY = {
     "atanh": ("all", np.arctanh, True), "bitwise_invert": ("integer or boolean", np.invert, False),
     "ceil": ("real numeric", np.ceil, False), "conj": ("numeric", np.conjugate, False),
     "cos": ("all", np.cos, True), "cosh": ("all", np.cosh, True), "exp": ("all", np.exp, True),
-    "expm1": ("all", np.expm1, True), "floor": ("real numeric", np.floor, False),
+    "expm1": ("all", std_expm1, True), "floor": ("real numeric", np.floor, False),
     "imag": ("numeric", np.imag, False), "isfinite": ("all", np.isfinite, False),
     "isinf": ("all", np.isinf, False), "isnan": ("all", np.isnan, False),
     "log": ("all", np.log, True), "log1p": ("all", np.log1p, True),
@@ -47,7 +50,7 @@ UNARY = {
     "sign": ("numeric", np.sign, False), "signbit": ("real numeric", np.signbit, False),
     "sin": ("all", np.sin, True), "sinh": ("all", np.sinh, True),
     "square": ("numeric", np.square, False), "sqrt": ("all", np.sqrt, True),
-    "tan": ("all", np.tan, True), "tanh": ("all", np.tanh, True),
+    "tan": ("all", np.tan, True), "tanh": ("all", std_tanh, True),
     "trunc": ("real numeric", np.trunc, False),
 }
 BINARY = {
@@ -58,7 +61,7 @@ BINARY = {
     "bitwise_right_shift": ("integer", np.right_shift, False),
     "bitwise_xor": ("integer or boolean", np.bitwise_xor, False),
     "copysign": ("real-valued", np.copysign, True), "divide": ("numeric", np.divide, False),
-    "equal": ("all", np.equal, False), "floor_divide": ("real numeric", np.floor_divide, False),
+    "equal": ("all", np.equal, False), "floor_divide": ("real numeric", std_floor_divide, False),
     "greater": ("real numeric", np.greater, False),
     "greater_equal": ("real numeric", np.greater_equal, False),
     "hypot": ("real-valued", np.hypot, True), "less": ("real numeric", np.less, False),

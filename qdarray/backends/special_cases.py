@@ -1,0 +1,93 @@
+"""The standard's special cases where NumPy (and CuPy, which copies NumPy) give another value.
+
+`functions(m, check_first)` returns replacements for a few functions of a NumPy-like module `m`
+(NumPy on the CPU and under the CUDA simulator, CuPy on CUDA GPUs), each equal to `m`'s
+function except at the special values below:
+
+- `floor_divide` with an infinite operand: NumPy derives float floor division from `fmod` (as
+  Python does), so `inf // 2.0` is NaN and `1.0 // -inf` is -1.0. The standard computes
+  `floor(x1 / x2)` there: `inf // 2.0` is inf, `1.0 // -inf` is -0.0. Finite operands keep
+  NumPy's (and Python's) values, so `1.0 // 0.1` stays 9.0.
+- complex `expm1` at infinities and NaNs: NumPy's formula does not special-case them
+  (`expm1(inf + 0j)` is `inf + nanj`); the standard's values are those of `exp(z) - 1`, whose
+  special cases NumPy follows. `expm1(-0 + 0j)` is `+0 + 0j` (NumPy: `-0 + 0j`).
+- complex `tanh(±inf + yj)` for finite y: NumPy (C99's ctanh) gives `±1 + copysign(0, sin(2y))j`;
+  the standard gives `±1 + copysign(0, y)j` (`1 + 0j` for y > 0, as `tanh(conj(z)) ==
+  conj(tanh(z))` requires for y < 0).
+
+With `check_first` (the CPU), each replacement first counts the special inputs and returns
+NumPy's result unchanged when there are none, so ordinary input pays one cheap pass; without
+it (GPUs, where a count would wait for the device), the correction is always applied on the
+device, with no host synchronization.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from collections.abc import Callable
+from typing import Any
+
+
+def _is_float(x: Any) -> bool:
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None:
+        return bool(dtype.kind == "f")
+    return type(x) is float
+
+
+def functions(m: types.ModuleType, check_first: bool) -> dict[str, Callable[..., Any]]:
+    """The replacements for module `m` (NumPy or CuPy), by the standard's function name."""
+    floor_divide_ = m.floor_divide
+    isinf = m.isinf
+    isfinite = m.isfinite
+    floor = m.floor
+    divide = m.divide
+    copyto = m.copyto
+    count_nonzero = m.count_nonzero
+    asarray = m.asarray
+
+    def _any_inf(x: Any) -> bool:
+        if type(x) is float:
+            return math.isinf(x)
+        if not _is_float(x):
+            return False
+        return bool(count_nonzero(isinf(x)))
+
+    def floor_divide(x1: Any, x2: Any, /, out: Any = None) -> Any:
+        if not (_is_float(x1) or _is_float(x2)):
+            return floor_divide_(x1, x2, out=out)
+        if check_first and not (_any_inf(x1) or _any_inf(x2)):
+            return floor_divide_(x1, x2, out=out)
+        # Both computed before `out` (which may be x1, for //=) is written.
+        infinite = isinf(x1) | isinf(x2)
+        exact = floor(divide(x1, x2))
+        result = asarray(floor_divide_(x1, x2, out=out))  # NumPy gives 0-d input a scalar
+        copyto(result, exact, where=infinite)
+        return result
+
+    def expm1(x: Any, /) -> Any:
+        if x.dtype.kind != "c":
+            return m.expm1(x)
+        result = asarray(m.expm1(x))
+        finite = isfinite(x)
+        if not check_first or not bool(finite.all()):
+            copyto(result, m.exp(x) - 1, where=~finite)
+        # -0 + 0j gives +0 + 0j; a real part that is zero is +0 for every finite input.
+        result.real += 0.0
+        return result
+
+    def tanh(x: Any, /) -> Any:
+        if x.dtype.kind != "c":
+            return m.tanh(x)
+        a = x.real
+        b = x.imag
+        special = isinf(a) & isfinite(b)
+        if check_first and not bool(count_nonzero(special)):
+            return m.tanh(x)
+        result = asarray(m.tanh(x))
+        copyto(result.real, m.copysign(1.0, a), where=special)
+        copyto(result.imag, m.copysign(0.0, b), where=special)
+        return result
+
+    return {"floor_divide": floor_divide, "expm1": expm1, "tanh": tanh}

@@ -1,0 +1,148 @@
+"""The standard's special cases where NumPy gives other values, pinned value by value.
+
+The backend functions compute with NumPy (CuPy on CUDA) and correct these cases
+(qdarray/backends/special_cases.py); every expected value below is the standard's, signs of
+zeros included, from the special-case lists of `floor_divide`, `expm1` and `tanh`.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+import pytest
+
+import qdarray as qd
+
+INF = math.inf
+NAN = math.nan
+
+# (x1, x2, standard's x1 // x2)
+FLOOR_DIVIDE = [
+    (INF, 2.0, INF), (INF, -2.0, -INF), (-INF, 2.0, -INF), (-INF, -2.0, INF),
+    (1.0, INF, 0.0), (1.0, -INF, -0.0), (-1.0, INF, -0.0), (-1.0, -INF, 0.0),
+    (INF, INF, NAN), (-INF, INF, NAN), (INF, 0.0, INF), (INF, -0.0, -INF),
+    (0.0, INF, 0.0), (-0.0, INF, -0.0), (NAN, INF, NAN), (INF, NAN, NAN),
+    # finite operands keep NumPy's (and Python's) values
+    (7.0, 2.0, 3.0), (-7.0, 2.0, -4.0), (1.0, 0.1, 9.0), (-0.0, 3.0, -0.0), (1.0, 0.0, INF),
+]
+
+
+def same_values(got: np.ndarray, want: np.ndarray) -> None:
+    """Equal values, NaNs in the same places and the same signs of zeros (a NaN's sign is
+    not part of its value)."""
+    np.testing.assert_array_equal(got, want)
+    zeros = want == 0
+    np.testing.assert_array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("spelling", ["function", "operator", "in place"])
+def test_floor_divide_with_infinities_is_floor_of_the_quotient(dtype: str, spelling: str
+                                                              ) -> None:
+    x1 = qd.asarray([c[0] for c in FLOOR_DIVIDE], dtype=getattr(qd, dtype))
+    x2 = qd.asarray([c[1] for c in FLOOR_DIVIDE], dtype=getattr(qd, dtype))
+    want = np.array([c[2] for c in FLOOR_DIVIDE], dtype=dtype)
+    if spelling == "function":
+        got = qd.floor_divide(x1, x2)
+    elif spelling == "operator":
+        got = x1 // x2
+    else:
+        got = x1
+        got //= x2
+        assert got is x1
+    assert got.dtype == getattr(qd, dtype)
+    same_values(np.asarray(got), want)
+
+
+def test_floor_divide_with_scalars_and_0d_arrays() -> None:
+    for x1, x2, want in FLOOR_DIVIDE:
+        same_values(np.asarray(qd.asarray(x1) // x2), np.float64(want))
+        same_values(np.asarray(x1 // qd.asarray(x2)), np.float64(want))
+    # an integer array with a float scalar computes in float64
+    got = qd.asarray([3, -3]) // -INF
+    assert got.dtype == qd.float64
+    same_values(np.asarray(got), np.array([-0.0, 0.0]))
+    # integers are untouched: x // 0 is 0, as in NumPy
+    np.testing.assert_array_equal(np.asarray(qd.asarray([7, -7, 5]) // qd.asarray([2, 2, 0])),
+                                  [3, -4, 0])
+
+
+def test_floor_divide_broadcasts_into_the_inplace_operand() -> None:
+    x = qd.asarray([[INF, 1.0], [-1.0, 4.0]])
+    x //= qd.asarray([2.0, -INF])
+    same_values(np.asarray(x), np.array([[INF, -0.0], [-1.0, -0.0]]))
+
+
+def cplx(re: float, im: float) -> complex:
+    return complex(re, im)
+
+
+# (z, the standard's expm1(z)); None where the standard leaves a sign unspecified, checked apart
+EXPM1 = [
+    (cplx(0.0, 0.0), cplx(0.0, 0.0)),
+    (cplx(-0.0, 0.0), cplx(0.0, 0.0)),
+    (cplx(1.0, INF), cplx(NAN, NAN)),
+    (cplx(1.0, NAN), cplx(NAN, NAN)),
+    (cplx(INF, 0.0), cplx(INF, 0.0)),
+    (cplx(-INF, 1.0), cplx(-1.0, 0.0)),     # -1 + 0 cis(1)
+    (cplx(-INF, -1.0), cplx(-1.0, -0.0)),   # -1 + 0 cis(-1)
+    (cplx(INF, 1.0), cplx(INF * math.cos(1.0), INF * math.sin(1.0))),
+    (cplx(NAN, 0.0), cplx(NAN, 0.0)),
+    (cplx(NAN, 1.0), cplx(NAN, NAN)),
+    (cplx(NAN, NAN), cplx(NAN, NAN)),
+]
+
+
+def parts(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return z.real.copy(), z.imag.copy()
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_expm1_special_cases(dtype: str) -> None:
+    z = qd.asarray([c[0] for c in EXPM1], dtype=getattr(qd, dtype))
+    got = np.asarray(qd.expm1(z))
+    want = np.array([c[1] for c in EXPM1], dtype=dtype)
+    for g, w in zip(parts(got), parts(want), strict=True):
+        same_values(g, w)
+    # the cases whose signs the standard leaves open
+    loose = qd.asarray([cplx(-INF, INF), cplx(-INF, NAN), cplx(INF, INF), cplx(INF, NAN)],
+                       dtype=getattr(qd, dtype))
+    re, im = parts(np.asarray(qd.expm1(loose)))
+    np.testing.assert_array_equal(re[:2], [-1.0, -1.0])
+    np.testing.assert_array_equal(im[:2], [0.0, 0.0])
+    np.testing.assert_array_equal(np.abs(re[2:]), [INF, INF])
+    assert np.isnan(im[2:]).all()
+
+
+def test_complex_expm1_of_finite_values_is_numpys() -> None:
+    z = np.array([1e-10 + 1e-10j, 1.5 - 2j, -3 + 0.25j, 20 + 1j])
+    np.testing.assert_allclose(np.asarray(qd.expm1(qd.asarray(z))), np.expm1(z), rtol=1e-15)
+    # a 0-d array
+    assert complex(qd.expm1(qd.asarray(cplx(-0.0, 0.0)))) == 0j
+    assert not math.copysign(1.0, complex(qd.expm1(qd.asarray(cplx(-0.0, 0.0)))).real) < 0
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_tanh_at_infinite_real_parts(dtype: str) -> None:
+    ys = [0.0, -0.0, 0.5, 2.0, 3.0, -2.0, 1e30]  # sin(2y) < 0 for y = 2.0 and 3.0
+    for sign in (1.0, -1.0):
+        z = qd.asarray([cplx(sign * INF, y) for y in ys], dtype=getattr(qd, dtype))
+        re, im = parts(np.asarray(qd.tanh(z)))
+        same_values(re, np.full(len(ys), sign, dtype=re.dtype))
+        same_values(im, np.copysign(np.zeros(len(ys)), ys).astype(im.dtype))
+    # finite and NaN arguments keep NumPy's values
+    z = np.array([0.5 + 0.25j, cplx(NAN, 0.0), cplx(1.0, INF)], dtype=dtype)
+    with np.errstate(invalid="ignore"):
+        want = np.tanh(z)
+    np.testing.assert_allclose(np.asarray(qd.tanh(qd.asarray(z))), want, rtol=1e-6)
+
+
+def test_real_functions_are_numpys() -> None:
+    x = np.array([-INF, -1.0, -0.0, 0.0, 1e-300, 1.0, INF, NAN])
+    same_values(np.asarray(qd.expm1(qd.asarray(x))), np.expm1(x))
+    same_values(np.asarray(qd.tanh(qd.asarray(x))), np.tanh(x))
+    with np.errstate(invalid="ignore"):  # NumPy's inf // 3.0
+        want = np.where(np.isinf(x), x, np.floor_divide(x, 3.0))
+    same_values(np.asarray(operator.floordiv(qd.asarray(x), 3.0)), want)
