@@ -26,6 +26,8 @@ OPS: dict[str, tuple[Callable[[Any, Any], Any], Callable[[Any, Any], Any]]] = {
     "mean": (lambda x, y: qd.mean(x), lambda a, b: np.mean(a)),
     "max": (lambda x, y: qd.max(x), lambda a, b: np.max(a)),
     "cumulative_sum": (lambda x, y: qd.cumulative_sum(x), lambda a, b: np.cumulative_sum(a)),
+    # The standard's sort is stable; NumPy's default sort is not, and is the one users time.
+    "sort": (lambda x, y: qd.sort(x), lambda a, b: np.sort(a)),
 }
 
 

@@ -56,9 +56,10 @@ def sort(x: Array, /, *, axis: int = -1, descending: bool = False,
     xp = device.backend.xp
     if descending and stable and x._dtype.kind in "fc":
         # Note: reversing an ascending sort would reverse equal but distinguishable values
-        # (-0.0 and 0.0, NaN payloads); a stable descending order needs the index path.
-        order = xp.argsort(x._data, axis=axis, descending=True, stable=True)
-        result = xp.take_along_axis(x._data, order, axis=axis)
+        # (-0.0 and 0.0, NaN payloads); reversing the stable ascending sort of the reversed
+        # input keeps them in input order (NaNs come first, as in the descending argsort).
+        flipped = xp.sort(xp.flip(x._data, axis=axis), axis=axis, stable=True)
+        result = xp.flip(flipped, axis=axis)
     else:
         result = xp.sort(x._data, axis=axis, descending=descending, stable=stable)
     return Array._new(device.backend.normalize(result), device)
