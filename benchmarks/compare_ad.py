@@ -56,7 +56,7 @@ def best_per_call(f: Callable[[], Any], calls: int, repeat: int = 7) -> float:
 def launcher_of(kernel: Any, args: tuple[Any, ...]) -> Any:
     from qdarray.ad.launch import _CACHE
 
-    return next(r for r in _CACHE[kernel].values() if r.target == "numba_cpu")
+    return next(r for r in _CACHE[kernel].values() if r.target.name == "numba_cpu")
 
 
 def overhead_and_sizing() -> None:

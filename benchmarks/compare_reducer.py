@@ -59,8 +59,8 @@ def main() -> None:
     sizes = [int(float(s)) for s in sys.argv[2:]] or [10_000_000, 100_000_000]
     device = as_device(name)
     target = device.backend.target
-    cuda = target == "numba_cuda"
-    print(f"device {device} ({target}); times: {'GPU events' if cuda else 'wall clock'}")
+    cuda = target.name == "numba_cuda"
+    print(f"device {device} ({target.name}); times: {'GPU events' if cuda else 'wall clock'}")
     i, j = LoopVar(1, "i"), LoopVar(2, "j")
     for n in sizes:
         host = np.random.default_rng(0).integers(0, 1 << 30, n).astype(np.int32)
@@ -80,11 +80,11 @@ def main() -> None:
                  [side, n // side])):
             count = extents[0] * (extents[-1] if len(extents) > 1 else 1)
             reducer = Reducer(chain_of(e), {"d": ArrayType(_dtypes.int32, len(extents))},
-                              target, None if target == "numba_cpu" else device)
+                              target, device)
             begins = [0] * len(extents)
             assert reducer.run({"d": arr}, [], begins, extents) == host[:count].max()
             if cuda:
-                chunk, chunks = split(count, True, extents[-1])
+                chunk, chunks = split(count, target.reduction, True, extents[-1])
                 out = qd.full(chunks + 1, -(1 << 63), dtype=qd.int64, device=device)
                 launch = reducer.compiled()
                 args = [arr] + begins + extents + [chunk, chunks, count, out]

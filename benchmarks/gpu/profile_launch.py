@@ -142,7 +142,8 @@ def section_reducer(cp: Any, dev: str, n: int) -> None:
     a = qd.asarray(data, device=dev)
     i = LoopVar(1, "i")
     chain = chain_of(MaxOverRange(i, Const(0), Const(n), Read("a", (i,))))
-    reducer = Reducer(chain, {"a": ArrayType(_dtypes.int32, 1)}, "numba_cuda", qd.Device(dev))
+    reducer = Reducer(chain, {"a": ArrayType(_dtypes.int32, 1)}, qd.Device(dev).backend.target,
+                      qd.Device(dev))
     assert reducer.run({"a": a}, [], [0], [n]) == int(data.max())
     us = synced_us(lambda: reducer.run({"a": a}, [], [0], [n]), cp, 30)
     report("one dispatch (launch, kernel, 8-byte read)", us / 1e3, "ms",

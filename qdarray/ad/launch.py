@@ -2,10 +2,12 @@
 
 `kernel.grad(*args)` (and `kernel.grad.interpret(*args)`) land in `launch_reverse`. A
 `ReverseLauncher` is built once per (signature, which arguments have gradients, debug mode,
-target) from the kernel's `ReversePlan` (`ad/plan.py`): it holds the compiled reverse kernel,
-the compiled counting kernel and the stacks' `Sizer`. On the CPU the plan is stored in the
-disk cache with the generated modules (`ad/plan_json.py`), so another process builds the
-launcher from it without running the reverse-mode transform.
+kernel target) from the kernel's `ReversePlan` (`ad/plan.py`): it holds the compiled reverse
+kernel, the compiled counting kernel and the stacks' `Sizer`. On targets that keep their
+modules in the disk cache (`KernelTarget.caches_modules`) the plan is stored there too
+(`ad/plan_json.py`), so another process builds the launcher from it without running the
+reverse-mode transform. Everything device-specific comes from the kernel target: how kernels
+compile and launch, where the launch's own buffers live, how the max-reducer is laid out.
 
 Each call checks that the integer arrays the forward launch read are unchanged
 (`kernels/bound_reads.py`), sizes the stacks (nothing to do when the sizing cache holds the
@@ -27,18 +29,20 @@ import numpy as np
 
 from .. import _dtypes
 from .._array import Array
-from .._devices import CPU, Device
 from .._errors import AdStackSizingError, AutodiffError
 from ..buffer_view import BufferView
 from ..kernels.args import KEY_FUNCS, ArgSpec, signature_key
 from ..kernels.bound_reads import buffer_at, int_read_paths
 from ..kernels.cache import count
 from ..kernels.debug import _state
+from ..kernels.frontend import build
+from ..kernels.interp import INTERP
 from ..kernels.ir import KernelIR, Param, Value
-from ..kernels.launch import written_paths
+from ..kernels.launch import compile_ir, signature, written_paths
+from ..kernels.passes import resolve_views, simplify
+from ..kernels.target import KernelTarget, target_of
 from ..kernels.types import ArrayType, ViewType
 from .adstack import LAYOUT_FIELDS, check_overflow, layout_array
-from .compile import compile_ir
 from .device_buffers import DeviceBuffers
 from .plan import KernelRecord, ReversePlan, launcher_of, plan_of, record_of
 from .plan_json import load_plan, plan_key, store_plan
@@ -77,8 +81,8 @@ class ReverseLauncher:
     """The reverse of one kernel for one signature (see the module docstring)."""
 
     def __init__(self, kernel: Any, plan: ReversePlan, specs: list[tuple[str, ArgSpec]],
-                 target: str, debug: bool, written: Sequence[str],
-                 device: Device = CPU, rev: Any = None) -> None:
+                 target: KernelTarget, debug: bool, written: Sequence[str],
+                 device: Any, rev: Any = None) -> None:
         """`rev` is the Reverse the plan comes from, or a function building it (called only
         when a kernel the plan records is not in the disk cache any more)."""
         self.name = kernel.__name__
@@ -100,11 +104,9 @@ class ReverseLauncher:
             else:
                 ext.append(ArgSpec("array", t))
             names.append(name)
-        # Buffers in the device's memory where its backend allocates them; host memory for
-        # the interpreter (whatever the arrays' device) and for other devices.
-        on_device = target != "interp" and hasattr(device.backend, "available_bytes")
-        self.buffers = DeviceBuffers(device if on_device else CPU)
-        self.device: Device | None = device if on_device else None
+        self.device = device
+        # the launch's own buffers (heaps, layout, flags, counts), where the target keeps them
+        self.buffers = DeviceBuffers(target.buffer_device(device))
         self.run = self._compile(plan.reverse, "kernel", ext, names, bumps)
         self.count_specs = [s for _, s in specs] + [_array_spec(i64)]
         self.count_names = [n for n, _ in specs] + ["@counts"]
@@ -113,7 +115,7 @@ class ReverseLauncher:
         self.threads = list(plan.threads)
         params = [Param(n, Value(k, t)) for k, (n, t) in enumerate(plan.params)]
         self.sizer = Sizer(self.exprs, self.threads, params, plan.count_deps, self.count,
-                           [s.id for s in plan.stacks], plan.n_stacks, target, self.device)
+                           [s.id for s in plan.stacks], plan.n_stacks, target, device)
         self.int_reads = int_read_paths(specs, written_paths(kernel.param_names, written))
         self.overflow = self.buffers.zeros(max(plan.n_stacks, 1), np.int64)
         self.no_overflow = np.zeros(max(plan.n_stacks, 1), np.int64).tobytes()
@@ -132,7 +134,8 @@ class ReverseLauncher:
         """A launcher of the reverse ("kernel") or counting ("counting") kernel: from the
         plan's record when it has one and its module is in the disk cache, else from IR."""
         if record is not None:
-            launcher = launcher_of(record, specs, names, bumps, self.debug)
+            launcher = launcher_of(record, specs, names, bumps, self.target, self.debug,
+                                   self.device)
             if launcher is not None:
                 return launcher
         ir: KernelIR = getattr(self.rev, which)
@@ -256,16 +259,13 @@ def _mask(args: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def prepare_reverse(kernel: Any, args: Sequence[Any], target: str | None,
+def prepare_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None,
                     debug: bool) -> ReverseLauncher:
-    """Build the reverse launcher of `kernel` for `args` (no caching)."""
-    from ..kernels.frontend import build
-    from ..kernels.launch import signature
-    from ..kernels.passes import resolve_views, simplify
-
+    """Build the reverse launcher of `kernel` for `args` (no caching; target None: the kernel
+    target of the arrays' device)."""
     specs, device = signature(kernel, args)
     if target is None:
-        target = device.backend.target
+        target = target_of(device)
     with_grad = _with_grad(specs, args)
     if not with_grad:
         raise AutodiffError(
@@ -277,7 +277,7 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: str | None,
     # The forward passes of `pipeline` before its bounds checks (the reverse kernel's own
     # compile adds those for every access); in debug mode resolve_views checks subviews.
     forward = simplify(resolve_views(built, debug=debug))
-    key = plan_key(forward, with_grad, target, debug) if target in STORED_TARGETS else None
+    key = plan_key(forward, with_grad, target.name, debug) if target.caches_modules else None
     stored = load_plan(key) if key is not None else None
     if stored is not None:
         launcher = ReverseLauncher(kernel, stored, specs, target, debug, written, device,
@@ -294,10 +294,6 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: str | None,
         launcher.plan = recorded(launcher)
         store_plan(key, launcher.plan)
     return launcher
-
-
-# Targets whose compiled kernels the disk cache keeps, so their plans are stored there too.
-STORED_TARGETS = frozenset({"numba_cpu"})
 
 
 def recorded(launcher: ReverseLauncher) -> ReversePlan:
@@ -321,7 +317,7 @@ _VIEW_KEY = KEY_FUNCS[BufferView]
 _KEYS: dict[type, Any] = {**KEY_FUNCS, Array: _array_key, BufferView: _view_key}
 
 
-def launch_reverse(kernel: Any, args: Sequence[Any], target: str | None,
+def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None,
                    table: dict[Any, ReverseLauncher] | None = None) -> None:
     """Run the reverse of `kernel` on `args` (target None: the arrays' device); `table` is
     the kernel's launcher table when the caller holds it."""
@@ -359,12 +355,12 @@ class GradKernel:
         k = self.kernel
         if kwargs or len(args) != len(k.param_names):
             args = k._bind(args, kwargs)
-        launch_reverse(k, args, "interp")
+        launch_reverse(k, args, INTERP)
 
     def ir(self, *args: Any) -> Reverse:
         """The reverse kernel's IR for `args` (and what the launcher knows about it), with
         debug-mode checks when debug mode is on."""
-        return prepare_reverse(self.kernel, args, "interp", _state["debug"]).rev
+        return prepare_reverse(self.kernel, args, INTERP, _state["debug"]).rev
 
     def __repr__(self) -> str:
         return f"<reverse of {self.kernel!r}>"

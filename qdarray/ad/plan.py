@@ -9,10 +9,12 @@ values, which `plan_json.py` writes to the disk cache next to the generated modu
 second process launches `kernel.grad` from it without running the transform again.
 
 A compiled kernel is recorded as a `KernelRecord`: the cache key of its generated module
-and what debug-mode messages need (its parameters after lowering and its check sites). A
-launcher built from a record (`launcher_of`) is the same `NumbaLauncher` as one built from
-IR; it holds a *skeleton* of the kernel's IR (parameters and check sites, no body), which is
-all a compiled launcher reads.
+(`Launcher.module_key`) and what debug-mode messages need (its parameters after lowering and
+its check sites). A launcher built from a record (`launcher_of`, through the kernel target's
+`cached_launcher`) is the same as one built from IR; it holds a *skeleton* of the kernel's
+IR (parameters and check sites, no body), which is all a compiled launcher reads. Only
+targets that keep their modules in the disk cache (`KernelTarget.caches_modules`) record
+kernels.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from typing import Any
 
 from ..kernels.args import ArgSpec
 from ..kernels.ir import UNKNOWN_LOC, Block, Instr, KernelIR, Op, Param, SourceLoc, Value, instrs
+from ..kernels.launch import Launcher, packer
 from ..kernels.ops.adstack import AdStack
+from ..kernels.target import KernelTarget
 from .sizing import Expr
 
 
@@ -113,17 +117,14 @@ def plan_of(rev: Any, name: str) -> ReversePlan:
     )
 
 
-def record_of(launcher: Any) -> KernelRecord | None:
+def record_of(launcher: Launcher) -> KernelRecord | None:
     """The record of a compiled launcher (None for launchers whose code the disk cache does
     not keep)."""
-    from ..kernels.cache import module_key
-    from ..kernels.launch import NumbaLauncher
-
-    if type(launcher) is not NumbaLauncher:
+    if launcher.module_key is None:
         return None
     ir: KernelIR = launcher.kernel
     sites = tuple((i.attrs, i.loc) for i in instrs(ir.body) if i.op is Op.CHECK_INDEX)
-    return KernelRecord(module_key(launcher.module), ir.name,
+    return KernelRecord(launcher.module_key, ir.name,
                         tuple((p.name, p.value.type) for p in ir.params), sites)
 
 
@@ -136,15 +137,11 @@ def skeleton(record: KernelRecord) -> KernelIR:
 
 
 def launcher_of(record: KernelRecord, specs: Sequence[ArgSpec], names: Sequence[str],
-                bumps: list[Any], debug: bool) -> Any:
-    """A launcher of the recorded kernel, or None when its module is no longer in the disk
-    cache (or no longer hashes to its key)."""
-    from ..kernels.cache import module_for_key
-    from ..kernels.launch import NumbaLauncher, packer
-
-    module = module_for_key(record.module)
-    if module is None:
-        return None
-    packers = [packer(s, f"{record.name}() argument '{n}'", False, exact=debug)
-               for n, s in zip(names, specs, strict=True)]
-    return NumbaLauncher(skeleton(record), packers, bumps, module, debug)
+                bumps: list[Any], target: KernelTarget, debug: bool, device: Any
+                ) -> Launcher | None:
+    """A launcher of the recorded kernel on `target`, or None when its module is no longer
+    in the disk cache (or no longer hashes to its key)."""
+    packers = [packer(s, f"{record.name}() argument '{n}'", not target.lowers_views,
+                      exact=debug) for n, s in zip(names, specs, strict=True)]
+    return target.cached_launcher(record.module, skeleton(record), packers, bumps,
+                                  debug=debug, device=device)

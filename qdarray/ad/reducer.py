@@ -18,16 +18,17 @@ to the host). That layout (contiguous chunks,
 vectorizable inner loops) suits CPUs; on other devices each of many work-items instead reads
 elements c, c + nchunks, c + 2 nchunks, ... so that neighbours read neighbours (`strided`).
 
-On CUDA devices the reduction is a single pass (`single`): each work-item folds its strided
-elements into a register, and an atomic max of that into one element, which the CUDA code
+The kernel target's `ReductionLayout` chooses among these. Where it says `single_pass` (CUDA
+devices) the reduction is a single pass (`single`): each work-item folds its strided
+elements into a register, and an atomic max of that into one element, which the code
 generator reduces within each block first (one atomic per block, codegen/block_sums.py), so
 nothing but the input is read and one number is written. The element is a uint64 holding
 `m ^ 2**63` (the order of int64, with 0 below every value), so a zeroed element is the
 identity. A reducer owns two such elements and alternates between them: each dispatch
 accumulates into one and zeroes the other (which the previous dispatch used and the host has
 read), so a dispatch allocates nothing and issues one launch and one 8-byte read. Its grid is
-16 blocks of 256 threads per SM (backends/cuda_kernels.reduction_items; the fastest of 2 to 32
-per SM on an H200).
+the layout's `work_items` (on CUDA devices 16 blocks of 256 threads per SM,
+backends/cuda_kernels.reduction_items; the fastest of 2 to 32 per SM on an H200).
 
 The body reads arrays at loop-variable indices (any integer dtype, as int64); a
 `MaxOverRange` inside the body whose range depends on the axes becomes a sequential loop
@@ -55,10 +56,12 @@ from .. import _dtypes
 from .._array import Array
 from ..buffer_view import BufferView
 from ..kernels.args import ArgSpec
-from ..kernels.ir import For, If, KernelIR, Op, Param, Value, format_kernel
-from ..kernels.types import ArrayType, ViewType
-from .compile import compile_ir
 from ..kernels.emit import Emitter, block
+from ..kernels.ir import For, If, KernelIR, Op, Param, Value, format_kernel
+from ..kernels.launch import compile_ir
+from ..kernels.target import KernelTarget, ReductionLayout
+from ..kernels.types import ArrayType, ViewType
+from .device_buffers import DeviceBuffers
 from .sizing import (
     Arg,
     Bin,
@@ -431,31 +434,37 @@ def _spec(t: Any) -> ArgSpec:
     return ArgSpec("scalar", t)
 
 
-# Compiled reducers by (kernel text, target): identical reducers of different kernels share
-# one compile (and the disk cache shares them between processes).
+# Compiled reducers by (kernel text, target, device): identical reducers of different kernels
+# share one compile (and the disk cache shares them between processes).
 _COMPILED: dict[tuple[str, str, str], Any] = {}
 
 
 class Reducer:
-    """The max-reduction kernel of one chain, compiled on first use for `target` (on
-    `device`, for targets that need one)."""
+    """The max-reduction kernel of one chain, compiled on first use for `target` and arrays
+    on `device` (None: host arrays); laid out as the target's `ReductionLayout` says, unless
+    `strided` forces contiguous chunks (False) or strided work-items (True) in one pass of
+    partial maxima."""
 
-    def __init__(self, chain: Chain, types: dict[str, Any], target: str,
+    def __init__(self, chain: Chain, types: dict[str, Any], target: KernelTarget,
                  device: Any = None, strided: bool | None = None) -> None:
+        layout = target.reduction
         self.chain = chain
-        self.single = target == "numba_cuda" and device is not None and strided is None
-        self.strided = target not in ("numba_cpu", "interp") if strided is None else strided
+        self.layout = layout
+        self.single = layout.single_pass and strided is None
+        self.strided = layout.strided if strided is None else strided
         self.ir = _Builder(chain, types, self.strided, self.single).kernel()
         self.target = target
         self.device = device
+        self.buffers = DeviceBuffers(target.buffer_device(device))
         self.launcher: Any = None
         self.lock = threading.Lock()
         self.pairs: Any = None  # single pass: ((result, other), (other, result)) elements
         self.turn = 0
+        self.partial: Any = None  # in device memory: (nchunks, buffer of nchunks + 1)
 
     def compiled(self) -> Any:
         if self.launcher is None:
-            key = (format_kernel(self.ir), self.target, str(self.device))
+            key = (format_kernel(self.ir), self.target.name, str(self.device))
             launcher = _COMPILED.get(key)
             if launcher is None:
                 specs = [_spec(p.value.type) for p in self.ir.params]
@@ -481,41 +490,54 @@ class Reducer:
         for n in extents:
             total *= n
         most = STRIDED_ITEMS
-        if self.single:
-            from ..backends.cuda_kernels import reduction_items
-
-            most = min(most, reduction_items(self.device.index))
-        chunk, nchunks = split(total, self.strided, extents[-1], most)
+        if self.strided and self.layout.work_items is not None:
+            most = min(most, self.layout.work_items(self.device))
+        chunk, nchunks = split(total, self.layout, self.strided, extents[-1], most)
         args = [values[n] for n in self.chain.names] + slots + begins + extents
         if self.single:
             top = self.single_pass(args + [chunk, nchunks, total])
-        elif self.device is None:  # the host's memory: NumPy all the way
+        elif self.buffers.on_host:  # NumPy all the way
             partial = np.full(nchunks + 1, INT64_MIN, np.int64)
             self.compiled()(args + [chunk, nchunks, total, partial])
             top = int(partial.max())
         else:
-            from .. import _creation_functions, _statistical_functions
-
-            out = _creation_functions.full(nchunks + 1, INT64_MIN, dtype=_dtypes.int64,
-                                           device=self.device)
-            self.compiled()(args + [chunk, nchunks, total, out])
-            top = int(_statistical_functions.max(out))
+            top = self.on_device(args + [chunk, nchunks, total], nchunks)
         if top == INT64_MAX:
             raise Unsized("a read outside its array")
         return top
 
+    def on_device(self, args: list[Any], nchunks: int) -> int:
+        """Partial maxima in device memory, reduced there (one number comes back). The
+        buffer is kept: every dispatch writes each chunk's element, and the last element
+        (a read outside an array) stays INT64_MIN until a dispatch sets it."""
+        buffers = self.buffers
+        with self.lock:
+            if self.partial is None or self.partial[0] != nchunks:
+                self.partial = (nchunks, buffers.upload(np.full(nchunks + 1, INT64_MIN,
+                                                                np.int64)))
+            partial = self.partial[1]
+            try:
+                self.compiled()(args + [buffers.as_argument(partial)])
+                top = buffers.max(partial)
+            except BaseException:
+                self.partial = None
+                raise
+            if top == INT64_MAX:
+                self.partial = None  # its last element is set: start afresh next time
+        return top
+
     def single_pass(self, args: list[Any]) -> int:
         """One launch and one 8-byte read (module docstring)."""
-        backend = self.device.backend
+        buffers = self.buffers
         with self.lock:  # the two elements alternate: one dispatch at a time
             if self.pairs is None:
-                both = backend.asarray(np.zeros(2, np.uint64), None, True, self.device)
+                both = buffers.upload(np.zeros(2, np.uint64))
                 self.pairs = ((both[0:1], both[1:2]), (both[1:2], both[0:1]))
                 self.turn = 0
             out, other = self.pairs[self.turn]
             try:
                 self.compiled()(args + [out, other])
-                key = int(backend.to_host(out)[0])
+                key = int(buffers.to_host(out)[0])
             except BaseException:
                 self.pairs = None  # a launch that did not finish: start from zeros again
                 raise
@@ -528,20 +550,19 @@ class Reducer:
 STRIDED_ITEMS = 1 << 20
 
 
-def split(total: int, strided: bool = False, row: int = 1, most: int | None = None
-          ) -> tuple[int, int]:
-    """(chunk length, number of chunks) for `total` elements: one chunk below the launcher's
-    parallel threshold, else at least that many chunks (so the launch runs in parallel);
-    strided: up to `most` (STRIDED_ITEMS) work-items, a multiple of the last axis' extent `row`
-    when that fits (each work-item then stays in one column: its last index never carries)."""
-    from ..kernels.launch import PARALLEL_MIN
-
+def split(total: int, layout: ReductionLayout, strided: bool = False, row: int = 1,
+          most: int | None = None) -> tuple[int, int]:
+    """(chunk length, number of chunks) for `total` elements: one chunk below the layout's
+    `serial_below` (the launcher's parallel threshold), else at least that many chunks (so
+    the launch runs in parallel); strided: up to `most` (STRIDED_ITEMS) work-items, a
+    multiple of the last axis' extent `row` when that fits (each work-item then stays in one
+    column: its last index never carries)."""
     if strided:
         items = min(total, STRIDED_ITEMS if most is None else most)
         if row < items:
             items -= items % row
         return -(-total // items), items
-    if total < PARALLEL_MIN:
+    if total < layout.serial_below:
         return total, 1
-    chunk = total // PARALLEL_MIN
+    chunk = total // layout.serial_below
     return chunk, -(-total // chunk)

@@ -32,6 +32,7 @@ from .. import _dtypes
 from .._array import Array
 from ..buffer_view import BufferView
 from ..kernels.ir import For, If, Instr, KernelIR, Op, Param, While, walk
+from ..kernels.target import KernelTarget
 from ..kernels.types import ArrayType, ViewType
 from .reducer import Chain, Reducer, Unsized, chain_of, shape_of
 from .reverse import COUNT_SLOTS as SLOTS
@@ -158,15 +159,14 @@ class Sizer:
             or those dependencies (`counting_deps`).
         count: runs the counting kernel on the launch's arguments; returns the counts array.
         stack_ids: the id of each live stack (its slots in the counts array).
-        target: where the reducers run ("interp" or a code generator).
-        device: the arrays' device, for targets whose reducers keep their partial maxima
-            in device memory (None: host memory).
+        target: the kernel target the reducers compile for.
+        device: the arrays' device (None: host arrays).
     """
 
     def __init__(self, exprs: list[Expr | None], threads: list[Expr | None],
                  params: Sequence[Param], counting: KernelIR | Sequence[tuple[int, int]],
                  count: Callable[[Sequence[Any]], np.ndarray], stack_ids: list[int],
-                 n_stacks: int, target: str, device: Any = None) -> None:
+                 n_stacks: int, target: KernelTarget, device: Any = None) -> None:
         self.params = list(params)
         self.position = {p.name: k for k, p in enumerate(self.params)}
         self.types = {p.name: _param_type(p) for p in self.params}
@@ -312,7 +312,7 @@ def _override(result: tuple[list[int], list[int]]) -> tuple[list[int], list[int]
     return [_TEST_CAPACITY_OVERRIDE] * len(result[0]), result[1]
 
 
-def slot_reducer(target: str, device: Any = None) -> Reducer:
+def slot_reducer(target: KernelTarget, device: Any = None) -> Reducer:
     """The max-reducer of `counts[i]` over one stack's slots."""
     i = LoopVar(-1, "i")
     chain = chain_of(MaxOverRange(i, Const(0), Const(SLOTS), Read("counts", (i,))))

@@ -26,7 +26,7 @@ from ..kernels.kernel import RECORDERS
 class _Launch:
     kernel: Any
     args: tuple[Any, ...]
-    target: str | None
+    target: Any  # the KernelTarget it ran on (None: its arrays' device)
     inputs: list[tuple[str, Any, int, Any]]  # (name, buffer token, generation, dtype)
 
 
@@ -92,7 +92,7 @@ class Tape:
         if exc_type is None:
             self.grad()
 
-    def record(self, kernel: Any, args: tuple[Any, ...], target: str | None,
+    def record(self, kernel: Any, args: tuple[Any, ...], target: Any,
                launcher: Any) -> None:
         """Run one launch (checking it first in validation mode) and remember it, on the
         innermost tape of the launching thread (tapes of other threads do not see it)."""
@@ -103,7 +103,7 @@ class Tape:
         else:
             tape.keep(kernel, args, target, launcher)
 
-    def keep(self, kernel: Any, args: tuple[Any, ...], target: str | None,
+    def keep(self, kernel: Any, args: tuple[Any, ...], target: Any,
              launcher: Any) -> None:
         if self.validation:
             from .validate import check_launch

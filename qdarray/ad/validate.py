@@ -21,8 +21,9 @@ from .._devices import CPU
 from .._errors import AutodiffError
 from ..buffer_view import BufferView
 from ..kernels.frontend.diagnostics import format_location
-from ..kernels.interp import Interpreter, typed_arguments
+from ..kernels.interp import INTERP, Interpreter, typed_arguments
 from ..kernels.ir import Instr, Op
+from ..kernels.launch import prepare
 from ..kernels.ops.memory import element
 
 _WRITES = (Op.STORE, Op.ATOMIC_ADD, Op.ATOMIC_MIN, Op.ATOMIC_MAX)
@@ -89,9 +90,7 @@ def _copy(x: Any) -> Any:
 
 def check_launch(kernel: Any, args: Sequence[Any]) -> None:
     """Raise AutodiffError if launching `kernel` on `args` overwrites an element it read."""
-    from ..kernels.launch import prepare
-
-    launcher = prepare(kernel, args, "interp", False)
+    launcher = prepare(kernel, args, INTERP, False)
     copies = [_copy(a) for a in args]
     ir = launcher.kernel
     names = {p.value.id: p.name for p in ir.params}

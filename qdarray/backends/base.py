@@ -7,7 +7,8 @@ One backend serves both the array namespace and user kernels on its kind of devi
   the namespace modules call `x.device.backend.xp.<name>` and wrap the result.
 - storage: `asarray`, `empty`, host transfers, `synchronize`;
 - capabilities: `supports_dtype`, `capabilities`;
-- kernels: `target` names the code generator the kernel compiler uses for this backend.
+- kernels: `target` is the device kind's kernel target (`qdarray/kernels/target.py`), which
+  compiles and launches kernels for it; None for a kind that has none yet.
 """
 
 from __future__ import annotations
@@ -17,15 +18,20 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._devices import Device
+from ..kernels.target import KernelTarget
 
 
 class Backend(Protocol):
     """What the namespace and the kernel launcher need from a device kind."""
 
     kind: str
-    target: str
     xp: Any
     native_type: type
+
+    @property
+    def target(self) -> KernelTarget | None:
+        """The device kind's kernel target (None: kernels do not run on it yet)."""
+        ...
 
     def devices(self) -> list[Device]:
         """The devices of this kind present on the machine, in a stable order."""

@@ -8,6 +8,7 @@ import array_api_compat.numpy as compat_numpy
 import numpy as np
 
 from .._devices import CPU, Device
+from ..kernels.target import KernelTarget
 from . import cpu_sort, special_cases
 from .quiet import QuietNamespace, quiet
 
@@ -16,7 +17,6 @@ class CpuBackend:
     """NumPy arrays on the host; kernels through the numba CPU code generator."""
 
     kind = "cpu"
-    target = "numba_cpu"
     # Floating-point exceptions give the standard's results without NumPy's RuntimeWarnings,
     # as on every other device (see quiet.py).
     # Typed Any, as in the Backend protocol: QuietNamespace's attributes are the wrapped
@@ -32,6 +32,14 @@ class CpuBackend:
     for _name, _func in special_cases.functions(np, check_first=True).items():
         setattr(xp, _name, quiet(_func))
     native_type = np.ndarray
+
+    @property
+    def target(self) -> KernelTarget:
+        """The numba kernel target (cpu_kernels.py), imported with the kernel compiler on
+        first use: array code alone never loads it."""
+        from .cpu_kernels import TARGET
+
+        return TARGET
 
     def devices(self) -> list[Device]:
         return [CPU]

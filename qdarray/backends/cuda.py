@@ -19,11 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import config as numba_config
 
 from .._devices import Device
-
-SIMULATED = bool(numba_config.ENABLE_CUDASIM)  # type: ignore[attr-defined]
+from .cuda_kernels import SIMULATED, TARGET
 
 
 def _missing_cupy() -> RuntimeError:
@@ -38,7 +36,7 @@ class _CudaBase:
     """What the simulated and the real CUDA backends share."""
 
     kind = "cuda"
-    target = "numba_cuda"
+    target = TARGET
     simulated = SIMULATED
 
     def _count(self) -> int:

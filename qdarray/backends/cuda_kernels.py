@@ -1,8 +1,8 @@
-"""Launching user kernels on CUDA devices: the generated numba.cuda module's stages, sized per
+"""The kernel target of CUDA devices: the generated numba.cuda module's stages, sized per
 device, with arguments passed without copies.
 
-`CudaLauncher` is built once per kernel signature (kernels/launch.py picks it for target
-"numba_cuda"). Per call it packs the arguments (CuPy arrays as they are), evaluates the
+`CudaKernels` is the target (`kernels/target.py`); its `CudaLauncher` is built once per
+kernel signature. Per call it packs the arguments (CuPy arrays as they are), evaluates the
 host-computable instructions to get each parallel stage's trip count, launches the stages in
 order on CuPy's current stream of the device (the legacy default stream unless the caller
 chose another) and, in debug mode, reads the error record and raises `KernelIndexError`.
@@ -25,7 +25,7 @@ NumPy arrays are the device's storage and are passed as they are.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numba import config as numba_config
@@ -38,15 +38,17 @@ from ..kernels.codegen.opencl_c import plan
 from ..kernels.ir import KernelIR
 from ..kernels.launch import ERR_LEN, Launcher, bump_generations
 from ..kernels.ops import OPS
+from ..kernels.target import ReductionLayout
 from ..kernels.types import ArrayType
-from .cuda import BACKEND, SIMULATED
 from .cuda_direct import direct_launch, layout_key
+
+# numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1 before numba is imported): no GPU, no CuPy.
+SIMULATED = bool(numba_config.ENABLE_CUDASIM)  # type: ignore[attr-defined]
 
 # Serial stages are single-thread launches by design: numba's low-occupancy warning for them
 # (an error under `-W error`) says nothing useful.
 numba_config.CUDA_LOW_OCCUPANCY_WARNINGS = 0  # type: ignore[attr-defined]
 
-NATIVE: Any = BACKEND.native_type  # type: ignore[attr-defined]  # CuPy's ndarray
 _BLOCKS_PER_SM = 32
 _MAX_BLOCKS: dict[int, int] = {}
 _SMS: dict[int, int] = {}
@@ -90,10 +92,12 @@ class CudaLauncher(Launcher):
     """Runs the numba.cuda stages of one kernel signature (see the module docstring)."""
 
     def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any], debug: bool,
-                 device: Device | None) -> None:
+                 device: Device) -> None:
         super().__init__(kernel, packers, bumps)
         self.debug = debug
         self.device = device
+        self.backend = cast(Any, device.backend)  # a CupyBackend or the simulator's
+        self.cp: Any = None if SIMULATED else self.backend.cp  # CuPy
         self.plan = plan(kernel)
         self.module = load_module(render_numba_cuda(kernel, debug=debug, simulated=SIMULATED))
         self.stages = [getattr(self.module, f"stage{k}") for k in range(len(self.plan.stages))]
@@ -115,16 +119,6 @@ class CudaLauncher(Launcher):
         self.direct: dict[tuple[int, tuple[int, ...]], Any] = {}
         self.why_not_direct = ""
 
-    def _device_of(self, native: Sequence[Any]) -> int:
-        if self.device is not None:
-            return int(self.device.index)
-        if not SIMULATED:
-            cp = BACKEND.cp  # type: ignore[attr-defined]
-            for x in native:
-                if isinstance(x, cp.ndarray):
-                    return int(x.device.id)
-        return 0
-
     def _args(self, native: Sequence[Any], index: int
               ) -> tuple[list[Any], dict[int, Any], list[tuple[Any, Any]]]:
         """(kernel arguments, host values of the parameters, (host, device) copies)."""
@@ -136,13 +130,13 @@ class CudaLauncher(Launcher):
                 env[vid] = x
                 if t.ndim == 0:
                     x = x.reshape(1)  # a view: kernels address 0-d arrays as [0]
-                if not SIMULATED and type(x) is not NATIVE:
+                if not SIMULATED and type(x) is not self.cp.ndarray:
                     if type(x) is np.ndarray:
                         dev = self._to_device(x, index)
                         copies.append((x, dev))
                         x = dev
                     else:  # another library's device array: a CuPy view of its memory
-                        x = BACKEND.cp.asarray(x)  # type: ignore[attr-defined]
+                        x = self.cp.asarray(x)
                 args.append(x)
             else:
                 value = t._np.type(x)
@@ -151,20 +145,20 @@ class CudaLauncher(Launcher):
         return args, env, copies
 
     def _to_device(self, x: np.ndarray, index: int) -> Any:
-        cp = BACKEND.cp  # type: ignore[attr-defined]
+        cp = self.cp
         with cp.cuda.Device(index):
             return cp.asarray(x)
 
     def _zeros(self, n: int, dtype: Any, index: int) -> Any:
         if SIMULATED:
             return np.zeros(n, dtype)
-        cp = BACKEND.cp  # type: ignore[attr-defined]
+        cp = self.cp
         with cp.cuda.Device(index):
             return cp.zeros(n, dtype)
 
     def __call__(self, args: Sequence[Any]) -> None:
         native = self.pack(args)
-        index = self._device_of(native)
+        index = self.device.index
         err: Any = None
         try:
             kargs, env, copies = self._args(native, index)
@@ -177,11 +171,11 @@ class CudaLauncher(Launcher):
                 kargs.append(err)
             self._launch(kargs, self._grids(env, index), index)
             for host, dev in copies:
-                host[...] = BACKEND.to_host(dev)
+                host[...] = self.backend.to_host(dev)
         finally:
             bump_generations(args, self.bumps)
         if err is not None:
-            record = np.asarray(BACKEND.to_host(err))
+            record = np.asarray(self.backend.to_host(err))
             if record[0]:
                 raise self.decode(record, native)
 
@@ -208,7 +202,7 @@ class CudaLauncher(Launcher):
         if SIMULATED:
             self._run_numba([_simulated_array(a) for a in kargs], grids)
             return
-        cp = BACKEND.cp  # type: ignore[attr-defined]
+        cp = self.cp
         if cp.cuda.runtime.getDevice() == index:
             self._run(kargs, grids, index)
             return
@@ -220,7 +214,7 @@ class CudaLauncher(Launcher):
         key = (index, layout_key(kargs, self.arrays))
         direct = self.direct.get(key)
         if direct:
-            stream = BACKEND.cp.cuda.get_current_stream().ptr  # type: ignore[attr-defined]
+            stream = self.cp.cuda.get_current_stream().ptr
             direct(kargs, grids, stream)
             return
         numba_args = [_device_array(a) if k in self.arrays else a
@@ -228,7 +222,7 @@ class CudaLauncher(Launcher):
         self._run_numba(numba_args, grids)
         if direct is None:
             try:
-                found = direct_launch(self.stages, numba_args, _pointer, _launch_kernel)
+                found = direct_launch(self.stages, numba_args, _pointer, self._launch_kernel)
             except (AttributeError, TypeError, ValueError) as exc:
                 # a numba-cuda whose internals differ: its own dispatch stays correct
                 self.why_not_direct = f"{type(exc).__name__}: {exc}"
@@ -240,15 +234,15 @@ class CudaLauncher(Launcher):
             if blocks:
                 knl[blocks, threads](*kargs)
 
+    def _launch_kernel(self, handle: int, blocks: int, threads: int, stream: int,
+                       params: int) -> None:
+        self.cp.cuda.driver.launchKernel(handle, blocks, 1, 1, threads, 1, 1, 0, stream,
+                                         params, 0)
+
 
 def _pointer(x: Any) -> int:
     """The device address of a CuPy array's first element."""
     return x.data.ptr  # type: ignore[no-any-return]
-
-
-def _launch_kernel(handle: int, blocks: int, threads: int, stream: int, params: int) -> None:
-    BACKEND.cp.cuda.driver.launchKernel(  # type: ignore[attr-defined]
-        handle, blocks, 1, 1, threads, 1, 1, 0, stream, params, 0)
 
 
 def _device_array(x: Any) -> Any:
@@ -265,3 +259,32 @@ def _simulated_array(x: Any) -> Any:
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
     return FakeCUDAArray(x) if type(x) is np.ndarray else x  # type: ignore[no-untyped-call]
+
+
+class CudaKernels:
+    """The kernel target of CUDA devices (module docstring)."""
+
+    name = "numba_cuda"
+    lowers_views = True
+    caches_modules = False
+    # One pass, each block's maxima reduced in the block before one atomic (codegen's
+    # block_sums.py), over `reduction_items` work-items.
+    reduction = ReductionLayout(strided=True, single_pass=True,
+                                work_items=lambda device: reduction_items(device.index))
+
+    def render(self, kernel: KernelIR, *, debug: bool, device: Device) -> str:
+        return render_numba_cuda(kernel, debug=debug, simulated=SIMULATED)
+
+    def launcher(self, kernel: KernelIR, packers: list[Any], bumps: list[Any], *,
+                 debug: bool, device: Device) -> CudaLauncher:
+        return CudaLauncher(kernel, packers, bumps, debug, device)
+
+    def cached_launcher(self, key: str, kernel: KernelIR, packers: list[Any],
+                        bumps: list[Any], *, debug: bool, device: Device) -> None:
+        return None
+
+    def buffer_device(self, device: Device) -> Device:
+        return device
+
+
+TARGET = CudaKernels()

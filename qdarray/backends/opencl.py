@@ -16,6 +16,7 @@ import numpy as np
 import pyopencl as cl
 
 from .._devices import Device
+from .opencl_kernels import TARGET
 from .opencl_xp import HOST_FUNCTIONS, ClArray, OpenCLNamespace
 from .opencl_xp import _copy as copy_ops
 from .opencl_xp import _runtime as runtime
@@ -25,7 +26,7 @@ class OpenCLBackend:
     """OpenCL devices through pyopencl (see the module docstring)."""
 
     kind = "opencl"
-    target = "opencl_c"
+    target = TARGET
     xp = OpenCLNamespace()
     native_type = ClArray
 

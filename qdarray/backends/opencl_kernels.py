@@ -1,8 +1,8 @@
-"""Launching user kernels on OpenCL devices: build the generated program, size and enqueue
-its stages, read back the debug error record.
+"""The kernel target of OpenCL devices: build the generated program, size and enqueue its
+stages, read back the debug error record.
 
-`OpenCLLauncher` is built once per kernel signature (kernels/launch.py picks it for target
-"opencl_c"). Per call it packs the arguments (no copies), evaluates the host-computable
+`OpenCLKernels` is the target (`kernels/target.py`); its `OpenCLLauncher` is built once per
+kernel signature. Per call it packs the arguments (no copies), evaluates the host-computable
 instructions to get each parallel stage's trip counts, enqueues the stages in order on the
 device's queue and, in debug mode, reads the error record and raises `KernelIndexError`.
 Programs are built once per device and source (and cached on disk by pyopencl).
@@ -28,6 +28,7 @@ from ..kernels.codegen.opencl_c import plan, render_opencl_c
 from ..kernels.ir import For, KernelIR, Value, walk
 from ..kernels.launch import ERR_LEN, Launcher
 from ..kernels.ops import OPS, Impl
+from ..kernels.target import ReductionLayout
 from ..kernels.types import ArrayType, Type
 from .opencl_xp import ClArray
 from .opencl_xp import _runtime as runtime
@@ -53,6 +54,13 @@ def _uses_float64(kernel: KernelIR) -> str | None:
     return None
 
 
+def caps_of(device: Device) -> dict[str, Any]:
+    """The capabilities of `device` that the OpenCL C generator needs."""
+    st = runtime.state(device.index)
+    return {"int64_atomics": st.int64_atomics, "int64_minmax": st.int64_minmax,
+            "device": f"device {device} ({st.name})"}
+
+
 class OpenCLLauncher(Launcher):
     """Runs the OpenCL C stages of one kernel signature on one device."""
 
@@ -76,9 +84,7 @@ class OpenCLLauncher(Launcher):
                 f"Kernel '{kernel.name}' uses float64 ({where}), which device {device} "
                 f"({st.name}) does not support. Use float32 arrays and scalars (annotate "
                 "scalar parameters qd.float32), or another device.")
-        caps = {"int64_atomics": st.int64_atomics, "int64_minmax": st.int64_minmax,
-                "device": f"device {device} ({st.name})"}
-        self.caps = caps
+        self.caps = caps_of(device)
         self.plan = plan(kernel)
         self.variants: dict[frozenset[int], list[Any]] = {}
         self.params = kernel.params
@@ -208,3 +214,29 @@ class OpenCLLauncher(Launcher):
         if v.type.kind == "i":
             return int(raw.astype(np.int64))
         return int(raw)
+
+
+class OpenCLKernels:
+    """The kernel target of OpenCL devices (module docstring)."""
+
+    name = "opencl_c"
+    lowers_views = True
+    caches_modules = False
+    reduction = ReductionLayout(strided=True)
+
+    def render(self, kernel: KernelIR, *, debug: bool, device: Device) -> str:
+        return render_opencl_c(kernel, debug=debug, caps=caps_of(device))
+
+    def launcher(self, kernel: KernelIR, packers: list[Any], bumps: list[Any], *,
+                 debug: bool, device: Device) -> OpenCLLauncher:
+        return OpenCLLauncher(kernel, packers, bumps, debug, device)
+
+    def cached_launcher(self, key: str, kernel: KernelIR, packers: list[Any],
+                        bumps: list[Any], *, debug: bool, device: Device) -> None:
+        return None
+
+    def buffer_device(self, device: Device) -> Device:
+        return device
+
+
+TARGET = OpenCLKernels()

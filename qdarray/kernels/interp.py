@@ -8,6 +8,10 @@ take, so a race-free kernel gives the same result.
 
 Arguments are NumPy arrays for `ArrayType` parameters, `ViewValue(base, offset, size)` for
 `ViewType` parameters and NumPy scalars of the parameter's dtype for scalars.
+
+`INTERP` is the interpreter as a kernel target (`target.py`): `kernel.interpret(...)` and
+`kernel.grad.interpret(...)` launch through it whatever the arrays' device, with the launch's
+own buffers in host memory.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from typing import Any
 import numpy as np
 
 from . import debug
-from .ir import Block, Break, Continue, For, If, Instr, KernelIR, Op, While
+from .ir import Block, Break, Continue, For, If, Instr, KernelIR, Op, While, format_kernel
+from .launch import Launcher, bump_generations
 from .ops import OPS
 from .ops.memory import ViewValue
+from .target import ReductionLayout
 
 _BREAK = 1
 _CONTINUE = 2
@@ -181,3 +187,40 @@ def typed_arguments(kernel: KernelIR, native: Sequence[Any]) -> list[Any]:
 def run(kernel: KernelIR, args: Sequence[Any]) -> None:
     """Execute `kernel` on packed arguments (see the module docstring)."""
     Interpreter(kernel).run(args)
+
+
+class InterpLauncher(Launcher):
+    """Runs the IR through the interpreter."""
+
+    def __call__(self, args: Sequence[Any]) -> None:
+        native = self.pack(args)
+        try:
+            run(self.kernel, typed_arguments(self.kernel, native))
+        finally:
+            bump_generations(args, self.bumps)
+
+
+class InterpTarget:
+    """The interpreter as a kernel target (module docstring)."""
+
+    name = "interp"
+    lowers_views = False
+    caches_modules = False
+    reduction = ReductionLayout(serial_below=32768)
+
+    def render(self, kernel: KernelIR, *, debug: bool, device: Any) -> str:
+        return format_kernel(kernel)
+
+    def launcher(self, kernel: KernelIR, packers: list[Any], bumps: list[Any], *,
+                 debug: bool, device: Any) -> InterpLauncher:
+        return InterpLauncher(kernel, packers, bumps)
+
+    def cached_launcher(self, key: str, kernel: KernelIR, packers: list[Any],
+                        bumps: list[Any], *, debug: bool, device: Any) -> None:
+        return None
+
+    def buffer_device(self, device: Any) -> None:
+        return None
+
+
+INTERP = InterpTarget()

@@ -17,6 +17,7 @@ from .bound_reads import int_read_paths
 from .bound_reads import record as record_reads
 from .debug import _state
 from .frontend import FunctionSource, parse_function
+from .target import KernelTarget, target_of
 
 
 def _annotations(fn: Any) -> dict[str, Any]:
@@ -138,16 +139,18 @@ class Kernel:
     def interpret(self, *args: Any, **kwargs: Any) -> None:
         """Run the kernel through the IR interpreter instead of compiled code (slow; the
         reference semantics, used to test code generators)."""
+        from .interp import INTERP  # with the launcher, on first use (import time)
+
         if kwargs or len(args) != self._nparams:
             args = self._bind(args, kwargs)
         table = self._interpreted[_state["debug"]]
         key = tuple([signature_key(a) for a in args])
         launcher = table.get(key)
         if launcher is None:
-            launcher = self._prepare(args, "interp")
+            launcher = self._prepare(args, INTERP)
             table[key] = launcher
         if RECORDERS:
-            RECORDERS[-1].record(self, args, "interp", launcher)
+            RECORDERS[-1].record(self, args, INTERP, launcher)
         else:
             launcher(args)
         if launcher.int_reads:
@@ -164,7 +167,7 @@ class Kernel:
             self._grad = GradKernel(self)
         return self._grad
 
-    def _prepare(self, args: tuple[Any, ...], target: str | None) -> Any:
+    def _prepare(self, args: tuple[Any, ...], target: KernelTarget | None) -> Any:
         from .launch import prepare, signature
 
         launcher: Any = prepare(self, args, target, _state["debug"])
@@ -181,14 +184,16 @@ class Kernel:
         return build_ir(self, signature(self, args)[0], debug=_state["debug"], lower=False)[0]
 
     def generated_source(self, *args: Any, **kwargs: Any) -> str:
-        """The Python source of the numba module generated for these arguments."""
-        from .codegen.numba_cpu import render_numba_cpu
+        """The source that the kernel target of the arguments' device generates for these
+        arguments (on the CPU, the Python source of a numba module)."""
         from .launch import build_ir, signature
 
         args = self._bind(args, kwargs)
         debug = _state["debug"]
-        ir = build_ir(self, signature(self, args)[0], debug=debug, lower=True)[0]
-        return render_numba_cpu(ir, debug=debug)
+        specs, device = signature(self, args)
+        target = target_of(device)
+        ir = build_ir(self, specs, debug=debug, lower=target.lowers_views)[0]
+        return target.render(ir, debug=debug, device=device)
 
     def __repr__(self) -> str:
         return f"<qd.kernel {self.fn.__qualname__}>"

@@ -1,11 +1,11 @@
-"""Launching: per-signature compile, argument packing, serial/parallel choice, error decoding.
+"""Launching: per-signature compile, argument packing, error decoding.
 
 `prepare(kernel, args, target)` runs once per (signature, debug mode, target): it classifies
-the arguments, checks that all arrays live on one device (whose backend names the code
-generator), builds and transforms the IR, generates code and returns a launcher. A launcher
-is a callable `launcher(args)` doing only per-call work: pack arguments (no copies), choose
-serial or parallel, run, bump the write generation of the arrays the kernel writes, and turn
-a debug-mode error record into `KernelIndexError`.
+the arguments, checks that all arrays live on one device (whose backend's kernel target
+compiles and launches the kernel, `target.py`), builds and transforms the IR and hands it to
+the target, which returns a launcher. A launcher is a callable `launcher(args)` doing only
+per-call work: pack arguments (no copies), run, bump the write generation of the arrays the
+kernel writes, and turn a debug-mode error record into `KernelIndexError`.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from . import types as T
 from .args import ArgSpec, classify
 from .ir import KernelIR, Op, instrs
 from .ops.memory import ViewValue
+from .passes import pipeline
+from .target import KernelTarget, target_of
 
-# Launches whose parallel loops have fewer iterations than this run serially (no threads).
-PARALLEL_MIN = 32768
 # Error record of a failed debug check (intrinsics.report_index_error):
 # [site + 1, depth, 8 thread indices, n, (index, extent) values...].
 ERR_LEN = 11 + 2 * 64
@@ -259,7 +259,11 @@ def bump_generations(args: Sequence[Any], paths: Sequence[tuple[int, tuple[str, 
 
 
 class Launcher:
-    """Per-signature launch: pack, run, bump generations, report debug errors."""
+    """Per-signature launch: pack, run, bump generations, report debug errors. A target's
+    launcher adds `__call__(args)`; `module_key` names its compiled code in the disk cache
+    (None: not kept there; see `KernelTarget.caches_modules`)."""
+
+    module_key: str | None = None
 
     def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any]) -> None:
         self.kernel = kernel
@@ -288,56 +292,6 @@ class Launcher:
                                      site.loc.frames(), offset)
 
 
-class InterpLauncher(Launcher):
-    """Runs the IR through the interpreter (target "interp")."""
-
-    def __call__(self, args: Sequence[Any]) -> None:
-        from .interp import run, typed_arguments
-
-        native = self.pack(args)
-        try:
-            run(self.kernel, typed_arguments(self.kernel, native))
-        finally:
-            bump_generations(args, self.bumps)
-
-
-class NumbaLauncher(Launcher):
-    """Runs generated numba code: serial entry for small launches, parallel for large."""
-
-    def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any], module: Any,
-                 debug: bool) -> None:
-        super().__init__(kernel, packers, bumps)
-        self.serial = module.entry_serial
-        self.parallel = getattr(module, "entry_parallel", None)
-        self.work = module.work
-        self.debug = debug
-        self.module = module
-
-    def __call__(self, args: Sequence[Any]) -> None:
-        native = self.pack(args)
-        entry = self.serial
-        if self.parallel is not None:
-            try:
-                big = self.work(*native) >= PARALLEL_MIN
-            except Exception:  # noqa: BLE001 - a heuristic only: run in parallel
-                big = True
-            if big:
-                entry = self.parallel
-        if self.debug:
-            err = np.zeros(ERR_LEN, np.int64)
-            try:
-                entry(*native, err)
-            finally:
-                bump_generations(args, self.bumps)
-            if err[0]:
-                raise self.decode(err, native)
-            return
-        try:
-            entry(*native)
-        finally:
-            bump_generations(args, self.bumps)
-
-
 def signature(kernel: Any, args: Sequence[Any]) -> tuple[list[tuple[str, ArgSpec]], Device]:
     """The (name, spec) of each argument, checked against the annotations, and the device."""
     names = kernel.param_names
@@ -356,40 +310,33 @@ def build_ir(kernel: Any, specs: list[tuple[str, ArgSpec]], *, debug: bool, lowe
     """The kernel's IR for these argument specs after the compile pipeline, and the names
     of the parameters it writes."""
     from .frontend import build
-    from .passes import pipeline
 
     ir = build(kernel.source(), specs)
     written = dict(ir.meta).get("written", ())
     return pipeline(ir, debug=debug, lower=lower), written
 
 
-def prepare(kernel: Any, args: Sequence[Any], target: str | None, debug: bool) -> Launcher:
-    """Compile `kernel` for the signature of `args` and return its launcher."""
+def prepare(kernel: Any, args: Sequence[Any], target: KernelTarget | None, debug: bool
+            ) -> Launcher:
+    """Compile `kernel` for the signature of `args` and return its launcher (target None:
+    the kernel target of the arrays' device)."""
     specs, device = signature(kernel, args)
     if target is None:
-        target = device.backend.target
-    interp = target == "interp"
-    ir, written = build_ir(kernel, specs, debug=debug, lower=not interp)
+        target = target_of(device)
+    ir, written = build_ir(kernel, specs, debug=debug, lower=target.lowers_views)
     bumps = written_paths(kernel.param_names, written)
     check_writeable(kernel, args, bumps)
-    packers = [packer(s, f"{kernel.__name__}() argument '{n}'", interp, exact=debug)
-               for n, s in specs]
-    if interp:
-        return InterpLauncher(ir, packers, bumps)
-    if target == "opencl_c":
-        from ..backends.opencl_kernels import OpenCLLauncher
+    packers = [packer(s, f"{kernel.__name__}() argument '{n}'", not target.lowers_views,
+                      exact=debug) for n, s in specs]
+    return target.launcher(ir, packers, bumps, debug=debug, device=device)
 
-        return OpenCLLauncher(ir, packers, bumps, debug, device)
-    if target == "numba_cuda":
-        from ..backends.cuda_kernels import CudaLauncher
 
-        return CudaLauncher(ir, packers, bumps, debug, device)
-    if target != "numba_cpu":
-        raise NotImplementedError(
-            f"Kernels on {device} need the '{target}' code generator, which qdarray does not "
-            "have yet. Use a CPU array (x.to_device('cpu')) or kernel.interpret(...).")
-    from .cache import load_module
-    from .codegen.numba_cpu import render_numba_cpu
-
-    module = load_module(render_numba_cpu(ir, debug=debug))
-    return NumbaLauncher(ir, packers, bumps, module, debug)
+def compile_ir(ir: KernelIR, specs: Sequence[ArgSpec], names: Sequence[str],
+               target: KernelTarget, debug: bool, bumps: list[Any], device: Any) -> Launcher:
+    """A launcher for IR that qdarray builds itself (reverse, counting and reducer kernels)
+    on `target`, for arrays on `device`: the compile pipeline, then the target. `bumps` are
+    the (argument index, field path) of the arrays it writes."""
+    ir = pipeline(ir, debug=debug, lower=target.lowers_views)
+    packers = [packer(s, f"{ir.name}() argument '{n}'", not target.lowers_views, exact=debug)
+               for n, s in zip(names, specs, strict=True)]
+    return target.launcher(ir, packers, bumps, debug=debug, device=device)

@@ -23,6 +23,7 @@ from qdarray.ad.plan import plan_of
 from qdarray.ad.reverse import Reverse
 from qdarray.ad.sizing import Arg, Bin, Const, LoopVar, MaxOverRange, Read, Shape, Slot
 from qdarray.kernels import cache
+from qdarray.kernels.interp import INTERP
 
 SCRIPT = '''
 import json, sys
@@ -185,7 +186,7 @@ def cache_dir(tmp_path, monkeypatch):
 
 def _prepare(kern, args, debug=False):
     before = dict(cache.cache_stats())
-    launcher = ad_launch.prepare_reverse(kern, args, "numba_cpu", debug)
+    launcher = ad_launch.prepare_reverse(kern, args, None, debug)
     after = cache.cache_stats()
     delta = {k: after[k] - before[k] for k in ("reverse_plans_written", "reverse_plans_loaded")}
     return launcher, delta
@@ -230,7 +231,7 @@ def _logistic_grad(xs: list[float], ns: list[int]) -> np.ndarray:
 
 
 def test_interpreted_reverses_store_nothing(cache_dir):
-    ad_launch.prepare_reverse(logistic, operands(), "interp", False)
+    ad_launch.prepare_reverse(logistic, operands(), INTERP, False)
     assert _plans(cache_dir) == []
 
 

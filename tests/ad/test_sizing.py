@@ -14,13 +14,15 @@ from qdarray.ad import sizer as sizer_mod
 from qdarray.ad.launch import prepare_reverse
 from qdarray.ad.reducer import Unsized
 from qdarray.ad.sizing import MaxOverRange
+from qdarray.kernels.interp import INTERP
 
-TARGETS = ["interp", "numba_cpu"]
+CPU_TARGET = qd.Device("cpu").backend.target
+TARGETS = [INTERP, CPU_TARGET]
 
 
-@pytest.fixture(params=TARGETS)
-def target(request: pytest.FixtureRequest) -> str:
-    return request.param  # type: ignore[no-any-return]
+@pytest.fixture(params=TARGETS, ids=[t.name for t in TARGETS])
+def target(request: pytest.FixtureRequest):
+    return request.param
 
 
 def sized(target, kern, *args):
@@ -197,7 +199,7 @@ def collatz_steps(s: int) -> int:
 def test_expression_of_the_loop_carried_local():
     x, y = grads(4)
     a = qd.asarray(np.array([1, 2, 3, 4], np.int32))
-    launcher = prepare_reverse(logistic, (x, a, y), "interp", False)
+    launcher = prepare_reverse(logistic, (x, a, y), INTERP, False)
     (s,) = launcher.rev.stacks
     assert s.desc.name == "v" and s.desc.dtype is qd.float64
     (e,) = launcher.exprs
@@ -345,7 +347,7 @@ def test_counting_pass_sizes_what_expressions_cannot(grad, case):
     before = qd.ad.stats()["counting_passes"]
     x = qd.asarray(x0, requires_grad=True)
     y = qd.zeros(n, requires_grad=True)
-    target = "interp" if grad.backend == "interp" else "numba_cpu"
+    target = INTERP if grad.backend == "interp" else CPU_TARGET
     _, caps, threads = sized(target, kern, x, *extra, y)
     assert caps == [expect] and threads == [n]
     assert qd.ad.stats()["counting_passes"] == before + 1
@@ -400,7 +402,7 @@ def test_no_stack_for_linear_updates():
 
     x, y = grads(3)
     launcher = prepare_reverse(linear, (x, qd.asarray(np.array([1, 2, 3], np.int32)), y),
-                               "interp", False)
+                               INTERP, False)
     assert launcher.rev.stacks == []
 
 

@@ -161,7 +161,7 @@ def test_every_write_to_a_bound_array_dispatches_again(backend, write):
     round_trip(x, a, y, backend)
     assert count() == 1
     target = "interp" if backend == "interp" else "numba_cpu"
-    (launcher,) = [r for r in qd.ad.launch._CACHE[compute].values() if r.target == target]
+    (launcher,) = [r for r in qd.ad.launch._CACHE[compute].values() if r.target.name == target]
     caps, _ = launcher.sizer.size([x, a, y], (x, a, y))
     assert caps == [1 + expect]
     assert count() == 0

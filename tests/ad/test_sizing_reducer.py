@@ -15,8 +15,10 @@ from qdarray import _dtypes
 from qdarray.ad.reducer import Reducer, Unsized, chain_of, split
 from qdarray.ad.sizer import Sizer
 from qdarray.ad.sizing import Arg, Bin, Const, LoopVar, MaxOverRange, Read, Shape, subexprs
+from qdarray.backends.cpu_kernels import PARALLEL_MIN
+from qdarray.backends.cpu_kernels import TARGET as CPU_TARGET
+from qdarray.kernels.interp import INTERP
 from qdarray.kernels.ir import Block, KernelIR, Param, Value
-from qdarray.kernels.launch import PARALLEL_MIN
 from qdarray.kernels.types import ArrayType
 
 A = np.array([3, 0, 5, 2, 6, 1], np.int32)
@@ -105,7 +107,7 @@ def expr(draw, loop_vars, depth):
     return MaxOverRange(var, begin, end, body)
 
 
-def evaluate(e, target="interp"):
+def evaluate(e, target=INTERP):
     """The sizer's value of a closed expression (clamped at 0, as capacities are)."""
     params = [Param(name, Value(k, t)) for k, (name, t) in enumerate(TYPES.items())]
     values = {"a": qd.asarray(A), "b": qd.asarray(B), "c": qd.asarray(C), "k": K}
@@ -154,7 +156,7 @@ def test_the_host_check_refuses_only_reads_outside_the_axis():
     assert evaluate(tail) == A[:-1].max()
 
 
-def run_chain(e, arrays, types, target="numba_cpu"):
+def run_chain(e, arrays, types, target=CPU_TARGET):
     chain = chain_of(e)
     reducer = Reducer(chain, types, target)
     begins = [reference(b, {}) for _, b, _ in chain.axes]
@@ -171,7 +173,7 @@ def test_one_axis_in_many_chunks(n):
     e = MaxOverRange(i, Const(3), Const(n + 3), Read("d", (i,)))
     got = run_chain(e, {"d": data}, {"d": ArrayType(_dtypes.int64, 1)})
     assert got == data[3:n + 3].max() == 1 << 50
-    chunk, chunks = split(n)
+    chunk, chunks = split(n, CPU_TARGET.reduction)
     assert chunks * chunk >= n and (chunks == 1 or chunks >= PARALLEL_MIN)
 
 
@@ -232,7 +234,7 @@ def test_strided_layout_with_few_work_items(shape, monkeypatch):
     for v, b, n in reversed(list(zip(loop_vars, begins, shape, strict=True))):
         e = MaxOverRange(v, Const(b), Const(n), e)
     chain = chain_of(e)
-    reducer = Reducer(chain, {"d": ArrayType(_dtypes.int64, len(shape))}, "interp",
+    reducer = Reducer(chain, {"d": ArrayType(_dtypes.int64, len(shape))}, INTERP,
                       strided=True)
     extents = [n - b for b, n in zip(begins, shape, strict=True)]
     got = reducer.run({"d": qd.asarray(data)}, [], begins, extents)

@@ -10,6 +10,7 @@ from gradcheck import host
 import qdarray as qd
 from qdarray.ad import adstack
 from qdarray.ad.launch import prepare_reverse
+from qdarray.kernels.interp import INTERP
 
 
 @qd.kernel
@@ -63,11 +64,11 @@ def test_int64_bounds_above_2_31_are_sized_exactly():
     x = qd.asarray(np.full(3, 0.5), requires_grad=True)
     a = qd.asarray(np.array([3, big, 7]))
     y = qd.zeros(3, dtype=qd.float64, requires_grad=True)
-    for target in ("interp", "numba_cpu"):
+    for target in (INTERP, qd.Device("cpu").backend.target):
         launcher = prepare_reverse(long_loops, (x, a, y), target, False)
         assert launcher.sizer.size([x, a, y], (x, a, y)) == ([1 + big], [3])
     huge = qd.asarray(np.array([1 << 40, 1 << 62, 5]))
-    launcher = prepare_reverse(long_loops, (x, huge, y), "numba_cpu", False)
+    launcher = prepare_reverse(long_loops, (x, huge, y), None, False)
     assert launcher.sizer.size([x, huge, y], (x, huge, y)) == ([1 + (1 << 62)], [3])
 
 

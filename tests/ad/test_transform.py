@@ -470,10 +470,11 @@ def test_several_tasks_dtypes_and_serial_stacks(grad):
     got = grad.check(mixed, make, ("z",), ("y", "t"), rtol=1e-5, atol=1e-6)
     assert np.all(np.isfinite(got["z"]))
     from qdarray.ad.launch import prepare_reverse
+    from qdarray.kernels.interp import INTERP
 
     args = [qd.asarray(v, requires_grad=k in ("x", "z", "y", "t")) if isinstance(v, np.ndarray)
             else v for k, v in make().items()]
-    rev = prepare_reverse(mixed, args, "interp", False).rev
+    rev = prepare_reverse(mixed, args, INTERP, False).rev
     launcher_kinds = {(s.desc.dtype.name, s.task is None) for s in rev.stacks}
     assert {("float64", True), ("float64", False), ("float32", False),
             ("int64", False), ("bool", False)} <= launcher_kinds
@@ -483,11 +484,12 @@ def test_reverse_keeps_only_what_it_needs():
     """One stack (v) for the benchmark kernel: the loop counter, the trip count and the
     input read are recomputed; x[i] belongs to one thread, so its gradient needs no atomic."""
     from qdarray.ad.launch import prepare_reverse
+    from qdarray.kernels.interp import INTERP
     from qdarray.kernels.ir import instrs
 
     x = qd.ones(3, dtype=qd.float32, requires_grad=True)
     y = qd.zeros(1, dtype=qd.float32, requires_grad=True)
-    rev = prepare_reverse(logistic32, [x, qd.asarray(np.ones(3, np.int32)), y], "interp",
+    rev = prepare_reverse(logistic32, [x, qd.asarray(np.ones(3, np.int32)), y], INTERP,
                           False).rev
     assert [(s.desc.name, s.desc.dtype) for s in rev.stacks] == [("v", qd.float32)]
     names = {p.value.id: p.name for p in rev.kernel.params}
@@ -523,7 +525,8 @@ def test_nested_loops_with_pushed_starts_and_counted_trips(grad):
     a = np.array([0, 1, 2, 4], np.int32)
     grad.check(moving_bounds, lambda: {"x": vec(4), "a": a, "y": np.zeros(4)}, ("x",), ("y",))
     from qdarray.ad.launch import prepare_reverse
+    from qdarray.kernels.interp import INTERP
 
     args = [qd.asarray(vec(4), requires_grad=True), qd.asarray(a), qd.zeros(4, requires_grad=True)]
-    names = {s.desc.name for s in prepare_reverse(moving_bounds, args, "interp", False).rev.stacks}
+    names = {s.desc.name for s in prepare_reverse(moving_bounds, args, INTERP, False).rev.stacks}
     assert {"loop start", "loop trip count"} <= names

@@ -130,6 +130,7 @@ def test_the_single_pass_reducer_compiles_with_one_atomic_per_block():
     from qdarray import _dtypes
     from qdarray.ad.reducer import Reducer, chain_of
     from qdarray.ad.sizing import Const, LoopVar, MaxOverRange, Read
+    from qdarray.backends import cuda_kernels
     from qdarray.kernels.types import ArrayType
 
     i, j = LoopVar(1, "i"), LoopVar(2, "j")
@@ -139,7 +140,8 @@ def test_the_single_pass_reducer_compiles_with_one_atomic_per_block():
             (MaxOverRange(i, Const(0), Const(4), MaxOverRange(j, Const(1), Const(5),
                                                               Read("g", (i, j)))),
              {"g": ArrayType(_dtypes.int16, 2)})):
-        reducer = Reducer(chain_of(e), types, "numba_cuda", qd.Device("cuda:0"))
+        # the CUDA kernel target without its backend (no GPU or CuPy needed)
+        reducer = Reducer(chain_of(e), types, cuda_kernels.TARGET, qd.Device("cuda:0"))
         assert reducer.single
         source = compile_stages(pipeline(reducer.ir, debug=False, lower=True), False)
         assert "cuda.shared.array(TPB, np.uint64)" in source

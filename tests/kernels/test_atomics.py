@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray.kernels.launch import PARALLEL_MIN
+from qdarray.backends.cpu_kernels import PARALLEL_MIN
 
 
 @pytest.fixture

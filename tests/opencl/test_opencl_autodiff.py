@@ -135,7 +135,7 @@ def test_reverse_counting_and_reducers_are_opencl_kernels(device):
     y = qd.zeros(5, dtype=qd.float64, device=device, requires_grad=True)
     a = _on(device, np.array([3, 0, 4, 1, 2], np.int32))
     launcher = prepare_reverse(logistic, (x, a, y), None, False)
-    assert launcher.target == "opencl_c" and type(launcher.run) is OpenCLLauncher
+    assert launcher.target.name == "opencl_c" and type(launcher.run) is OpenCLLauncher
     assert launcher.sizer.size([x, a, y], (x, a, y)) == ([5], [5])
     assert [type(n.reducer.compiled()) for n in launcher.sizer.nodes.values()] == [OpenCLLauncher]
     s = _on(device, np.array([1, 2, 3, 6, 7, 27]))

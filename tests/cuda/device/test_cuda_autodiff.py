@@ -40,7 +40,7 @@ def test_max_reducer_runs_on_the_device_and_is_cached(device):
     y = qd.zeros(301, dtype=qd.float64, device=device, requires_grad=True)
     a = _on(device, a_np)
     launcher = prepare_reverse(logistic, (x, a, y), None, False)
-    assert launcher.target == "numba_cuda"
+    assert launcher.target.name == "numba_cuda"
     before = qd.ad.stats()["max_reducer_dispatches"]
     assert launcher.sizer.size([x, a, y], (x, a, y)) == ([1 + int(a_np.max())], [301])
     assert qd.ad.stats()["max_reducer_dispatches"] == before + 1

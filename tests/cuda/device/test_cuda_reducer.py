@@ -25,7 +25,7 @@ def _run(device: str, e: MaxOverRange, arrays: dict[str, Any], types: dict[str, 
          reducer: Reducer | None = None) -> int:
     chain = chain_of(e)
     if reducer is None:
-        reducer = Reducer(chain, types, "numba_cuda", qd.Device(device))
+        reducer = Reducer(chain, types, qd.Device(device).backend.target, qd.Device(device))
     assert reducer.single
     begins = [reference(b, {}) for _, b, _ in chain.axes]
     extents = [reference(n, {}) - b for (_, _, n), b in zip(chain.axes, begins, strict=True)]
@@ -71,7 +71,7 @@ def test_consecutive_dispatches_alternate_and_reset_the_elements(device):
     i = LoopVar(1, "i")
     e = MaxOverRange(i, Const(0), Const(500), Read("d", (i,)))
     types = {"d": ArrayType(_dtypes.int64, 1)}
-    reducer = Reducer(chain_of(e), types, "numba_cuda", qd.Device(device))
+    reducer = Reducer(chain_of(e), types, qd.Device(device).backend.target, qd.Device(device))
     rng = np.random.default_rng(0)
     pairs = None
     for top in (1 << 40, 100, 5, -7, -(1 << 62), (1 << 63) - 2, 0):
@@ -86,7 +86,8 @@ def test_a_read_outside_an_array_is_never_evaluated_and_the_next_dispatch_is_exa
     i = LoopVar(1, "i")
     gather = MaxOverRange(i, Const(0), Const(4), Read("a", (Read("b", (i,)),)))  # b[i] indexes a
     types = {"a": ArrayType(_dtypes.int32, 1), "b": ArrayType(_dtypes.int64, 1)}
-    reducer = Reducer(chain_of(gather), types, "numba_cuda", qd.Device(device))
+    reducer = Reducer(chain_of(gather), types, qd.Device(device).backend.target,
+                      qd.Device(device))
     a = np.array([4, 9, -3, 7], np.int32)
     with pytest.raises(Unsized):
         _run(device, gather, {"a": a, "b": np.array([0, 3, 4, 1])}, types, reducer)

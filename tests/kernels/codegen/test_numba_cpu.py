@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from kernel_programs import arguments, kernel_sources, load_kernel
 
 import qdarray as qd
-from qdarray.kernels import launch as launch_mod
+from qdarray.backends import cpu_kernels
 
 
 @settings(max_examples=12)
@@ -53,7 +53,7 @@ def test_small_launches_run_serially(monkeypatch):
         monkeypatch.setattr(launcher, name,
                             lambda *a, _e=entry, _n=name: (calls.append(_n), _e(*a)))
     saxpy(1.0, x, x)
-    big = np.ones(launch_mod.PARALLEL_MIN, np.float32)
+    big = np.ones(cpu_kernels.PARALLEL_MIN, np.float32)
     saxpy(1.0, big, big)
     assert calls == ["serial", "parallel"]
     np.testing.assert_array_equal(x, 4.0)

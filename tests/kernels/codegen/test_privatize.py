@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray.kernels import launch as launch_mod
+from qdarray.backends import cpu_kernels
 
-BIG = launch_mod.PARALLEL_MIN * 3 + 7  # runs the parallel entry, in uneven chunks
+BIG = cpu_kernels.PARALLEL_MIN * 3 + 7  # runs the parallel entry, in uneven chunks
 
 
 @qd.kernel

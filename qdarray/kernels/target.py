@@ -1,0 +1,97 @@
+"""What the kernel compiler and reverse mode ask of a device: its kernel target.
+
+Every device backend (`qdarray/backends/`) carries a `KernelTarget` as `backend.target`: one
+object per device kind that renders lowered IR in the device's language, loads it and returns
+a launcher, and states the policies that depend on the device (the max-reducer's layout, the
+memory that a launch's own buffers live in). The compiler (`launch.py`) and reverse mode
+(`qdarray/ad/`) only ever call these methods: they never compare device kinds or target
+names. The interpreter is a target too (`interp.INTERP`), used by `kernel.interpret()`.
+
+A new device implements this protocol in its backend package; see docs/writing_a_device.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .ir import KernelIR
+
+if TYPE_CHECKING:
+    from .launch import Launcher
+
+
+@dataclass(frozen=True)
+class ReductionLayout:
+    """How the max-reducer (qdarray/ad/reducer.py) lays out a reduction on a target.
+
+    Attributes:
+        strided: each work-item c reads elements c, c + n, c + 2n, ... (neighbouring
+            work-items read neighbouring elements: GPUs); False: each work-item reduces one
+            contiguous chunk (vectorizable inner loops: CPUs).
+        single_pass: one launch that folds each work-item's maximum into one element with an
+            atomic max, which the target reduces within a block first; needs `strided`.
+        serial_below: contiguous chunks: a reduction of fewer elements is one chunk (the
+            launcher runs it serially), a larger one at least this many chunks.
+        work_items: strided: the most work-items of one reduction on a device (None: the
+            reducer's default, enough to keep a GPU's memory busy).
+    """
+
+    strided: bool = False
+    single_pass: bool = False
+    serial_below: int = 1
+    work_items: Callable[[Any], int] | None = None
+
+
+class KernelTarget(Protocol):
+    """A device kind's kernel target (see the module docstring).
+
+    Attributes:
+        name: the target's name in cache keys and messages ("numba_cpu", "opencl_c", ...).
+        lowers_views: whether its kernels take views lowered to (base, offset, size); the
+            interpreter takes views whole.
+        caches_modules: whether its launchers' compiled code is kept in the disk cache under
+            a key (`Launcher.module_key`), so that reverse-mode plans can name it and a later
+            process can load it again (`cached_launcher`).
+        reduction: the max-reducer's layout on this target.
+    """
+
+    name: str
+    lowers_views: bool
+    caches_modules: bool
+    reduction: ReductionLayout
+
+    def render(self, kernel: KernelIR, *, debug: bool, device: Any) -> str:
+        """The source the target generates for `kernel` (after the compile pipeline)."""
+        ...
+
+    def launcher(self, kernel: KernelIR, packers: list[Any], bumps: list[Any], *,
+                 debug: bool, device: Any) -> Launcher:
+        """Render, load and wrap `kernel` (after the compile pipeline) as a launcher for
+        arrays on `device`; `packers` pack each argument, `bumps` name the written arrays."""
+        ...
+
+    def cached_launcher(self, key: str, kernel: KernelIR, packers: list[Any],
+                        bumps: list[Any], *, debug: bool, device: Any) -> Launcher | None:
+        """The launcher of the compiled code stored under `key` (`Launcher.module_key`),
+        with `kernel` a skeleton of its IR (parameters and check sites); None when the disk
+        cache no longer holds it (or the target keeps nothing there)."""
+        ...
+
+    def buffer_device(self, device: Any) -> Any:
+        """The device whose memory holds the buffers a launch makes for itself (adstack
+        heaps, counters, partial maxima) when its arrays are on `device`; None: host
+        memory (NumPy arrays)."""
+        ...
+
+
+def target_of(device: Any) -> KernelTarget:
+    """The kernel target of `device`'s backend; NotImplementedError for a device whose
+    backend has none yet."""
+    target: KernelTarget | None = device.backend.target
+    if target is None:
+        raise NotImplementedError(
+            f"Kernels on {device} need a kernel target for its device kind, which qdarray "
+            "does not have yet. Use a CPU array (x.to_device('cpu')) or kernel.interpret(...).")
+    return target
