@@ -10,7 +10,8 @@ Example::
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from ._version import __version__
+
 __array_api_version__ = "2025.12"
 
 from ._array import Array

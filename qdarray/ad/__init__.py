@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import AdStackOverflowError, AdStackSizingError, AutodiffError
+from ..kernels.kernel import set_reverse
 from .tape import Tape
 
 __all__ = ["Tape", "AdStackOverflowError", "AdStackSizingError", "AutodiffError", "stats",
@@ -41,6 +42,16 @@ def stats() -> dict[str, Any]:
     from . import sizer
 
     return dict(sizer.STATS)
+
+
+def _grad_kernel(kernel: Any) -> Any:
+    """`kernel.grad` (launch.py, imported on first use)."""
+    from .launch import GradKernel
+
+    return GradKernel(kernel)
+
+
+set_reverse(_grad_kernel)
 
 
 def reset_stats() -> None:

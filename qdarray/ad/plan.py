@@ -25,9 +25,9 @@ from typing import Any
 
 from ..kernels.args import ArgSpec
 from ..kernels.ir import UNKNOWN_LOC, Block, Instr, KernelIR, Op, Param, SourceLoc, Value, instrs
-from ..kernels.launch import Launcher, packer
+from ..kernels.launch import packer
 from ..kernels.ops.adstack import AdStack
-from ..kernels.target import KernelTarget
+from ..kernels.target import KernelTarget, Launcher
 from .sizing import Expr
 
 

@@ -18,8 +18,8 @@ import numpy as np
 from ..kernels.cache import load_module, module_for_key, module_key
 from ..kernels.codegen.numba_cpu import render_numba_cpu
 from ..kernels.ir import KernelIR
-from ..kernels.launch import ERR_LEN, Launcher, bump_generations
-from ..kernels.target import ReductionLayout
+from ..kernels.launch import ERR_LEN, bump_generations
+from ..kernels.target import Launcher, ReductionLayout
 
 # Launches whose parallel loops have fewer iterations than this run serially (no threads).
 PARALLEL_MIN = 32768

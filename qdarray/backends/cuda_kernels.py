@@ -36,9 +36,9 @@ from ..kernels.cache import load_module
 from ..kernels.codegen.numba_cuda import TPB, TPB_SIMULATED, render_numba_cuda
 from ..kernels.codegen.opencl_c import plan
 from ..kernels.ir import KernelIR
-from ..kernels.launch import ERR_LEN, Launcher, bump_generations
+from ..kernels.launch import ERR_LEN, bump_generations
 from ..kernels.ops import OPS
-from ..kernels.target import ReductionLayout
+from ..kernels.target import Launcher, ReductionLayout
 from ..kernels.types import ArrayType
 from .cuda_direct import direct_launch, layout_key
 

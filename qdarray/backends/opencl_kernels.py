@@ -26,9 +26,9 @@ from .._dtypes import DType
 from .._errors import KernelTypeError
 from ..kernels.codegen.opencl_c import plan, render_opencl_c
 from ..kernels.ir import For, KernelIR, Value, walk
-from ..kernels.launch import ERR_LEN, Launcher
+from ..kernels.launch import ERR_LEN
 from ..kernels.ops import OPS, Impl
-from ..kernels.target import ReductionLayout
+from ..kernels.target import Launcher, ReductionLayout
 from ..kernels.types import ArrayType, Type
 from .opencl_xp import ClArray
 from .opencl_xp import _runtime as runtime

@@ -10,7 +10,8 @@ from __future__ import annotations
 from . import qdmath as math
 from .cache import cache_stats
 from .debug import debug_mode, set_debug
-from .kernel import Func, Kernel, func, kernel
+from .func import Func, func
+from .kernel import Kernel, kernel
 from .language import atomic_add, atomic_max, atomic_min, cast, ndrange, select, static
 
 __all__ = [

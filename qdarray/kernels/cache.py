@@ -64,7 +64,7 @@ def _writable(directory: Path) -> Path:
 def cache_key(source: str) -> str:
     import numba
 
-    from .. import __version__
+    from .._version import __version__
 
     h = hashlib.sha256()
     for part in (source, __version__, numba.__version__, sys.version):

@@ -23,10 +23,10 @@ import numpy as np
 
 from . import debug
 from .ir import Block, Break, Continue, For, If, Instr, KernelIR, Op, While, format_kernel
-from .launch import Launcher, bump_generations
+from .launch import bump_generations
 from .ops import OPS
 from .ops.memory import ViewValue
-from .target import ReductionLayout
+from .target import Launcher, ReductionLayout
 
 _BREAK = 1
 _CONTINUE = 2

@@ -1,112 +1,53 @@
-"""`@qd.kernel` and `@qd.func`: the callable objects around a Python function.
+"""`@qd.kernel`: the callable object around a Python function (funcs: func.py).
 
 A Kernel compiles once per argument signature (and debug mode) and keeps the launchers in a
 dict keyed by the tuple of per-argument keys, so a repeated call costs a few dict lookups
-plus the launch itself. A Func is inlined into the kernels that call it.
+plus the launch itself. `kernel.grad` is reverse mode's object for the kernel, made through
+the hook reverse mode registers (`set_reverse`).
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
+from collections.abc import Callable
 from typing import Any
 
-from .._errors import KernelSyntaxError, KernelTypeError
+from .._errors import KernelTypeError
 from .args import KEY_FUNCS, signature_key
 from .bound_reads import int_read_paths
 from .bound_reads import record as record_reads
 from .debug import _state
-from .frontend import FunctionSource, parse_function
+from .func import Func, Function, func
 from .target import KernelTarget, target_of
 
-
-def _annotations(fn: Any) -> dict[str, Any]:
-    try:
-        return inspect.get_annotations(fn, eval_str=True)
-    except Exception as exc:  # noqa: BLE001 - any failure of user annotation code
-        raise KernelTypeError(
-            f"The annotations of '{fn.__qualname__}' could not be evaluated: "
-            f"{type(exc).__name__}: {exc}. Use qd.Array[dtype, ndim], qd.BufferView[dtype], "
-            "dtypes such as qd.float32, or no annotation."
-        ) from None
-
-
-def _check_parameters(fn: Any, what: str) -> inspect.Signature:
-    sig = inspect.signature(fn)
-    for p in sig.parameters.values():
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise KernelSyntaxError(
-                f"{what} '{fn.__qualname__}' has *{p.name}; kernels and funcs take a fixed "
-                "list of parameters. Use explicit parameters or a frozen dataclass."
-            )
-    return sig
+__all__ = ["Func", "Kernel", "func", "kernel", "set_reverse", "RECORDERS"]
 
 
 # Tapes recording kernel launches (`qd.ad.Tape`); the innermost one runs and records each.
 RECORDERS: list[Any] = []
 
-
-class Func:
-    """A `@qd.func`: inlined into the kernels (and funcs) that call it."""
-
-    __name__: str  # set by functools.update_wrapper
-
-    def __init__(self, fn: Any) -> None:
-        functools.update_wrapper(self, fn)
-        self.fn = fn
-        _check_parameters(fn, "func")
-        self._src: FunctionSource | None = None
-        self._annotations: dict[str, Any] | None = None
-
-    def source(self) -> FunctionSource:
-        if self._src is None:
-            self._src = parse_function(self.fn)
-        return self._src
-
-    def annotations(self) -> dict[str, Any]:
-        if self._annotations is None:
-            self._annotations = _annotations(self.fn)
-        return self._annotations
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise KernelSyntaxError(
-            f"func '{self.__name__}' can only be called from a @qd.kernel or another @qd.func. "
-            "Use a @qd.kernel to run code over arrays."
-        )
-
-    def __repr__(self) -> str:
-        return f"<qd.func {self.fn.__qualname__}>"
+# Reverse mode's entry (`qdarray.ad` registers it with `set_reverse`): `REVERSE[0](kernel)`
+# is the object `kernel.grad` returns. The kernel compiler never imports reverse mode.
+REVERSE: list[Callable[[Kernel], Any]] = []
 
 
-class Kernel:
+def set_reverse(make: Callable[[Kernel], Any]) -> None:
+    """Register what `kernel.grad` returns for a kernel (reverse mode does, on import)."""
+    REVERSE[:] = [make]
+
+
+class Kernel(Function):
     """A `@qd.kernel`: calling it compiles (once per signature) and launches."""
 
-    __name__: str  # set by functools.update_wrapper
-
     def __init__(self, fn: Any) -> None:
-        functools.update_wrapper(self, fn)
-        self.fn = fn
-        self._signature = _check_parameters(fn, "kernel")
+        super().__init__(fn, "kernel")
         self.param_names = tuple(self._signature.parameters)
         self._nparams = len(self.param_names)
-        self._src: FunctionSource | None = None
-        self._annotations: dict[str, Any] | None = None
         # one launcher table per debug state, and one for the interpreter
         self._launchers: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
         self._interpreted: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
         # generations of the integer arrays the last launches only read (bound_reads.py)
         self._read_generations: dict[int, tuple[Any, int]] = {}
         self._grad: Any = None
-
-    def source(self) -> FunctionSource:
-        if self._src is None:
-            self._src = parse_function(self.fn)
-        return self._src
-
-    def annotations(self) -> dict[str, Any]:
-        if self._annotations is None:
-            self._annotations = _annotations(self.fn)
-        return self._annotations
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         try:
@@ -162,9 +103,7 @@ class Kernel:
         accumulating into the `.grad` of every argument that has one
         (`kernel.grad.interpret(*args)` runs it through the interpreter). See qdarray.ad."""
         if self._grad is None:
-            from ..ad.launch import GradKernel
-
-            self._grad = GradKernel(self)
+            self._grad = REVERSE[0](self)
         return self._grad
 
     def _prepare(self, args: tuple[Any, ...], target: KernelTarget | None) -> Any:
@@ -220,18 +159,3 @@ def kernel(fn: Any) -> Kernel:
                 y[i] = a * x[i] + y[i]
     """
     return Kernel(fn)
-
-
-def func(fn: Any) -> Func:
-    """Mark a helper that kernels call; it is inlined at each call site.
-
-    Args:
-        fn: the helper; it may take scalars and arrays and return a value.
-
-    Example::
-
-        @qd.func
-        def clamp01(v):
-            return qd.math.clip(v, 0.0, 1.0)
-    """
-    return Func(fn)

@@ -21,13 +21,12 @@ from .._devices import CPU, Device
 from .._dtypes import DType
 from .._errors import DeviceMismatchError, KernelTypeError
 from ..buffer_view import BufferView
-from . import debug as debug_mod
 from . import types as T
 from .args import ArgSpec, classify
-from .ir import KernelIR, Op, instrs
+from .ir import KernelIR
 from .ops.memory import ViewValue
 from .passes import pipeline
-from .target import KernelTarget, target_of
+from .target import KernelTarget, Launcher, target_of
 
 # Error record of a failed debug check (intrinsics.report_index_error):
 # [site + 1, depth, 8 thread indices, n, (index, extent) values...].
@@ -256,40 +255,6 @@ def bump_generations(args: Sequence[Any], paths: Sequence[tuple[int, tuple[str, 
 
 
 # -- launchers ------------------------------------------------------------------------------
-
-
-class Launcher:
-    """Per-signature launch: pack, run, bump generations, report debug errors. A target's
-    launcher adds `__call__(args)`; `module_key` names its compiled code in the disk cache
-    (None: not kept there; see `KernelTarget.caches_modules`)."""
-
-    module_key: str | None = None
-
-    def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any]) -> None:
-        self.kernel = kernel
-        self.packers = packers
-        self.bumps = bumps
-        self.sites = {i.attrs[0]: i for i in instrs(kernel.body) if i.op is Op.CHECK_INDEX}
-
-    def pack(self, args: Sequence[Any]) -> list[Any]:
-        native: list[Any] = []
-        for p, a in zip(self.packers, args):  # noqa: B905 - lengths checked by the kernel
-            p(a, native)
-        return native
-
-    def decode(self, err: np.ndarray, native: Sequence[Any]) -> Exception:
-        site = self.sites[int(err[0]) - 1]
-        n = int(err[10])
-        vals = [int(v) for v in err[11:11 + n]]
-        _, name, kind = debug_mod.site_info(site.attrs)
-        offset = None
-        if kind in ("view", "subview"):
-            for p, v in zip(self.kernel.params, native, strict=True):
-                if p.name == f"{name}@offset":
-                    offset = int(v)
-        thread = tuple(int(t) for t in err[2:2 + int(err[1])])
-        return debug_mod.check_error(self.kernel.name, site.attrs, vals, thread,
-                                     site.loc.frames(), offset)
 
 
 def signature(kernel: Any, args: Sequence[Any]) -> tuple[list[tuple[str, ArgSpec]], Device]:

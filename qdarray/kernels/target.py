@@ -12,14 +12,14 @@ A new device implements this protocol in its backend package; see docs/writing_a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from .ir import KernelIR
+import numpy as np
 
-if TYPE_CHECKING:
-    from .launch import Launcher
+from . import debug as debug_mod
+from .ir import KernelIR, Op, instrs
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,40 @@ class ReductionLayout:
     single_pass: bool = False
     serial_below: int = 1
     work_items: Callable[[Any], int] | None = None
+
+
+class Launcher:
+    """Per-signature launch: pack, run, bump generations, report debug errors. A target's
+    launcher adds `__call__(args)`; `module_key` names its compiled code in the disk cache
+    (None: not kept there; see `KernelTarget.caches_modules`)."""
+
+    module_key: str | None = None
+
+    def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any]) -> None:
+        self.kernel = kernel
+        self.packers = packers
+        self.bumps = bumps
+        self.sites = {i.attrs[0]: i for i in instrs(kernel.body) if i.op is Op.CHECK_INDEX}
+
+    def pack(self, args: Sequence[Any]) -> list[Any]:
+        native: list[Any] = []
+        for p, a in zip(self.packers, args):  # noqa: B905 - lengths checked by the kernel
+            p(a, native)
+        return native
+
+    def decode(self, err: np.ndarray, native: Sequence[Any]) -> Exception:
+        site = self.sites[int(err[0]) - 1]
+        n = int(err[10])
+        vals = [int(v) for v in err[11:11 + n]]
+        _, name, kind = debug_mod.site_info(site.attrs)
+        offset = None
+        if kind in ("view", "subview"):
+            for p, v in zip(self.kernel.params, native, strict=True):
+                if p.name == f"{name}@offset":
+                    offset = int(v)
+        thread = tuple(int(t) for t in err[2:2 + int(err[1])])
+        return debug_mod.check_error(self.kernel.name, site.attrs, vals, thread,
+                                     site.loc.frames(), offset)
 
 
 class KernelTarget(Protocol):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ... import __version__
+from ..._version import __version__
 from ..ir import Continue, For, If, Instr, KernelIR, Op, Value, While
 from ..ops.math import BINARY, PREDICATES, UNARY
 from ..types import ArrayType, ViewType

@@ -28,8 +28,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ... import __version__
 from ..._errors import KernelTypeError
+from ..._version import __version__
 from ..ir import For, Instr, KernelIR, Op, Value
 from ..ops.math import BINARY, UNARY
 from ..types import ArrayType, ViewType

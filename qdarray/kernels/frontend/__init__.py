@@ -13,10 +13,10 @@ from typing import Any
 
 from ..args import ArgSpec
 from ..ir import KernelIR, Param
+from ..source import FunctionSource, parse_function
 from .calls import CallVisitor
 from .diagnostics import CompileError, public_error
 from .scope import FuncCtx, Scope
-from .source import FunctionSource, parse_function
 from .values import MemRef, StructVal, TVal
 
 __all__ = ["build", "parse_function", "FunctionSource"]

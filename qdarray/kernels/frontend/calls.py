@@ -14,6 +14,7 @@ from ... import _dtypes
 from ..._dtypes import DType
 from .. import language, qdmath
 from .. import types as T
+from ..func import Func, Function
 from ..ir import Op
 from .loops import LoopVisitor
 from .scope import FuncCtx, ReturnState, Scope
@@ -27,12 +28,14 @@ _CASTS = {builtins.int: _dtypes.int64, builtins.float: _dtypes.float64,
           builtins.bool: _dtypes.bool}
 
 
+_NUMPY_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
+                "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "rint": "round",
+                "minimum": "min", "maximum": "max", "absolute": "abs", "power": "pow"}
+
+
 def _math_table() -> dict[Any, Op]:
-    """Every callable that compiles to a math op: qd.math, Python's math, NumPy, qdarray."""
+    """Every callable that compiles to a math op: qd.math, Python's math, NumPy."""
     table: dict[Any, Op] = dict(qdmath.OPS)
-    numpy_names = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
-                   "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "rint": "round",
-                   "minimum": "min", "maximum": "max", "absolute": "abs", "power": "pow"}
     by_name = {fn.__name__: op for fn, op in qdmath.OPS.items()}
     for name, op in by_name.items():
         if name in ("min", "max", "abs", "pow", "round"):
@@ -40,23 +43,27 @@ def _math_table() -> dict[Any, Op]:
         fn = getattr(math, name, None)
         if fn is not None:
             table[fn] = op
-    for np_name in list(by_name) + list(numpy_names):
+    for np_name in list(by_name) + list(_NUMPY_NAMES):
         fn = getattr(np, np_name, None)
         if fn is not None:
-            table[fn] = by_name[numpy_names.get(np_name, np_name)]
-    import qdarray
-
-    # The namespace's elementwise functions (qd.sin, qd.maximum, ...); qd.min / qd.max are
-    # reductions, not the binary min / max.
-    for name in list(by_name) + list(numpy_names):
-        fn = getattr(qdarray, name, None)
-        if (name not in ("min", "max") and callable(fn)
-                and getattr(fn, "__module__", "").startswith("qdarray._")):
-            table[fn] = by_name[numpy_names.get(name, name)]
+            table[fn] = by_name[_NUMPY_NAMES.get(np_name, np_name)]
     return table
 
 
 _MATH: dict[Any, Op] | None = None
+_BY_NAME = {fn.__name__: op for fn, op in qdmath.OPS.items()}
+
+
+def _namespace_op(fn: Any) -> Op | None:
+    """The math op of one of the array namespace's elementwise functions (qd.sin,
+    qd.maximum, ...), known by its module (a private module of qdarray) and name: the kernel
+    compiler sits below the namespace and does not import it. qd.min / qd.max are
+    reductions, not the binary min / max."""
+    name = getattr(fn, "__name__", "")
+    if (name in ("min", "max") or not callable(fn)
+            or not getattr(fn, "__module__", "").startswith("qdarray._")):
+        return None
+    return _BY_NAME.get(_NUMPY_NAMES.get(name, name))
 
 
 def _count(n: int, noun: str) -> str:
@@ -71,13 +78,11 @@ class CallVisitor(LoopVisitor):
     def visit_Call(self, node: ast.Call) -> Any:
         global _MATH
         callee = self.expr(node.func)
-        from ..kernel import Func, Kernel
-
         if isinstance(callee, Func):
             return self.inline(callee, node)
         if type(callee) is ViewMethod:
             return self.call_view_method(callee, node)
-        if isinstance(callee, Kernel):
+        if isinstance(callee, Function):  # a kernel
             self.fail(f"Kernels cannot call kernels ('{callee.fn.__name__}').",
                       "Decorate the helper with @qd.func instead of @qd.kernel.", node)
         if callee is language.static:
@@ -145,6 +150,8 @@ class CallVisitor(LoopVisitor):
             math_op = _MATH.get(callee)
         except TypeError:  # unhashable callee
             math_op = None
+        if math_op is None:
+            math_op = _namespace_op(callee)
         if math_op is not None:
             return self.math_call(math_op, node)
         self.fail(f"Cannot call {describe(callee)} in a kernel.",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Frame, Var
-from .source import FunctionSource
+from ..source import FunctionSource
 from .values import VarRef
 
 MISSING = object()

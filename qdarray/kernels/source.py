@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ir import SourceLoc
+from .ir import SourceLoc
 
 
 @dataclass

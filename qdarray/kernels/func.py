@@ -1,0 +1,88 @@
+"""`@qd.func`: a helper that kernels call, inlined at each call site, and what it shares with
+`@qd.kernel` (kernel.py): the wrapped Python function, its parsed source and annotations."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, cast
+
+from .._errors import KernelSyntaxError, KernelTypeError
+from .source import FunctionSource, parse_function
+
+
+def _annotations(fn: Any) -> dict[str, Any]:
+    try:
+        return inspect.get_annotations(fn, eval_str=True)
+    except Exception as exc:  # noqa: BLE001 - any failure of user annotation code
+        raise KernelTypeError(
+            f"The annotations of '{fn.__qualname__}' could not be evaluated: "
+            f"{type(exc).__name__}: {exc}. Use qd.Array[dtype, ndim], qd.BufferView[dtype], "
+            "dtypes such as qd.float32, or no annotation."
+        ) from None
+
+
+def _check_parameters(fn: Any, what: str) -> inspect.Signature:
+    sig = inspect.signature(fn)
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise KernelSyntaxError(
+                f"{what} '{fn.__qualname__}' has *{p.name}; kernels and funcs take a fixed "
+                "list of parameters. Use explicit parameters or a frozen dataclass."
+            )
+    return sig
+
+
+class Function:
+    """A Python function compiled by qdarray: a kernel or a func. Its source is parsed and
+    its annotations evaluated once, on first use."""
+
+    __name__: str  # set by functools.update_wrapper
+
+    def __init__(self, fn: Any, what: str) -> None:
+        functools.update_wrapper(cast(Any, self), fn)
+        self.fn = fn
+        self._signature = _check_parameters(fn, what)
+        self._src: FunctionSource | None = None
+        self._annotations: dict[str, Any] | None = None
+
+    def source(self) -> FunctionSource:
+        if self._src is None:
+            self._src = parse_function(self.fn)
+        return self._src
+
+    def annotations(self) -> dict[str, Any]:
+        if self._annotations is None:
+            self._annotations = _annotations(self.fn)
+        return self._annotations
+
+
+class Func(Function):
+    """A `@qd.func`: inlined into the kernels (and funcs) that call it."""
+
+    def __init__(self, fn: Any) -> None:
+        super().__init__(fn, "func")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise KernelSyntaxError(
+            f"func '{self.__name__}' can only be called from a @qd.kernel or another @qd.func. "
+            "Use a @qd.kernel to run code over arrays."
+        )
+
+    def __repr__(self) -> str:
+        return f"<qd.func {self.fn.__qualname__}>"
+
+
+def func(fn: Any) -> Func:
+    """Mark a helper that kernels call; it is inlined at each call site.
+
+    Args:
+        fn: the helper; it may take scalars and arrays and return a value.
+
+    Example::
+
+        @qd.func
+        def clamp01(v):
+            return qd.math.clip(v, 0.0, 1.0)
+    """
+    return Func(fn)
