@@ -16,6 +16,7 @@ __array_api_version__ = "2025.12"
 
 from ._array import Array
 from ._devices import Device
+from . import backends  # noqa: F401  (registers how devices find their backends)
 from ._dtypes import (
     DType,
     bool,

@@ -309,12 +309,13 @@ class Array:
     def __cuda_array_interface__(self) -> dict[str, Any]:
         """The CUDA Array Interface (version 3) of an array on a CUDA device, so that CuPy,
         PyTorch, numba and other consumers view its memory without a copy."""
-        if self._device.kind != "cuda":
+        face = self._device.backend.cuda_array_interface(self._data)
+        if face is None:
             raise AttributeError(
                 f"Arrays on {self._device} have no __cuda_array_interface__; arrays on CUDA "
                 "devices do (x.to_device('cuda:0')). Use x.__dlpack__() or np.asarray(x).")
         self._buffer.generation += 1  # the consumer may write through it
-        return self._device.backend.cuda_array_interface(self._data)  # type: ignore[attr-defined, no-any-return]
+        return face
 
     # -- operators (semantics live in the backend's xp; dtype categories in _dispatch) -----
 

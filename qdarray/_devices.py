@@ -1,17 +1,29 @@
 """Devices: `Device("cpu")`, `Device("cuda:N")`, `Device("opencl:N")`, `Device("vulkan:N")`.
 
 A Device is an interned value (one object per kind and index, so comparison is `is`). It knows
-its backend, which owns storage, copies, kernel launches and the device's capabilities.
+its backend, which owns storage, copies, kernel launches and the device's capabilities; the
+backends package tells this module how to find it (`register_backends`), so that this module,
+below every other, imports none of them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .backends.base import Backend
 
 KNOWN_KINDS = ("cpu", "cuda", "opencl", "vulkan")
+
+# `find(device)` loads a device's backend; set when qdarray.backends is imported (the package
+# root imports it), before any device is used.
+_FIND_BACKEND: list[Callable[[Device], Backend]] = []
+
+
+def register_backends(find: Callable[[Device], Backend]) -> None:
+    """Tell `Device.backend` how to load a device's backend (qdarray.backends does)."""
+    _FIND_BACKEND[:] = [find]
 
 
 class Device:
@@ -48,9 +60,7 @@ class Device:
         """The backend serving this device (loaded on first use)."""
         backend = self._backend
         if backend is None:
-            from .backends import backend_for
-
-            backend = backend_for(self)
+            backend = _FIND_BACKEND[0](self)
             self._backend = backend
         return backend
 

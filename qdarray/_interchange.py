@@ -9,11 +9,9 @@ import numpy as np
 from ._array import Array, Buffer
 from ._devices import CPU, Device, as_device
 from ._errors import NotDLPackError
+from .backends import dlpack_device, dlpack_kind
 
-# DLPack device type codes (dlpack.h)
-DL_CPU = 1
-DL_CUDA = 2
-DL_OPENCL = 4
+DL_CPU = dlpack_device(CPU)[0]  # the host's DLPack device type code (dlpack.h)
 
 
 def as_native(obj: Any) -> tuple[Any, Device | None, Buffer | None]:
@@ -40,15 +38,11 @@ def _import_dlpack(obj: Any) -> tuple[Any, Device, None]:
     dev_type, dev_id = obj.__dlpack_device__()
     if dev_type == DL_CPU:
         return np.from_dlpack(obj), CPU, None
-    if dev_type == DL_CUDA:
-        device = Device(f"cuda:{dev_id}")
-        return device.backend.from_dlpack(obj), device, None  # type: ignore[attr-defined]
-    raise BufferError(f"DLPack device type {dev_type} is not supported by qdarray.")
-
-
-def _dl_device(device: Device) -> tuple[int, int]:
-    code = {"cpu": DL_CPU, "cuda": DL_CUDA, "opencl": DL_OPENCL}.get(device.kind, -1)
-    return (code, device.index)
+    kind = dlpack_kind(dev_type)
+    if kind is None:
+        raise BufferError(f"DLPack device type {dev_type} is not supported by qdarray.")
+    device = Device(f"{kind}:{dev_id}")
+    return device.backend.from_dlpack(obj), device, None
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
@@ -69,7 +63,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
         # The same memory: keep the buffer token, so writes through either count for both.
         return Array._new(x._data, x._device, x._buffer)
     dev_type, dev_id = x.__dlpack_device__()
-    if copy is False and target is not None and (dev_type, dev_id) != _dl_device(target):
+    if copy is False and target is not None and (dev_type, dev_id) != dlpack_device(target):
         raise BufferError(
             f"from_dlpack(copy=False) cannot move data from DLPack device "
             f"{(dev_type, dev_id)} to {target}; use copy=None or copy=True."

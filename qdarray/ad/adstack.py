@@ -26,7 +26,7 @@ from .._errors import AdStackOverflowError
 from ..kernels.ir import UNKNOWN_LOC, Op, SourceLoc, Stmt, Value, Var
 from ..kernels.ops.adstack import AdStack
 from ..kernels.types import ArrayType
-from .device_memory import cpu_available_bytes
+from ..backends.host_memory import cpu_available_bytes
 from ..kernels.emit import Emitter
 
 LAYOUT_FIELDS = 3  # capacity, offset, stride

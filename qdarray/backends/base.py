@@ -5,10 +5,16 @@ One backend serves both the array namespace and user kernels on its kind of devi
 - `xp` is a namespace of the standard's functions over the backend's native arrays
   (NumPy through array-api-compat on the CPU, CuPy on CUDA, generated kernels on OpenCL);
   the namespace modules call `x.device.backend.xp.<name>` and wrap the result.
-- storage: `asarray`, `empty`, host transfers, `synchronize`;
+- storage: `asarray`, `empty`, transfers to the host (`to_host`) and between devices of the
+  kind (`copy_between`), `synchronize`; interchange: `from_dlpack`, `cuda_array_interface`
+  (the DLPack device code of each kind: `backends/__init__.py`);
+- memory figures: `available_bytes` (the adstack memory guard);
 - capabilities: `supports_dtype`, `capabilities`;
 - kernels: `target` is the device kind's kernel target (`qdarray/kernels/target.py`), which
   compiles and launches kernels for it; None for a kind that has none yet.
+
+Devices are `qdarray.Device` values; the methods take them as `device` (typed Any here, so
+that this interface sits above the Device type without importing it back).
 """
 
 from __future__ import annotations
@@ -17,27 +23,37 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .._devices import Device
 from ..kernels.target import KernelTarget
 
 
 class Backend(Protocol):
-    """What the namespace and the kernel launcher need from a device kind."""
+    """What the namespace, the kernel compiler and reverse mode need from a device kind."""
 
-    kind: str
-    xp: Any
-    native_type: type
+    @property
+    def kind(self) -> str:
+        """The device kind ("cpu", "cuda", ...)."""
+        ...
+
+    @property
+    def xp(self) -> Any:
+        """The standard's functions over native arrays (see the module docstring)."""
+        ...
+
+    @property
+    def native_type(self) -> type:
+        """The type of the backend's native arrays."""
+        ...
 
     @property
     def target(self) -> KernelTarget | None:
         """The device kind's kernel target (None: kernels do not run on it yet)."""
         ...
 
-    def devices(self) -> list[Device]:
+    def devices(self) -> list[Any]:
         """The devices of this kind present on the machine, in a stable order."""
         ...
 
-    def supports_dtype(self, np_dtype: np.dtype, device: Device) -> bool:
+    def supports_dtype(self, np_dtype: np.dtype, device: Any) -> bool:
         """Whether arrays of this dtype can live on `device` (float64 is optional on GPUs)."""
         ...
 
@@ -46,12 +62,33 @@ class Backend(Protocol):
         ...
 
     def asarray(self, obj: Any, np_dtype: np.dtype | None, copy: bool | None,
-                device: Device) -> Any:
+                device: Any) -> Any:
         """A native array on `device` from a native array, host data or nested sequences."""
+        ...
+
+    def empty(self, shape: tuple[int, ...], np_dtype: Any, device: Any) -> Any:
+        """Uninitialized memory on `device` (adstack heaps); a MemoryError when the device
+        cannot allocate it."""
         ...
 
     def to_host(self, native: Any) -> np.ndarray:
         """A NumPy array with the same values (zero-copy on the CPU)."""
+        ...
+
+    def copy_between(self, native: Any, device: Any) -> Any:
+        """A copy of a native array of this kind on `device`, another device of the kind."""
+        ...
+
+    def available_bytes(self, device: Any) -> int | None:
+        """About how many bytes `device` can allocate now (None: it does not say)."""
+        ...
+
+    def from_dlpack(self, obj: Any) -> Any:
+        """A native array viewing a DLPack producer's memory on a device of this kind."""
+        ...
+
+    def cuda_array_interface(self, native: Any) -> dict[str, Any] | None:
+        """The CUDA Array Interface of a native array (None: the kind's arrays have none)."""
         ...
 
     def window_root(self, native: Any) -> tuple[Any, int]:
@@ -59,10 +96,10 @@ class Backend(Protocol):
         dtype it is a slice of, and its element offset there (BufferView's base and offset)."""
         ...
 
-    def synchronize(self, device: Device) -> None:
+    def synchronize(self, device: Any) -> None:
         """Wait for all work queued on `device`."""
         ...
 
-    def capabilities(self, device: Device) -> dict[str, Any]:
+    def capabilities(self, device: Any) -> dict[str, Any]:
         """The standard's capability flags, plus qdarray's own (``"max dimensions"``, ...)."""
         ...

@@ -10,6 +10,8 @@ import numpy as np
 from .._devices import CPU, Device
 from ..kernels.target import KernelTarget
 from . import cpu_sort, special_cases
+from .base import Backend
+from .host_memory import cpu_available_bytes
 from .quiet import QuietNamespace, quiet
 
 
@@ -59,8 +61,23 @@ class CpuBackend:
             return np.asarray(obj, dtype=np_dtype)
         return np.array(obj, dtype=np_dtype, copy=copy)
 
+    def empty(self, shape: tuple[int, ...], np_dtype: Any, device: Device) -> np.ndarray:
+        return np.empty(shape, np_dtype)
+
     def to_host(self, native: np.ndarray) -> np.ndarray:
         return native
+
+    def copy_between(self, native: np.ndarray, device: Device) -> np.ndarray:
+        return np.array(native, copy=True)
+
+    def available_bytes(self, device: Device) -> int | None:
+        return cpu_available_bytes()
+
+    def from_dlpack(self, obj: Any) -> np.ndarray:
+        return np.from_dlpack(obj)
+
+    def cuda_array_interface(self, native: np.ndarray) -> None:
+        return None
 
     def window_root(self, native: np.ndarray) -> tuple[np.ndarray, int]:
         """The outermost 1-D contiguous array of the same dtype that `native` (1-D, contiguous)
@@ -87,4 +104,4 @@ class CpuBackend:
         }
 
 
-BACKEND = CpuBackend()
+BACKEND: Backend = CpuBackend()  # checked against the Backend protocol

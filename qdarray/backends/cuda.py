@@ -21,7 +21,9 @@ from typing import Any
 import numpy as np
 
 from .._devices import Device
+from .base import Backend
 from .cuda_kernels import SIMULATED, TARGET
+from .host_memory import cpu_available_bytes
 
 
 def _missing_cupy() -> RuntimeError:
@@ -123,9 +125,10 @@ class SimulatedCudaBackend(_CudaBase):
         return np.empty(shape, np_dtype)
 
     def available_bytes(self, device: Device) -> int | None:
-        from ..ad.device_memory import cpu_available_bytes
-
         return cpu_available_bytes()
+
+    def from_dlpack(self, obj: Any) -> np.ndarray:
+        return np.from_dlpack(obj)  # the simulated device's memory is the host's
 
     def cuda_array_interface(self, native: np.ndarray) -> dict[str, Any]:
         """The CUDA Array Interface (version 3) of a simulated array: its host memory."""
@@ -258,4 +261,5 @@ class CupyBackend(_CudaBase):
             self.cp.cuda.Device().synchronize()
 
 
-BACKEND: _CudaBase = SimulatedCudaBackend() if SIMULATED else CupyBackend()
+# checked against the Backend protocol
+BACKEND: Backend = SimulatedCudaBackend() if SIMULATED else CupyBackend()

@@ -16,6 +16,8 @@ import numpy as np
 import pyopencl as cl
 
 from .._devices import Device
+from .base import Backend
+from .host_memory import cpu_available_bytes
 from .opencl_kernels import TARGET
 from .opencl_xp import HOST_FUNCTIONS, ClArray, OpenCLNamespace
 from .opencl_xp import _copy as copy_ops
@@ -109,8 +111,6 @@ class OpenCLBackend:
         free = int(dev.global_mem_size) - int(st.allocator.active_bytes)
         figures = [free, int(dev.max_mem_alloc_size)]
         if st.kind == "CPU" or dev.host_unified_memory:
-            from ..ad.device_memory import cpu_available_bytes
-
             host = cpu_available_bytes()
             if host is not None:
                 figures.append(host)
@@ -118,6 +118,14 @@ class OpenCLBackend:
 
     def copy_between(self, native: ClArray, device: Device) -> ClArray:
         return self.asarray(native.to_host(), None, True, device)
+
+    def from_dlpack(self, obj: Any) -> ClArray:
+        raise BufferError(
+            "qdarray cannot import OpenCL memory through DLPack (pyopencl exports none). Use "
+            "np.asarray on the producer's host copy, or a CPU or CUDA producer.")
+
+    def cuda_array_interface(self, native: ClArray) -> None:
+        return None
 
     def synchronize(self, device: Device) -> None:
         self.state(device).queue.finish()
@@ -139,4 +147,4 @@ class OpenCLBackend:
         return str(st.cl_device.get_info(cl.device_info.VERSION))
 
 
-BACKEND = OpenCLBackend()
+BACKEND: Backend = OpenCLBackend()  # checked against the Backend protocol

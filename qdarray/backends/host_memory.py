@@ -1,4 +1,5 @@
-"""How much memory a device can give now, for the adstack memory guard.
+"""How much memory the host can give now: the CPU device's figure, and the bound of devices that
+share the host's memory (the adstack memory guard asks each backend, `available_bytes`).
 
 Before a heap buffer grows, the launcher compares threads x capacity x bytes with this figure
 and raises a MemoryError with the numbers rather than letting the allocation crash the
