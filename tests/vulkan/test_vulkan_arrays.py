@@ -1,0 +1,125 @@
+"""Arrays on a Vulkan device: storage, views, transfers to and from every device, DLPack,
+dtypes the device lacks, and the namespace (computed on the host for now)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import qdarray as qd
+from qdarray.backends.vulkan import _instance
+
+
+@pytest.fixture
+def no_fp64(device: str) -> Iterator[str]:
+    """The test device, pretending to report no float64 and no 64-bit integers."""
+    _instance.set_override(0, float64=False, int64=False)
+    yield device
+    _instance.set_override(0, float64=None, int64=None)
+
+
+def host(x: qd.Array) -> np.ndarray:
+    return np.asarray(x.to_device("cpu"))
+
+
+def test_round_trip_of_every_dtype(device):
+    for dt in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+               "uint64", "float32", "float64", "complex64", "complex128"):
+        values = np.arange(-3, 9).reshape(3, 4).astype(dt)
+        x = qd.asarray(values, device=device)
+        assert x.device == qd.Device(device) and x.dtype == getattr(qd, dt)
+        np.testing.assert_array_equal(host(x), values)
+
+
+def test_basic_indexing_gives_views_that_write_through(device):
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    x = qd.asarray(base, device=device)
+    v = x[1:, ::-2]
+    np.testing.assert_array_equal(host(v), base[1:, ::-2])
+    v[...] = -1.0
+    base[1:, ::-2] = -1.0
+    np.testing.assert_array_equal(host(x), base)
+    t = x.T
+    t[0, 3] = 99.0  # x[3, 0]
+    base[3, 0] = 99.0
+    np.testing.assert_array_equal(host(x), base)
+    x[x > 20] = 0.0  # boolean mask: through a host copy, still in place
+    base[base > 20] = 0.0
+    np.testing.assert_array_equal(host(x), base)
+    np.testing.assert_array_equal(host(x[qd.asarray([2, 0], device=device)]), base[[2, 0]])
+
+
+def test_inplace_operators_and_reshape_keep_the_buffer(device):
+    x = qd.asarray(np.arange(12, dtype=np.int32), device=device)
+    r = qd.reshape(x, (3, 4))
+    r += 1  # a contiguous reshape is a view: x sees it
+    np.testing.assert_array_equal(host(x), np.arange(12) + 1)
+    with pytest.raises(ValueError, match=r"reshape an array of size 12 .* into shape \(5, -1\)"):
+        qd.reshape(x, (5, -1))
+
+
+def test_namespace_functions_compute_on_vulkan_arrays(device):
+    a = np.linspace(-2, 2, 50, dtype=np.float32)
+    x = qd.asarray(a, device=device)
+    y = qd.sin(x) * 2 + x
+    assert y.device == x.device
+    np.testing.assert_allclose(host(y), np.sin(a) * 2 + a, rtol=1e-6)
+    assert float(qd.sum(x)) == pytest.approx(float(a.sum()), abs=1e-4)
+    np.testing.assert_array_equal(host(qd.argsort(x)), np.argsort(a, kind="stable"))
+    z = qd.linspace(0, 1, 5, dtype=qd.float32, device=device)
+    assert z.device == x.device
+    np.testing.assert_array_equal(host(z), np.linspace(0, 1, 5, dtype=np.float32))
+    np.testing.assert_allclose(host(qd.linalg.inv(qd.eye(3, device=device) * 2)),
+                               np.eye(3) / 2)
+
+
+def test_transfers_to_and_from_every_device(device):
+    values = np.arange(10, dtype=np.float32)
+    x = qd.asarray(values, device=device)
+    for other in qd.__array_namespace_info__().devices():
+        if other.kind == "cuda":
+            continue  # the simulator has no device memory to copy into
+        y = x.to_device(other)
+        assert y.device == other
+        back = y.to_device(device)
+        assert back.device == x.device
+        np.testing.assert_array_equal(host(back), values)
+    with pytest.raises(ValueError, match="vulkan:0 and cpu"):
+        x + qd.asarray(values)
+
+
+def test_dlpack_exports_host_copies_and_refuses_zero_copy(device):
+    x = qd.asarray(np.arange(6, dtype=np.int32), device=device)
+    assert x.__dlpack_device__() == (7, 0)  # kDLVulkan
+    with pytest.raises(BufferError, match="without a copy"):
+        np.from_dlpack(x)
+    np.testing.assert_array_equal(np.from_dlpack(x.to_device("cpu")), np.arange(6))
+    capsule = x.__dlpack__(dl_device=(1, 0), copy=True)
+    assert capsule is not None
+    np.testing.assert_array_equal(host(qd.from_dlpack(x, device="cpu")), np.arange(6))
+
+
+def test_dtypes_the_device_lacks_are_refused(no_fp64):
+    with pytest.raises(TypeError, match=r"vulkan:0 does not support dtype qdarray.float64"):
+        qd.zeros(3, dtype=qd.float64, device=no_fp64)
+    with pytest.raises(TypeError, match="int64"):
+        qd.asarray(np.arange(3, dtype=np.int64), device=no_fp64)
+    info = qd.__array_namespace_info__()
+    assert "float64" not in info.dtypes(device=qd.Device(no_fp64))
+    y = qd.asarray(np.ones(4, np.float32), device=no_fp64)
+    np.testing.assert_array_equal(host(y * 2.0), 2.0)
+
+
+def test_capabilities_and_memory_figures(device):
+    dev = qd.Device(device)
+    caps = dev.backend.capabilities(dev)
+    assert caps["device name"] and caps["device type"] in ("CPU", "discrete GPU",
+                                                           "integrated GPU", "virtual GPU",
+                                                           "other")
+    assert caps["host functions"] and isinstance(caps["float64"], bool)
+    free = dev.backend.available_bytes(dev)
+    assert free is not None and free > 0
+    st = _instance.state(0)
+    assert free <= max(st.heap_sizes)

@@ -1,0 +1,110 @@
+"""The Vulkan runtime: device order, features, the buffer pool, batched submission, timestamp
+queries, and errors that name the device."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import qdarray as qd
+from qdarray.backends.vulkan import _instance, _memory, _stream
+from qdarray.backends.vulkan._array import VkArray
+
+
+def test_devices_are_listed_in_the_documented_order(device):
+    devices = _instance.physical_devices()
+    ranks = [{2: 0, 1: 1, 3: 2, 4: 3}.get(p.type, 4) for p in devices]
+    assert ranks == sorted(ranks)
+    listed = [d for d in qd.__array_namespace_info__().devices() if d.kind == "vulkan"]
+    assert listed == [qd.Device(f"vulkan:{i}") for i in range(len(devices))]
+    with pytest.raises(ValueError, match=r"no Vulkan device vulkan:99; present: vulkan:0 \("):
+        qd.zeros(3, device="vulkan:99")
+
+
+def test_device_state_reports_limits_features_and_memory(device):
+    st = _instance.state(0)
+    assert st.label.startswith("vulkan:0 (") and st.name in st.label
+    assert st.limits["maxPushConstantsSize"] >= 128  # the minimum Vulkan guarantees
+    assert st.limits["maxComputeWorkGroupInvocations"] >= 128
+    assert set(st.features) >= {"int64", "float64", "int64_atomics", "float32_atomic_add"}
+    assert st.heap_sizes and all(size > 0 for size in st.heap_sizes)
+    assert st.timestamp_bits > 0 and st.timestamp_period > 0
+
+
+def test_pool_rounds_sizes_and_reuses_released_buffers(device):
+    assert [_memory.size_class(n) for n in (1, 256, 257, 4000, (1 << 20) + 1)] == [
+        256, 256, 512, 4096, 2 << 20]
+    st = _instance.state(0)
+    pool = _memory.pool(st)
+    _stream.stream(st).finish()
+    gc.collect()
+    gc.disable()  # no other array released in between
+    try:
+        a = pool.alloc(3000)
+        assert a.size == 4096
+        before = pool.active_bytes
+        ref = weakref.ref(a)
+        del a  # back to the pool, which keeps it
+        assert pool.active_bytes == before - 4096
+        assert ref() is not None and ref() in pool.free[(4096, False)]
+        b = pool.alloc(4000)  # the same size class: the same buffer again
+        assert b is ref()
+    finally:
+        gc.enable()
+    exact = pool.alloc(3000, exact=True)
+    assert exact.size == 3000
+
+
+def test_a_buffer_in_use_by_queued_work_is_not_recycled_early(device):
+    st = _instance.state(0)
+    s = _stream.stream(st)
+    pool = _memory.pool(st)
+    s.finish()
+    src = VkArray.from_host(st, np.arange(1 << 16, dtype=np.float32))
+    dst = VkArray.empty(st, (1 << 16,), np.float32)
+    assert src.alloc is not None and dst.alloc is not None
+    s.copy(src.alloc, 0, dst.alloc, 0, src.nbytes)
+    held = src.alloc
+    del src
+    # The queued copy keeps the source: the pool has not been given it back yet.
+    assert all(held is not a for bucket in pool.free.values() for a in bucket)
+    np.testing.assert_array_equal(dst.to_host(), np.arange(1 << 16, dtype=np.float32))
+
+
+def test_commands_are_ordered_and_submitted_in_batches(device):
+    st = _instance.state(0)
+    s = _stream.stream(st)
+    s.finish()
+    x = VkArray.from_host(st, np.zeros(1024, np.int32))
+    assert x.alloc is not None
+    submitted = s.submitted
+    for value in range(1, 11):  # each fill overwrites the last: order matters
+        s.fill(x.alloc, 0, 4096, value)
+    assert s.submitted == submitted  # recorded, not yet submitted
+    np.testing.assert_array_equal(x.to_host(), 10)
+    assert s.submitted == submitted + 1  # one batch for all ten
+
+
+def test_timer_measures_device_time(device):
+    st = _instance.state(0)
+    s = _stream.stream(st)
+    x = VkArray.empty(st, (1 << 20,), np.float32)
+    y = VkArray.empty(st, (1 << 20,), np.float32)
+    assert x.alloc is not None and y.alloc is not None
+    t = s.timer()
+    t.start()
+    for _ in range(4):
+        s.copy(x.alloc, 0, y.alloc, 0, x.nbytes)
+    t.stop()
+    elapsed = t.elapsed_ns()
+    assert 0 < elapsed < 60e9
+
+
+def test_out_of_memory_is_a_memory_error_naming_the_device(device):
+    st = _instance.state(0)
+    too_big = 1 << 50
+    with pytest.raises(MemoryError, match=r"vulkan:0 \(.*cannot allocate"):
+        _memory.pool(st).alloc(too_big, exact=True)
