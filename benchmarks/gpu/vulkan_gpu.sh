@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The Vulkan runtime on an NVIDIA GPU through the driver's own Vulkan implementation, on a
+# machine whose image has no Vulkan loader.
+#
+# Carried in .whl/ (ignored by git; fetch them on a machine with Debian's and PyPI's indexes):
+#   apt-get download libvulkan1                       # libvulkan1_<version>_amd64.deb: the loader
+#   pip download --no-deps -d .whl vulkan cffi pycparser
+# plus the wheels benchmarks/gpu/run_gpu.sh installs (NumPy 2.4, array-api-compat, pytest, ...).
+#
+# The script unpacks libvulkan.so.1 from the .deb, finds (or writes) the NVIDIA ICD JSON and
+# points VK_DRIVER_FILES / VK_ICD_FILENAMES at it, then runs the Vulkan tests on the GPU and the
+# runtime's saxpy against CuPy's (benchmarks/compare_vulkan_runtime.py). It prints everything a
+# report needs and, when $OUT is set, writes the logs there.
+#
+#   bash benchmarks/gpu/vulkan_gpu.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT="${OUT:-/tmp/qdarray-vulkan}"
+VK=/tmp/qdarray-vk
+SITE=/tmp/site
+mkdir -p "$OUT" "$VK"
+
+# -- the loader --------------------------------------------------------------------------------
+DEB=$(ls .whl/libvulkan1_*.deb 2>/dev/null | head -1)
+if [ -z "$DEB" ]; then echo "no .whl/libvulkan1_*.deb carried (apt-get download libvulkan1)"; exit 1; fi
+if command -v dpkg-deb >/dev/null 2>&1; then
+    dpkg-deb -x "$DEB" "$VK"
+else  # a .deb is an ar archive holding data.tar.*
+    python3 - "$DEB" "$VK" <<'PY'
+import io, sys, tarfile
+data = open(sys.argv[1], "rb").read()
+pos = 8
+while pos < len(data):
+    name = data[pos:pos + 16].decode().strip().rstrip("/")
+    size = int(data[pos + 48:pos + 58])
+    if name.startswith("data.tar"):
+        tarfile.open(fileobj=io.BytesIO(data[pos + 60:pos + 60 + size])).extractall(sys.argv[2])
+    pos += 60 + size + (size & 1)
+PY
+fi
+LIBDIR=$(dirname "$(find "$VK" -name 'libvulkan.so.1' | head -1)")
+export LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# -- the NVIDIA ICD ----------------------------------------------------------------------------
+ICD=""
+for f in /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json \
+         /usr/share/vulkan/icd.d/nvidia_icd.x86_64.json; do
+    [ -f "$f" ] && ICD="$f" && break
+done
+if [ -z "$ICD" ]; then
+    NVLIB=$( (ldconfig -p 2>/dev/null | awk '/libGLX_nvidia.so.0/{print $NF; exit}') || true)
+    [ -z "$NVLIB" ] && NVLIB=$(ls /usr/lib/x86_64-linux-gnu/libGLX_nvidia.so.0 /usr/lib64/libGLX_nvidia.so.0 2>/dev/null | head -1)
+    if [ -z "$NVLIB" ]; then echo "no NVIDIA Vulkan driver library (libGLX_nvidia.so.0) found"; exit 1; fi
+    ICD="$VK/nvidia_icd.json"
+    printf '{"file_format_version": "1.0.0", "ICD": {"library_path": "%s", "api_version": "1.3"}}\n' \
+        "$NVLIB" > "$ICD"
+fi
+export VK_DRIVER_FILES="$ICD" VK_ICD_FILENAMES="$ICD"
+export QDARRAY_VULKAN_DEVICE="${QDARRAY_VULKAN_DEVICE:-nvidia}"
+
+# -- Python packages ---------------------------------------------------------------------------
+WHEELS=$(ls .whl/numpy-2.4*.whl .whl/array_api_compat-*.whl .whl/pytest-[0-9]*.whl \
+    .whl/pluggy-*.whl .whl/iniconfig-*.whl .whl/hypothesis-*.whl .whl/sortedcontainers-*.whl \
+    .whl/attrs-*.whl .whl/vulkan-*.whl .whl/cffi-*.whl .whl/pycparser-*.whl 2>/dev/null)
+python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$SITE" \
+    $WHEELS || { echo "installing the carried wheels failed"; exit 1; }
+export PYTHONPATH="$SITE:$PWD" PYTHONUNBUFFERED=1
+
+{
+    echo "== machine"
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+    echo "loader: $LIBDIR/libvulkan.so.1  ICD: $ICD"
+    cat "$ICD"
+    python3 - <<'PY'
+import qdarray as qd
+from qdarray.backends.vulkan import _instance
+print("vulkan devices:", [(p.name, p.driver) for p in _instance.physical_devices()])
+print("left out:", _instance.unusable())
+st = _instance.state(0)
+print(st.label, st.kind, st.features, st.limits)
+PY
+} 2>&1 | tee "$OUT/machine.log"
+
+echo "== tests/vulkan on the GPU"
+timeout 300 python3 -m pytest -q -p no:cacheprovider -rfEs tests/vulkan \
+    > "$OUT/tests_vulkan.log" 2>&1
+echo "exit status $?"
+tail -40 "$OUT/tests_vulkan.log"
+
+echo "== saxpy 1e8 float32: the Vulkan runtime against CuPy"
+timeout 300 python3 benchmarks/compare_vulkan_runtime.py --n 100000000 --repeat 20 \
+    --json "$OUT/vulkan_saxpy.json" 2>&1 | tee "$OUT/vulkan_saxpy.log"
