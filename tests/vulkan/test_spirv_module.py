@@ -186,3 +186,17 @@ def test_the_loop_kernel_computes_on_the_device(device):
     # k runs 0..6 without 3: six steps of a * x
     np.testing.assert_array_equal(y.to_host(), np.abs(-1.0 + 6 * 0.5 * np.arange(n,
                                                                                  dtype=np.float32)))
+
+
+def test_the_runtime_benchmark_module_validates_and_runs(spirv_val, tmp_path, device):
+    import sys
+
+    bench = Path(__file__).resolve().parents[2] / "benchmarks"
+    sys.path.insert(0, str(bench))
+    try:
+        import compare_vulkan_runtime as bench_module
+    finally:
+        sys.path.remove(str(bench))
+    validate(spirv_val, bench_module.saxpy_module(), tmp_path)
+    result = bench_module.vulkan_saxpy(70_001, device, 2)  # checks its own result
+    assert result["GBps"] > 0 and result["n"] == 70_001
