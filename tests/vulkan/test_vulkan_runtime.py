@@ -4,7 +4,6 @@ queries, and errors that name the device."""
 from __future__ import annotations
 
 import gc
-import weakref
 
 import numpy as np
 import pytest
@@ -46,12 +45,15 @@ def test_pool_rounds_sizes_and_reuses_released_buffers(device):
         a = pool.alloc(3000)
         assert a.size == 4096
         before = pool.active_bytes
-        ref = weakref.ref(a)
+        block = a.block
         del a  # back to the pool, which keeps it
         assert pool.active_bytes == before - 4096
-        assert ref() is not None and ref() in pool.free[(4096, False)]
+        assert pool.free[(4096, False)][-1] is block
         b = pool.alloc(4000)  # the same size class: the same buffer again
-        assert b is ref()
+        assert b.block is block
+        del b  # and back again: every loan returns (not only the first)
+        assert pool.active_bytes == before - 4096
+        assert pool.free[(4096, False)][-1] is block
     finally:
         gc.enable()
     exact = pool.alloc(3000, exact=True)
@@ -70,7 +72,7 @@ def test_a_buffer_in_use_by_queued_work_is_not_recycled_early(device):
     held = src.alloc
     del src
     # The queued copy keeps the source: the pool has not been given it back yet.
-    assert all(held is not a for bucket in pool.free.values() for a in bucket)
+    assert all(held.block is not b for bucket in pool.free.values() for b in bucket)
     np.testing.assert_array_equal(dst.to_host(), np.arange(1 << 16, dtype=np.float32))
 
 

@@ -47,16 +47,14 @@ def size_class(nbytes: int) -> int:
     return -(-nbytes // _MIB) * _MIB
 
 
-class Allocation:
+class Block:
     """One VkBuffer with its own VkDeviceMemory; `host` is a NumPy uint8 view of its mapped
     memory (None where the memory is not host-visible)."""
 
-    __slots__ = ("buffer", "memory", "size", "host", "address", "pool", "staging",
-                 "__weakref__")
+    __slots__ = ("buffer", "memory", "size", "host", "address", "staging")
 
-    def __init__(self, pool: Pool | None, buffer: Any, memory: Any, size: int,
-                 host: np.ndarray | None, address: int, staging: bool) -> None:
-        self.pool = pool
+    def __init__(self, buffer: Any, memory: Any, size: int, host: np.ndarray | None,
+                 address: int, staging: bool) -> None:
         self.buffer = buffer
         self.memory = memory
         self.size = size
@@ -64,10 +62,24 @@ class Allocation:
         self.address = address
         self.staging = staging
 
+
+class Allocation:
+    """A block lent out by the pool: what arrays and queued commands hold. When the last
+    reference goes, the block returns to the pool (one Allocation per loan, so this runs
+    once per loan: Python calls `__del__` once per object)."""
+
+    __slots__ = ("block", "buffer", "size", "host", "address", "pool", "__weakref__")
+
+    def __init__(self, pool: Pool, block: Block) -> None:
+        self.pool = pool
+        self.block = block
+        self.buffer = block.buffer
+        self.size = block.size
+        self.host = block.host
+        self.address = block.address
+
     def __del__(self) -> None:
-        pool = self.pool
-        if pool is not None:
-            pool.recycle(self)
+        self.pool.recycle(self.block)
 
 
 class Pool:
@@ -76,7 +88,7 @@ class Pool:
     def __init__(self, st: DeviceState) -> None:
         self.st = st
         self.lock = threading.RLock()  # __del__ may recycle while held
-        self.free: dict[tuple[int, bool], list[Allocation]] = {}
+        self.free: dict[tuple[int, bool], list[Block]] = {}
         self.active_bytes = 0  # held by live arrays and in-flight work
         self.cached_bytes = 0  # kept for reuse
         self.device_type, self.mapped = _device_type(st)
@@ -99,13 +111,12 @@ class Pool:
         with self.lock:
             bucket = self.free.get(key)
             if bucket:
-                a = bucket.pop()
+                block = bucket.pop()
                 self.cached_bytes -= size
                 self.active_bytes += size
-                a.pool = self
-                return a
+                return Allocation(self, block)
         try:
-            a = self._create(size, staging)
+            block = self._create(size, staging)
         except MemoryError:
             self.release_cached()
             from ._stream import stream
@@ -113,7 +124,7 @@ class Pool:
             stream(self.st).finish()  # buffers held by finished work come back
             self.release_cached()
             try:
-                a = self._create(size, staging)
+                block = self._create(size, staging)
             except MemoryError:
                 raise MemoryError(
                     f"{self.st.label} cannot allocate {size:,} bytes: out of device memory "
@@ -122,16 +133,14 @@ class Pool:
                     "ones.") from None
         with self.lock:
             self.active_bytes += size
-        a.pool = self
-        return a
+        return Allocation(self, block)
 
-    def recycle(self, a: Allocation) -> None:
-        """Called when the last reference to `a` goes: keep it for reuse."""
+    def recycle(self, block: Block) -> None:
+        """Called when the last reference to a loan of `block` goes: keep it for reuse."""
         with self.lock:
-            self.active_bytes -= a.size
-            self.cached_bytes += a.size
-            a.pool = None
-            self.free.setdefault((a.size, a.staging), []).append(a)
+            self.active_bytes -= block.size
+            self.cached_bytes += block.size
+            self.free.setdefault((block.size, block.staging), []).append(block)
 
     def release_cached(self) -> None:
         """Give every kept buffer back to the driver."""
@@ -144,7 +153,7 @@ class Pool:
             vk.lib.vkDestroyBuffer(self.st.device, a.buffer, vk.ffi.NULL)
             vk.lib.vkFreeMemory(self.st.device, a.memory, vk.ffi.NULL)
 
-    def _create(self, size: int, staging: bool) -> Allocation:
+    def _create(self, size: int, staging: bool) -> Block:
         vk = api()
         ffi, lib, dev = vk.ffi, vk.lib, self.st.device
         info = ffi.new("VkBufferCreateInfo*")
@@ -190,7 +199,7 @@ class Pool:
             ainfo2.sType = vk.VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO
             ainfo2.buffer = buf[0]
             address = int(lib.vkGetBufferDeviceAddress(dev, ainfo2))
-        return Allocation(None, buf[0], mem[0], size, host, address, staging)
+        return Block(buf[0], mem[0], size, host, address, staging)
 
 
 def _device_type(st: DeviceState) -> tuple[int, bool]:
