@@ -21,6 +21,7 @@ from . import _instance
 from ._array import VkArray
 from ._binding import VulkanUnavailableError
 from ._host import HOST_FUNCTIONS, VulkanNamespace
+from ._kernels import TARGET
 from ._memory import pool
 from ._stream import stream
 
@@ -31,7 +32,7 @@ class VulkanBackend:
     """Vulkan devices through the `vulkan` binding (see the module docstring)."""
 
     kind = "vulkan"
-    target = "spirv"
+    target = TARGET
     xp = VulkanNamespace()
     native_type = VkArray
 

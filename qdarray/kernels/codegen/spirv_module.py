@@ -175,7 +175,11 @@ class Module:
             raw = struct.pack(fmt, float(value))
         else:
             width, signed = key[1], key[2]
-            raw = int(value).to_bytes(width // 8, "little", signed=signed)
+            v = int(value) & ((1 << width) - 1)  # wrapped to the width
+            if signed and v >> (width - 1):
+                v -= 1 << width
+            # Narrow types take one word, sign-extended for signed types.
+            raw = v.to_bytes(max(width, 32) // 8, "little", signed=signed)
         raw += b"\0" * (-len(raw) % 4)
         words = list(struct.unpack(f"<{len(raw) // 4}I", raw))
         ckey = ("const", type_id, tuple(words))

@@ -1,0 +1,227 @@
+"""Launching user kernels on Vulkan devices: render the SPIR-V stages, size and dispatch them,
+read back the debug error record.
+
+`VulkanLauncher` is built once per kernel signature through the Vulkan devices' kernel target
+(`TARGET`, kernels/target.py). Per call it packs the parameter block (array offsets, shapes and strides in
+elements, scalars, each stage's loop bounds; kernels/codegen/spirv.py), evaluates the
+host-computable instructions for the parallel stages' trip counts, and records one dispatch
+per stage on the device's stream, in order. Host NumPy arrays passed directly are copied to
+the device for the launch and back afterwards. In debug mode the error record is zeroed
+before the launch and read after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..._devices import Device
+from ..._dtypes import DType
+from ..._errors import KernelTypeError
+from ...kernels.codegen.spirv import LOCAL, render_spirv
+from ...kernels.ir import For, KernelIR, Value, walk
+from ...kernels.launch import ERR_LEN, Launcher, bump_generations
+from ...kernels.ops import OPS, Impl
+from ...kernels.target import ReductionLayout
+from ...kernels.types import ArrayType, Type
+from . import _instance, _pipelines
+from ._array import VkArray
+from ._memory import pool
+from ._stream import stream
+
+_MAX_GROUPS = 65535
+
+
+def _uses_float64(kernel: KernelIR) -> str | None:
+    """Where `kernel` first uses float64, or None."""
+    for p in kernel.params:
+        t = p.value.type
+        dt = t.dtype if isinstance(t, ArrayType) else t
+        if getattr(dt, "name", "") == "float64":
+            return f"parameter '{p.name}'"
+    for s in walk(kernel.body):
+        result = getattr(s, "result", None)
+        if result is not None and getattr(result.type, "name", "") == "float64":
+            return f"a float64 value at {s.loc.file}:{s.loc.line}"
+        if isinstance(s, For) and getattr(s.index.type, "name", "") == "float64":
+            return "a float64 loop index"
+    return None
+
+
+def caps_of(st: _instance.DeviceState) -> dict[str, Any]:
+    """What the SPIR-V renderer needs to know about the device."""
+    return {"max_push": st.limits["maxPushConstantsSize"],
+            "int64_atomics": st.features["int64_atomics"],
+            "float32_atomic_add": st.features["float32_atomic_add"],
+            "float64_atomic_add": st.features["float64_atomic_add"],
+            "device": f"device {st.label}"}
+
+
+class VulkanLauncher(Launcher):
+    """Runs the SPIR-V stages of one kernel signature on one Vulkan device."""
+
+    def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any], debug: bool,
+                 device: Device) -> None:
+        super().__init__(kernel, packers, bumps)
+        self.debug = debug
+        st = self.st = _instance.state(device.index)
+        where = _uses_float64(kernel)
+        if where is not None and not st.features["float64"]:
+            raise TypeError(
+                f"Kernel '{kernel.name}' uses float64 ({where}), which device {st.label} "
+                "does not support. Use float32 arrays and scalars (annotate scalar "
+                "parameters qd.float32), or another device.")
+        if not st.features["int64"]:
+            raise TypeError(f"Kernels on {st.label} need 64-bit integers (shaderInt64) for "
+                            "their indices, which the device does not have.")
+        try:
+            self.program = render_spirv(kernel, debug=debug, caps=caps_of(st))
+        except TypeError as exc:
+            raise KernelTypeError(f"Kernel '{kernel.name}': {exc}") from None
+        prog = self.program
+        self.push = prog.push
+        block_bytes = 8 * len(prog.fields)
+        n_buffers = prog.n_arrays + 2 + (0 if prog.push else 1)
+        self.pipelines = [_pipelines.program(st, s.spirv, n_buffers,
+                                             block_bytes if prog.push else 0)
+                          for s in prog.stages]
+        self.slot = {name: k for k, (name, _) in enumerate(prog.fields)}
+        self.slot_dtype = [np.dtype(dt) for _, dt in prog.fields]
+        self.block = np.zeros(len(prog.fields), np.uint64)
+        self.host_steps: list[tuple[int, Impl, Type, tuple[Any, ...], list[int]]] = []
+        for i in prog.plan.host:
+            impl = OPS[i.op].impl
+            assert impl is not None  # the host evaluates HOST_OPS only, all with an impl
+            if i.result is not None:
+                self.host_steps.append((i.result.id, impl, i.result.type, i.attrs,
+                                        [a.id for a in i.args]))
+        self.ncarry = len(prog.plan.carried_values) + len(prog.plan.carried_vars)
+
+    def _set(self, name: str, value: Any) -> None:
+        k = self.slot[name]
+        raw = np.zeros(1, np.uint64)
+        raw.view(np.uint8)[:self.slot_dtype[k].itemsize] = np.asarray(
+            value, self.slot_dtype[k]).reshape(1).view(np.uint8)
+        self.block[k] = raw[0]
+
+    def _arguments(self, native: Sequence[Any]) -> tuple[list[Any], dict[int, Any], list[Any]]:
+        """(buffers of the array parameters, host environment, host copies to write back)."""
+        buffers: list[Any] = []
+        env: dict[int, Any] = {}
+        copies: list[Any] = []
+        for p, x in zip(self.kernel.params, native, strict=True):
+            t = p.value.type
+            n = f"a{p.value.id}"
+            if isinstance(t, ArrayType):
+                if isinstance(x, np.ndarray):
+                    dev = VkArray.from_host(self.st, x)
+                    copies.append((x, dev))
+                    x = dev
+                env[p.value.id] = x
+                buffers.append(x.alloc)
+                self._set(f"{n}_off", x.elem_offset)
+                for d, (size, stride) in enumerate(zip(x.shape, x.elem_strides(),
+                                                       strict=True)):
+                    self._set(f"{n}_n{d}", size)
+                    self._set(f"{n}_s{d}", stride)
+            else:
+                assert isinstance(t, DType)  # views are lowered to arrays before launch
+                value = t._np.type(x)
+                env[p.value.id] = value
+                self._set(n, value)
+        return buffers, env, copies
+
+    def __call__(self, args: Sequence[Any]) -> None:
+        native = self.pack(args)
+        st = self.st
+        s = stream(st)
+        buffers, env, copies = self._arguments(native)
+        for rid, impl, rtype, attrs, arg_ids in self.host_steps:
+            env[rid] = impl(rtype, attrs, *(env[a] for a in arg_ids))
+        carry = VkArray.empty(st, (max(self.ncarry, 1),), np.uint64)
+        err = VkArray.empty(st, (ERR_LEN + 1,), np.int64)
+        assert err.alloc is not None
+        if self.debug:
+            s.fill(err.alloc, 0, (ERR_LEN + 1) * 8, 0)
+        carried: np.ndarray | None = None
+        try:
+            for stage, pipe in zip(self.program.plan.stages, self.pipelines, strict=True):
+                total = 1
+                for d, loop in enumerate(stage.loops):
+                    if carried is None and not all(v.id in env for v in (loop.begin, loop.end)):
+                        carried = carry.to_host()
+                    b = self._value(loop.begin, env, carried)
+                    e = self._value(loop.end, env, carried)
+                    n = max(e - b, 0)
+                    self._set(f"qd_b{d}", b)
+                    self._set(f"qd_n{d}", max(n, 1))
+                    total *= n
+                if stage.loops and total == 0:
+                    continue
+                self._set("qd_total", total)
+                groups = (1, 1, 1)
+                if stage.loops:
+                    count = -(-total // LOCAL)
+                    gx = min(count, _MAX_GROUPS)
+                    groups = (gx, -(-count // gx), 1)
+                bound = [*buffers, carry.alloc, err.alloc]
+                raw = self.block.tobytes()
+                if self.push:
+                    pipe.dispatch(groups, bound, raw)
+                else:
+                    params = pool(st).alloc(len(raw), staging=True)
+                    assert params.host is not None
+                    params.host[:len(raw)] = np.frombuffer(raw, np.uint8)
+                    pipe.dispatch(groups, [*bound, params], b"")
+                if not stage.loops:
+                    carried = None  # a serial stage may have written the carry buffer
+            for host, dev in copies:
+                host[...] = dev.to_host()
+        finally:
+            bump_generations(args, self.bumps)
+        if self.debug:
+            record = err.to_host()
+            if record[0]:
+                raise self.decode(record, native)
+
+    def _value(self, v: Value, env: dict[int, Any], carried: np.ndarray | None) -> int:
+        if v.id in env:
+            return int(env[v.id])
+        assert carried is not None
+        raw = carried[self.program.plan.slot(v)]
+        assert isinstance(v.type, DType)  # loop bounds are scalars
+        if v.type.kind == "i":
+            return int(raw.astype(np.int64))
+        return int(raw)
+
+
+class VulkanKernels:
+    """The kernel target of Vulkan devices (module docstring)."""
+
+    name = "spirv"
+    lowers_views = True
+    caches_modules = False
+    reduction = ReductionLayout(strided=True)
+
+    def render(self, kernel: KernelIR, *, debug: bool, device: Device) -> str:
+        """The stages' SPIR-V modules, as words in hex under a header line each
+        (`spirv-dis` disassembles the bytes of `render_spirv(...).stages[k].spirv`)."""
+        st = _instance.state(device.index)
+        prog = render_spirv(kernel, debug=debug, caps=caps_of(st))
+        return "\n".join(f"; {s.name}\n{s.spirv.hex()}" for s in prog.stages)
+
+    def launcher(self, kernel: KernelIR, packers: list[Any], bumps: list[Any], *,
+                 debug: bool, device: Device) -> VulkanLauncher:
+        return VulkanLauncher(kernel, packers, bumps, debug, device)
+
+    def cached_launcher(self, key: str, kernel: KernelIR, packers: list[Any],
+                        bumps: list[Any], *, debug: bool, device: Device) -> None:
+        return None
+
+    def buffer_device(self, device: Device) -> Device:
+        return device
+
+
+TARGET = VulkanKernels()

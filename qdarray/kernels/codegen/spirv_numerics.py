@@ -1,0 +1,504 @@
+"""SPIR-V spellings that need more than one instruction: NumPy-exact integer and float floor
+division, remainder and power, NaN-propagating min/max, bounded shifts, the float functions
+GLSL.std.450 lacks (expm1, log1p, cbrt, hypot, ...), atomics, adstack push/top and the debug
+index check. Each takes the stage context (`spirv.Ctx`) and an IR instruction and returns the
+SPIR-V id of the result (None for statements)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from ..._dtypes import DType
+from ..ir import Instr, Op, Value
+from .opencl_c import ABORT
+from .spirv_enums import GLSL, SC, Cap, Scope
+from .spirv_enums import Op as S
+
+if TYPE_CHECKING:
+    from .spirv import Ctx
+
+
+def _rt(i: Instr) -> DType:
+    assert i.result is not None and isinstance(i.result.type, DType)
+    return i.result.type
+
+
+def _dt(v: Value) -> DType:
+    assert isinstance(v.type, DType)
+    return v.type
+
+
+def _sel(ctx: Ctx, t: int, c: int, a: int, b: int) -> int:
+    return ctx.f.op(S.Select, t, c, a, b)
+
+
+def _b(ctx: Ctx, op: S, a: int, b: int) -> int:
+    return ctx.f.op(op, ctx.bool, a, b)
+
+
+# -- division, remainder, power -----------------------------------------------------------
+
+
+def _int_divmod(ctx: Ctx, t: DType, a: int, b: int) -> tuple[int, int]:
+    """NumPy's (a // b, a % b) for integers: 0 for b == 0, rounding toward -inf, and the
+    wrapping b == -1 without SPIR-V's undefined INT_MIN / -1."""
+    f, ty = ctx.f, ctx.scalar(t)
+    zero, one = ctx.const(t, 0), ctx.const(t, 1)
+    is_zero = _b(ctx, S.IEqual, b, zero)
+    if t.kind == "u":
+        safe = _sel(ctx, ty, is_zero, one, b)
+        q, r = f.op(S.UDiv, ty, a, safe), f.op(S.UMod, ty, a, safe)
+        return _sel(ctx, ty, is_zero, zero, q), _sel(ctx, ty, is_zero, zero, r)
+    minus_one = ctx.const(t, -1)
+    special = f.op(S.LogicalOr, ctx.bool, is_zero, _b(ctx, S.IEqual, b, minus_one))
+    safe = _sel(ctx, ty, special, one, b)
+    q, r = f.op(S.SDiv, ty, a, safe), f.op(S.SRem, ty, a, safe)
+    fix = f.op(S.LogicalAnd, ctx.bool, _b(ctx, S.INotEqual, r, zero),
+               _b(ctx, S.LogicalNotEqual, _b(ctx, S.SLessThan, r, zero),
+                  _b(ctx, S.SLessThan, b, zero)))
+    q = _sel(ctx, ty, fix, f.op(S.ISub, ty, q, one), q)
+    r = _sel(ctx, ty, fix, f.op(S.IAdd, ty, r, b), r)
+    wrapped = f.op(S.ISub, ty, zero, a)  # a // -1, wrapping for the minimum
+    q = _sel(ctx, ty, is_zero, zero, _sel(ctx, ty, special, wrapped, q))
+    return q, _sel(ctx, ty, special, zero, r)
+
+
+def _float_divmod(ctx: Ctx, t: DType, a: int, b: int) -> tuple[int, int]:
+    """NumPy's npy_divmod: fmod, the sign fix, floor of the quotient with its rounding fix,
+    signed zeros, and a / b (NaN remainder) for b == 0."""
+    f, ty = ctx.f, ctx.scalar(t)
+    zero, one, half = ctx.const(t, 0.0), ctx.const(t, 1.0), ctx.const(t, 0.5)
+    mod = _fmod(ctx, t, a, b)
+    div = f.op(S.FDiv, ty, f.op(S.FSub, ty, a, mod), b)
+    fix = f.op(S.LogicalAnd, ctx.bool, _b(ctx, S.FUnordNotEqual, mod, zero),
+               _b(ctx, S.LogicalNotEqual, _b(ctx, S.FOrdLessThan, b, zero),
+                  _b(ctx, S.FOrdLessThan, mod, zero)))
+    div = _sel(ctx, ty, fix, f.op(S.FSub, ty, div, one), div)
+    mod = _sel(ctx, ty, fix, f.op(S.FAdd, ty, mod, b), mod)
+    mod = _sel(ctx, ty, _b(ctx, S.FOrdEqual, mod, zero), _copysign(ctx, t, zero, b), mod)
+    floor = f.ext(GLSL.Floor, ty, div)
+    floor = _sel(ctx, ty, _b(ctx, S.FOrdGreaterThan, f.op(S.FSub, ty, div, floor), half),
+                 f.op(S.FAdd, ty, floor, one), floor)
+    quotient = f.op(S.FDiv, ty, a, b)
+    div = _sel(ctx, ty, _b(ctx, S.FOrdEqual, div, zero), _copysign(ctx, t, zero, quotient),
+               floor)
+    b_zero = _b(ctx, S.FOrdEqual, b, zero)
+    return _sel(ctx, ty, b_zero, quotient, div), mod
+
+
+def floordiv(ctx: Ctx, i: Instr) -> int:
+    t = _rt(i)
+    a, b = (ctx.val(x) for x in i.args)
+    return (_float_divmod if t.kind == "f" else _int_divmod)(ctx, t, a, b)[0]
+
+
+def mod(ctx: Ctx, i: Instr) -> int:
+    t = _rt(i)
+    a, b = (ctx.val(x) for x in i.args)
+    return (_float_divmod if t.kind == "f" else _int_divmod)(ctx, t, a, b)[1]
+
+
+def _fmod(ctx: Ctx, t: DType, a: int, b: int) -> int:
+    """C's fmod, exact (OpFRem is x - y * trunc(x / y) on some drivers, off by an ulp):
+    long division by subtraction of |b| * 2^k, each step exact (Sterbenz), then a's sign;
+    NaN for a = +-inf, b = 0 or NaN operands; a itself when |a| < |b| (b = +-inf too)."""
+    f, ty = ctx.f, ctx.scalar(t)
+    fv = ctx.ptr(SC.Function, ty)
+    half, two = ctx.const(t, 0.5), ctx.const(t, 2.0)
+    ax, ay = f.ext(GLSL.FAbs, ty, a), f.ext(GLSL.FAbs, ty, b)
+    r = f.var(fv)
+    step = f.var(fv)
+    f.store(r, ax)
+    f.store(step, ay)
+    finite = f.op(S.LogicalNot, ctx.bool, f.op(S.LogicalOr, ctx.bool, f.op(
+        S.IsInf, ctx.bool, ax), f.op(S.IsNan, ctx.bool, ax)))
+    work = f.op(S.LogicalAnd, ctx.bool, finite, _b(ctx, S.FOrdGreaterThanEqual, ax, ay))
+    work = f.op(S.LogicalAnd, ctx.bool, work, _b(ctx, S.FOrdGreaterThan, ay, ctx.const(t, 0.0)))
+    with f.if_(work):
+        with f.loop() as lp:  # the largest |b| * 2^k <= |a|
+            tv = f.load(ty, step)
+            lp.exit_unless(_b(ctx, S.FOrdLessThanEqual, f.op(S.FMul, ty, tv, two), ax))
+            f.store(step, f.op(S.FMul, ty, tv, two))
+        with f.loop() as lp:
+            tv = f.load(ty, step)
+            lp.exit_unless(_b(ctx, S.FOrdGreaterThanEqual, tv, ay))
+            rv = f.load(ty, r)
+            f.store(r, _sel(ctx, ty, _b(ctx, S.FOrdGreaterThanEqual, rv, tv),
+                            f.op(S.FSub, ty, rv, tv), rv))
+            f.store(step, f.op(S.FMul, ty, tv, half))
+    out = _copysign(ctx, t, f.load(ty, r), a)
+    bad = f.op(S.LogicalOr, ctx.bool, f.op(S.LogicalNot, ctx.bool, finite), f.op(
+        S.LogicalOr, ctx.bool, _b(ctx, S.FOrdEqual, ay, ctx.const(t, 0.0)),
+        f.op(S.IsNan, ctx.bool, b)))
+    return _sel(ctx, ty, bad, ctx.const(t, math.nan), out)
+
+
+def fmod(ctx: Ctx, i: Instr) -> int:
+    return _fmod(ctx, _rt(i), *(ctx.val(x) for x in i.args))
+
+
+def _bits(ctx: Ctx, t: DType) -> tuple[int, int]:
+    """(unsigned type of t's width, the sign bit constant)."""
+    width = t.itemsize * 8
+    u = ctx.m.t_int(width, False)
+    return u, ctx.m.const(u, 1 << (width - 1))
+
+
+def _copysign(ctx: Ctx, t: DType, x: int, y: int) -> int:
+    f = ctx.f
+    u, sign = _bits(ctx, t)
+    mag = f.op(S.BitwiseAnd, u, f.op(S.Bitcast, u, x), f.op(S.Not, u, sign))
+    sgn = f.op(S.BitwiseAnd, u, f.op(S.Bitcast, u, y), sign)
+    return f.op(S.Bitcast, ctx.scalar(t), f.op(S.BitwiseOr, u, mag, sgn))
+
+
+def copysign(ctx: Ctx, i: Instr) -> int:
+    return _copysign(ctx, _rt(i), *(ctx.val(x) for x in i.args))
+
+
+def power(ctx: Ctx, i: Instr) -> int:
+    t = _rt(i)
+    a, b = (ctx.val(x) for x in i.args)
+    return _float_pow(ctx, t, a, b) if t.kind == "f" else _int_pow(ctx, t, a, b)
+
+
+def _int_pow(ctx: Ctx, t: DType, a: int, n: int) -> int:
+    """Square-and-multiply, wrapping; negative exponents as NumPy's: 1 for a == 1, +-1 for
+    a == -1, 0 otherwise."""
+    f, ty = ctx.f, ctx.scalar(t)
+    r = f.var(ctx.ptr(SC.Function, ty), ctx.const(t, 1))
+    base = f.var(ctx.ptr(SC.Function, ty))
+    e = f.var(ctx.ptr(SC.Function, ty))
+    f.store(base, a)
+    f.store(e, n)
+    one, zero = ctx.const(t, 1), ctx.const(t, 0)
+    with f.loop() as lp:
+        ev = f.load(ty, e)
+        lp.exit_unless(_b(ctx, S.INotEqual, ev, zero))
+        odd = _b(ctx, S.INotEqual, f.op(S.BitwiseAnd, ty, ev, one), zero)
+        rv = f.load(ty, r)
+        f.store(r, _sel(ctx, ty, odd, f.op(S.IMul, ty, rv, f.load(ty, base)), rv))
+        bv = f.load(ty, base)
+        f.store(base, f.op(S.IMul, ty, bv, bv))
+        f.store(e, f.op(S.ShiftRightLogical, ty, ev, one))
+    result = f.load(ty, r)
+    if t.kind == "u":
+        return result
+    odd_n = _b(ctx, S.INotEqual, f.op(S.BitwiseAnd, ty, n, one), zero)
+    neg_one = _sel(ctx, ty, odd_n, ctx.const(t, -1), one)
+    negative = _sel(ctx, ty, _b(ctx, S.IEqual, a, one), one,
+                    _sel(ctx, ty, _b(ctx, S.IEqual, a, ctx.const(t, -1)), neg_one, zero))
+    return _sel(ctx, ty, _b(ctx, S.SLessThan, n, zero), negative, result)
+
+
+def _float_pow(ctx: Ctx, t: DType, x: int, y: int) -> int:
+    """pow(x, y) as C's: |x|^y by exp2(y log2|x|) (GLSL's pow), then the sign for negative x
+    and odd integer y, NaN for negative x and non-integer y, 1 for y == 0 or x == 1."""
+    if t.itemsize == 8:
+        raise TypeError(f"pow on float64 is not available on {ctx.caps['device']}: "
+                        "GLSL.std.450 has it for 32-bit floats only. Use float32.")
+    f, ty = ctx.f, ctx.scalar(t)
+    zero, one = ctx.const(t, 0.0), ctx.const(t, 1.0)
+    ax = f.ext(GLSL.FAbs, ty, x)
+    mag = f.ext(GLSL.Exp2, ty, f.op(S.FMul, ty, y, f.ext(GLSL.Log2, ty, ax)))
+    integer = _b(ctx, S.FOrdEqual, f.ext(GLSL.Trunc, ty, y), y)
+    half = f.op(S.FMul, ty, y, ctx.const(t, 0.5))
+    odd = f.op(S.LogicalAnd, ctx.bool, integer,
+               _b(ctx, S.FUnordNotEqual, f.ext(GLSL.Trunc, ty, half), half))
+    negative = _b(ctx, S.FOrdLessThan, x, zero)
+    signed = _sel(ctx, ty, odd, _copysign(ctx, t, mag, x), mag)
+    nan = ctx.const(t, math.nan)
+    result = _sel(ctx, ty, f.op(S.LogicalAnd, ctx.bool, negative,
+                                f.op(S.LogicalNot, ctx.bool, integer)), nan, signed)
+    result = _sel(ctx, ty, _b(ctx, S.FOrdEqual, x, zero), _zero_pow(ctx, t, x, y, odd), result)
+    trivial = f.op(S.LogicalOr, ctx.bool, _b(ctx, S.FOrdEqual, y, zero),
+                   _b(ctx, S.FOrdEqual, x, one))
+    return _sel(ctx, ty, trivial, one, result)
+
+
+def _zero_pow(ctx: Ctx, t: DType, x: int, y: int, odd: int) -> int:
+    f, ty = ctx.f, ctx.scalar(t)
+    zero = ctx.const(t, 0.0)
+    mag = _sel(ctx, ty, _b(ctx, S.FOrdLessThan, y, zero), ctx.const(t, math.inf), zero)
+    return _sel(ctx, ty, odd, _copysign(ctx, t, mag, x), mag)
+
+
+# -- min, max, shifts, sign ----------------------------------------------------------------
+
+
+def minmax(is_max: bool) -> Any:
+    def spell(ctx: Ctx, i: Instr) -> int:
+        t = _rt(i)
+        f, ty = ctx.f, ctx.scalar(t)
+        a, b = (ctx.val(x) for x in i.args)
+        if t.kind == "f":
+            wins = _b(ctx, S.FOrdGreaterThan if is_max else S.FOrdLessThan, a, b)
+            take_a = f.op(S.LogicalOr, ctx.bool, f.op(S.IsNan, ctx.bool, a), wins)
+        else:
+            op = {("i", True): S.SGreaterThan, ("i", False): S.SLessThan,
+                  ("u", True): S.UGreaterThan, ("u", False): S.ULessThan,
+                  ("b", True): S.LogicalAnd, ("b", False): S.LogicalAnd}[(t.kind, is_max)]
+            if t.kind == "b":
+                return f.op(S.LogicalOr if is_max else S.LogicalAnd, ty, a, b)
+            take_a = _b(ctx, op, a, b)
+        return _sel(ctx, ty, take_a, a, b)
+    return spell
+
+
+def shift(ctx: Ctx, i: Instr) -> int:
+    t = _rt(i)
+    f, ty = ctx.f, ctx.scalar(t)
+    a, n = (ctx.val(x) for x in i.args)
+    bits = t.itemsize * 8
+    nt = _dt(i.args[1])
+    n64 = ctx.convert(n, nt, _int64u())
+    inside = _b(ctx, S.ULessThan, n64, ctx.m.const(ctx.u64, bits))
+    amount = _sel(ctx, ty, inside, n, ctx.const(t, 0))
+    if i.op is Op.SHL:
+        return _sel(ctx, ty, inside, f.op(S.ShiftLeftLogical, ty, a, amount), ctx.const(t, 0))
+    if t.kind == "i":
+        fill = _sel(ctx, ty, _b(ctx, S.SLessThan, a, ctx.const(t, 0)), ctx.const(t, -1),
+                    ctx.const(t, 0))
+        return _sel(ctx, ty, inside, f.op(S.ShiftRightArithmetic, ty, a, amount), fill)
+    return _sel(ctx, ty, inside, f.op(S.ShiftRightLogical, ty, a, amount), ctx.const(t, 0))
+
+
+def _int64u() -> DType:
+    from ... import _dtypes
+
+    return _dtypes.uint64
+
+
+def sign(ctx: Ctx, i: Instr) -> int:
+    t = _rt(i)
+    ty = ctx.scalar(t)
+    x = ctx.val(i.args[0])
+    zero = ctx.const(t, 0)
+    if t.kind == "u":
+        return _sel(ctx, ty, _b(ctx, S.INotEqual, x, zero), ctx.const(t, 1), zero)
+    lt, gt = (S.FOrdLessThan, S.FOrdGreaterThan) if t.kind == "f" else (S.SLessThan,
+                                                                        S.SGreaterThan)
+    eq = S.FOrdEqual if t.kind == "f" else S.IEqual
+    rest = _sel(ctx, ty, _b(ctx, eq, x, zero), zero, x)  # NaN stays NaN
+    return _sel(ctx, ty, _b(ctx, gt, x, zero), ctx.const(t, 1),
+                _sel(ctx, ty, _b(ctx, lt, x, zero), ctx.const(t, -1), rest))
+
+
+# -- float functions GLSL.std.450 does not have --------------------------------------------
+
+
+def _f32(ctx: Ctx, i: Instr, name: str) -> DType:
+    t = _rt(i)
+    if t.itemsize == 8:
+        raise TypeError(f"{name} on float64 is not available on {ctx.caps['device']}: "
+                        "GLSL.std.450 has it for 32-bit floats only. Use float32.")
+    return t
+
+
+def expm1(ctx: Ctx, i: Instr) -> int:
+    """Kahan's expm1: u = exp(x); x if u == 1, -1 if u - 1 == -1, else (u-1) x / log u."""
+    t = _f32(ctx, i, "expm1")
+    f, ty = ctx.f, ctx.scalar(t)
+    x = ctx.val(i.args[0])
+    one = ctx.const(t, 1.0)
+    u = f.ext(GLSL.Exp, ty, x)
+    um1 = f.op(S.FSub, ty, u, one)
+    scaled = f.op(S.FDiv, ty, f.op(S.FMul, ty, um1, x), f.ext(GLSL.Log, ty, u))
+    big = f.op(S.LogicalOr, ctx.bool, f.op(S.IsInf, ctx.bool, u),
+               _b(ctx, S.FOrdEqual, um1, ctx.const(t, -1.0)))
+    return _sel(ctx, ty, _b(ctx, S.FOrdEqual, u, one), x, _sel(ctx, ty, big, um1, scaled))
+
+
+def log1p(ctx: Ctx, i: Instr) -> int:
+    """Kahan's log1p: u = 1 + x; x if u == 1, else log(u) x / (u - 1)."""
+    t = _f32(ctx, i, "log1p")
+    f, ty = ctx.f, ctx.scalar(t)
+    x = ctx.val(i.args[0])
+    one = ctx.const(t, 1.0)
+    u = f.op(S.FAdd, ty, one, x)
+    logu = f.ext(GLSL.Log, ty, u)
+    scaled = f.op(S.FDiv, ty, f.op(S.FMul, ty, logu, x), f.op(S.FSub, ty, u, one))
+    return _sel(ctx, ty, _b(ctx, S.FOrdEqual, u, one), x,
+                _sel(ctx, ty, f.op(S.IsInf, ctx.bool, u), logu, scaled))
+
+
+def log10(ctx: Ctx, i: Instr) -> int:
+    t = _f32(ctx, i, "log10")
+    f, ty = ctx.f, ctx.scalar(t)
+    return f.op(S.FMul, ty, f.ext(GLSL.Log2, ty, ctx.val(i.args[0])),
+                ctx.const(t, math.log10(2.0)))
+
+
+def cbrt(ctx: Ctx, i: Instr) -> int:
+    """|x|^(1/3) with x's sign, one Newton step; 0, inf and NaN pass through."""
+    t = _f32(ctx, i, "cbrt")
+    f, ty = ctx.f, ctx.scalar(t)
+    x = ctx.val(i.args[0])
+    ax = f.ext(GLSL.FAbs, ty, x)
+    y = f.ext(GLSL.Exp2, ty, f.op(S.FMul, ty, f.ext(GLSL.Log2, ty, ax), ctx.const(t, 1 / 3)))
+    yy = f.op(S.FMul, ty, y, y)
+    step = f.op(S.FDiv, ty, f.op(S.FSub, ty, f.op(S.FMul, ty, yy, y), ax),
+                f.op(S.FMul, ty, ctx.const(t, 3.0), yy))
+    y = f.op(S.FSub, ty, y, step)
+    special = f.op(S.LogicalOr, ctx.bool, _b(ctx, S.FOrdEqual, ax, ctx.const(t, 0.0)),
+                   f.op(S.LogicalOr, ctx.bool, f.op(S.IsInf, ctx.bool, x),
+                        f.op(S.IsNan, ctx.bool, x)))
+    return _sel(ctx, ty, special, x, _copysign(ctx, t, y, x))
+
+
+def hypot(ctx: Ctx, i: Instr) -> int:
+    """max * sqrt(1 + (min/max)^2): no overflow for large inputs; inf if either is inf."""
+    t = _rt(i)
+    f, ty = ctx.f, ctx.scalar(t)
+    a, b = (f.ext(GLSL.FAbs, ty, ctx.val(x)) for x in i.args)
+    hi, lo = f.ext(GLSL.FMax, ty, a, b), f.ext(GLSL.FMin, ty, a, b)
+    ratio = f.op(S.FDiv, ty, lo, hi)
+    r = f.op(S.FMul, ty, hi, f.ext(GLSL.Sqrt, ty, f.op(
+        S.FAdd, ty, ctx.const(t, 1.0), f.op(S.FMul, ty, ratio, ratio))))
+    zero = ctx.const(t, 0.0)
+    r = _sel(ctx, ty, _b(ctx, S.FOrdEqual, hi, zero), zero, r)
+    nan = f.op(S.LogicalOr, ctx.bool, f.op(S.IsNan, ctx.bool, a), f.op(S.IsNan, ctx.bool, b))
+    r = _sel(ctx, ty, nan, ctx.const(t, math.nan), r)
+    inf = f.op(S.LogicalOr, ctx.bool, f.op(S.IsInf, ctx.bool, a), f.op(S.IsInf, ctx.bool, b))
+    return _sel(ctx, ty, inf, ctx.const(t, math.inf), r)
+
+
+# -- memory: atomics, adstacks, checks ------------------------------------------------------
+
+
+def _scope(ctx: Ctx) -> tuple[int, int]:
+    u32 = ctx.m.t_int(32, False)
+    return ctx.m.const(u32, Scope.Device), ctx.m.const(u32, 0)
+
+
+def atomic_at(ctx: Ctx, kind: str, pointer: int, storage: int, dtype: DType, v: int) -> int:
+    """Atomically update `*pointer` (element dtype `dtype`, declared in the buffer as
+    `storage`) with `v`; returns the old value."""
+    f, m = ctx.f, ctx.m
+    scope, sem = _scope(ctx)
+    device = ctx.caps.get("device", "the device")
+    if dtype.itemsize == 8 and not ctx.caps.get("int64_atomics", False):
+        raise TypeError(f"Atomic {kind} on {dtype.name} needs 64-bit atomics "
+                        f"(shaderBufferInt64Atomics), which {device} does not have. Try "
+                        "float32 or int32 data for the atomically updated array.")
+    if dtype.itemsize == 8:
+        m.capability(Cap.Int64Atomics)
+    if dtype.itemsize < 4:
+        raise TypeError(f"Atomic {kind} on {dtype.name} is not available on {device} yet; "
+                        "use an int32 array for the atomically updated values.")
+    ty = ctx.scalar(dtype)
+    if dtype.kind in "iu":
+        op = {"add": S.AtomicIAdd, "min": S.AtomicSMin if dtype.kind == "i" else S.AtomicUMin,
+              "max": S.AtomicSMax if dtype.kind == "i" else S.AtomicUMax}[kind]
+        return f.op(op, ty, pointer, scope, sem, v)
+    native = ctx.caps.get(f"float{dtype.itemsize * 8}_atomic_add", False)
+    if kind == "add" and native and storage == ty:
+        m.capability(Cap.AtomicFloat32AddEXT if dtype.itemsize == 4 else
+                     Cap.AtomicFloat64AddEXT)
+        m.extension("SPV_EXT_shader_atomic_float_add")
+        return f.op(S.AtomicFAddEXT, ty, pointer, scope, sem, v)
+    # A compare-and-swap loop on the bits (the array is declared with integer elements).
+    old = f.var(ctx.ptr(SC.Function, storage))
+    f.store(old, f.load(storage, pointer))
+    with f.loop() as lp:
+        bits = f.load(storage, old)
+        cur = f.op(S.Bitcast, ty, bits)
+        if kind != "add":
+            lp.exit_unless(_b(ctx, S.FOrdLessThan if kind == "min" else S.FOrdGreaterThan,
+                              v, cur))
+        new = f.op(S.FAdd, ty, cur, v) if kind == "add" else v
+        prev = f.op(S.AtomicCompareExchange, storage, pointer, scope, sem, sem,
+                    f.op(S.Bitcast, storage, new), bits)
+        with f.if_(_b(ctx, S.IEqual, prev, bits)):
+            lp.break_()
+        f.store(old, prev)
+    return f.op(S.Bitcast, ty, f.load(storage, old))
+
+
+def atomic(kind: str) -> Any:
+    def spell(ctx: Ctx, i: Instr) -> int:
+        pointer, storage, dtype = ctx.element(i.args[0], i.args[1:-1])
+        return atomic_at(ctx, kind, pointer, storage, dtype, ctx.val(i.args[-1]))
+    return spell
+
+
+def adstack_push(ctx: Ctx, i: Instr) -> int:
+    """Write below the capacity; above it record the depth reached (ops/adstack.py)."""
+    f = ctx.f
+    heap, base, cap, overflow, depth, value = i.args
+    i64 = ctx.i64
+    d = ctx.convert(ctx.val(depth), _dt(depth), _int64())
+    one = ctx.m.const(i64, 1)
+    with f.if_(_b(ctx, S.SLessThan, d, ctx.convert(ctx.val(cap), _dt(cap), _int64()))) as sel:
+        slot = f.op(S.IAdd, i64, ctx.convert(ctx.val(base), _dt(base), _int64()), d)
+        pointer, storage, dtype = ctx.element_at(heap, slot)
+        ctx.store_element(pointer, storage, dtype, ctx.val(value))
+        sel.otherwise()
+        pointer, storage, dtype = ctx.element_at(overflow, ctx.m.const(i64, i.attrs[0].id))
+        atomic_at(ctx, "max", pointer, storage, dtype,
+                  ctx.convert(f.op(S.IAdd, i64, d, one), _int64(), dtype))
+    return ctx.convert(f.op(S.IAdd, i64, d, one), _int64(), _rt(i))
+
+
+def adstack_pop(ctx: Ctx, i: Instr) -> int:
+    t = _rt(i)
+    return ctx.f.op(S.ISub, ctx.scalar(t), ctx.val(i.args[0]), ctx.const(t, 1))
+
+
+def adstack_top(ctx: Ctx, i: Instr) -> int:
+    f = ctx.f
+    heap, base, cap, depth = i.args
+    i64 = ctx.i64
+    d = ctx.convert(ctx.val(depth), _dt(depth), _int64())
+    c = ctx.convert(ctx.val(cap), _dt(cap), _int64())
+    clamped = _sel(ctx, i64, _b(ctx, S.SLessThan, d, c), d, c)
+    slot = f.op(S.ISub, i64, f.op(S.IAdd, i64, ctx.convert(ctx.val(base), _dt(base),
+                                                            _int64()), clamped),
+                ctx.m.const(i64, 1))
+    pointer, storage, dtype = ctx.element_at(heap, slot)
+    return ctx.load_element(pointer, storage, dtype)
+
+
+def _int64() -> DType:
+    from ... import _dtypes
+
+    return _dtypes.int64
+
+
+def check_index(ctx: Ctx, i: Instr) -> None:
+    """Debug mode: when an index is outside [0, n), the first failing thread writes the error
+    record (the CPU target's layout) and every failing thread returns."""
+    pairs = list(zip(i.args[0::2], i.args[1::2], strict=True))
+    if not pairs:
+        return
+    if not ctx.caps.get("int64_atomics", False):
+        raise TypeError(f"debug mode records errors with 64-bit atomics "
+                        f"(shaderBufferInt64Atomics), which {ctx.caps.get('device')} does not "
+                        "have. Run debug mode on another device.")
+    ctx.m.capability(Cap.Int64Atomics)
+    f, i64 = ctx.f, ctx.i64
+    ok = ctx.m.const_bool(True)
+    for a, n in pairs:
+        av = ctx.convert(ctx.val(a), _dt(a), _int64())
+        nv = ctx.convert(ctx.val(n), _dt(n), _int64())
+        inside = f.op(S.LogicalAnd, ctx.bool, _b(ctx, S.SGreaterThanEqual, av,
+                                                  ctx.m.const(i64, 0)),
+                      _b(ctx, S.SLessThan, av, nv))
+        ok = f.op(S.LogicalAnd, ctx.bool, ok, inside)
+    with f.if_(f.op(S.LogicalNot, ctx.bool, ok)):
+        scope, sem = _scope(ctx)
+        first = ctx.buffer_slot(ctx.err, i64, ctx.m.const(ctx.i32, 0))
+        prev = f.op(S.AtomicCompareExchange, i64, first, scope, sem, sem,
+                    ctx.m.const(i64, i.attrs[0] + 1), ctx.m.const(i64, 0))
+        with f.if_(_b(ctx, S.IEqual, prev, ctx.m.const(i64, 0))):
+            def put(k: int, value: int) -> None:
+                f.store(ctx.buffer_slot(ctx.err, i64, ctx.m.const(ctx.i32, k)), value)
+            put(1, ctx.m.const(i64, ctx.nest))
+            for d in range(ctx.nest):
+                put(2 + d, ctx.vals[-1 - d])
+            put(10, ctx.m.const(i64, len(i.args)))
+            put(ABORT, ctx.m.const(i64, ctx.stage_no + 1))
+            for k, a in enumerate(i.args):
+                put(11 + k, ctx.convert(ctx.val(a), _dt(a), _int64()))
+        f.ret_void()

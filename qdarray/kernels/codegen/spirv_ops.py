@@ -1,0 +1,234 @@
+"""The SPIR-V spelling of every IR op: `TABLE[op](ctx, instr) -> result id | None`.
+
+Spellings follow NumPy where SPIR-V's own instructions differ: integer division and modulo by
+zero give 0 and round toward negative infinity (spirv_numerics.py), float floor division and
+remainder are NumPy's divmod, min/max propagate NaN, shifts past the width give 0 (or -1 for
+negative signed values), and casts between integers wrap. Transcendental functions are
+GLSL.std.450's, which exist for 16- and 32-bit floats only: on float64 they raise a TypeError
+at compile time. Atomics on 32- and 64-bit integers are native (64-bit ones need
+shaderBufferInt64Atomics), float add is native where VK_EXT_shader_atomic_float is present and
+a compare-and-swap loop elsewhere, as are float min/max.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..._dtypes import DType
+from ..ir import Instr, Op, Value
+from ..ops.math import BINARY, PREDICATES, UNARY
+from ..types import ArrayType
+from . import spirv_numerics as num
+from .spirv_enums import GLSL, SC, Cap, Scope
+from .spirv_enums import Op as S
+
+if TYPE_CHECKING:
+    from .spirv import Ctx
+
+_GLSL_UNARY = {
+    Op.SIN: GLSL.Sin, Op.COS: GLSL.Cos, Op.TAN: GLSL.Tan, Op.ASIN: GLSL.Asin,
+    Op.ACOS: GLSL.Acos, Op.ATAN: GLSL.Atan, Op.SINH: GLSL.Sinh, Op.COSH: GLSL.Cosh,
+    Op.TANH: GLSL.Tanh, Op.ASINH: GLSL.Asinh, Op.ACOSH: GLSL.Acosh, Op.ATANH: GLSL.Atanh,
+    Op.EXP: GLSL.Exp, Op.EXP2: GLSL.Exp2, Op.LOG: GLSL.Log, Op.LOG2: GLSL.Log2,
+    Op.SQRT: GLSL.Sqrt, Op.FLOOR: GLSL.Floor, Op.CEIL: GLSL.Ceil, Op.TRUNC: GLSL.Trunc,
+    Op.ROUND: GLSL.RoundEven,
+}
+# GLSL.std.450 instructions that take float64 too.
+_ANY_WIDTH = {GLSL.Sqrt, GLSL.Floor, GLSL.Ceil, GLSL.Trunc, GLSL.RoundEven, GLSL.FAbs,
+              GLSL.InverseSqrt, GLSL.FMin, GLSL.FMax}
+
+
+def rt(i: Instr) -> DType:
+    t = i.result.type if i.result is not None else None
+    assert isinstance(t, DType), i
+    return t
+
+
+def dt(v: Value) -> DType:
+    assert isinstance(v.type, DType), v
+    return v.type
+
+
+def elem(v: Value) -> DType:
+    assert isinstance(v.type, ArrayType), v
+    return v.type.dtype
+
+
+def convert(ctx: Ctx, x: int, src: DType, dst: DType) -> int:
+    """C's conversion of `x` from `src` to `dst` (integers wrap; bool is 0 / 1)."""
+    f = ctx.f
+    if src is dst:
+        return x
+    to = ctx.scalar(dst)
+    if dst.kind == "b":
+        zero = ctx.const(src, 0)
+        return f.op(S.FUnordNotEqual if src.kind == "f" else S.INotEqual, to, x, zero)
+    if src.kind == "b":
+        return f.op(S.Select, to, x, ctx.const(dst, 1), ctx.const(dst, 0))
+    if src.kind == "f":
+        if dst.kind == "f":
+            return f.op(S.FConvert, to, x)
+        return f.op(S.ConvertFToS if dst.kind == "i" else S.ConvertFToU, to, x)
+    if dst.kind == "f":
+        return f.op(S.ConvertSToF if src.kind == "i" else S.ConvertUToF, to, x)
+    if src.itemsize == dst.itemsize:
+        return f.op(S.Bitcast, to, x)
+    same_sign = ctx.scalar(_int(dst.itemsize, src.kind == "i"))
+    op = S.SConvert if src.kind == "i" else S.UConvert
+    resized = f.op(op, same_sign, x)
+    return resized if same_sign == to else f.op(S.Bitcast, to, resized)
+
+
+def _int(itemsize: int, signed: bool) -> DType:
+    from ... import _dtypes
+
+    found: DType = getattr(_dtypes, f"{'' if signed else 'u'}int{itemsize * 8}")
+    return found
+
+
+def _const(ctx: Ctx, i: Instr) -> int:
+    value, t = i.attrs
+    return ctx.const(t, value)
+
+
+def _cast(ctx: Ctx, i: Instr) -> int:
+    return convert(ctx, ctx.val(i.args[0]), dt(i.args[0]), i.attrs[0])
+
+
+def _typed(ints: S, uints: S, floats: S, bools: S | None = None) -> Any:
+    def spell(ctx: Ctx, i: Instr) -> int:
+        t = dt(i.args[0])
+        op = {"i": ints, "u": uints, "f": floats, "b": bools}[t.kind]
+        assert op is not None, i
+        return ctx.f.op(op, ctx.scalar(rt(i)), *(ctx.val(a) for a in i.args))
+    return spell
+
+
+def _glsl(inst: GLSL) -> Any:
+    def spell(ctx: Ctx, i: Instr) -> int:
+        t = rt(i)
+        if t.itemsize == 8 and inst not in _ANY_WIDTH:
+            raise TypeError(
+                f"{i.op.name.lower()} on float64 is not available on {ctx.caps['device']}: "
+                "GLSL.std.450, the math library of Vulkan shaders, has it for 32-bit floats "
+                f"only (line {i.loc.line}). Use float32, or another device.")
+        return ctx.f.ext(inst, ctx.scalar(t), *(ctx.val(a) for a in i.args))
+    return spell
+
+
+def _select(ctx: Ctx, i: Instr) -> int:
+    c, a, b = (ctx.val(x) for x in i.args)
+    return ctx.f.op(S.Select, ctx.scalar(rt(i)), c, a, b)
+
+
+def _neg(ctx: Ctx, i: Instr) -> int:
+    t = rt(i)
+    op = S.FNegate if t.kind == "f" else S.SNegate
+    return ctx.f.op(op, ctx.scalar(t), ctx.val(i.args[0]))
+
+
+def _abs(ctx: Ctx, i: Instr) -> int:
+    t = rt(i)
+    x = ctx.val(i.args[0])
+    if t.kind == "u" or t.kind == "b":
+        return x
+    inst = GLSL.FAbs if t.kind == "f" else GLSL.SAbs
+    return ctx.f.ext(inst, ctx.scalar(t), x)
+
+
+def _load(ctx: Ctx, i: Instr) -> int:
+    pointer, storage, dtype = ctx.element(i.args[0], i.args[1:])
+    return ctx.load_element(pointer, storage, dtype)
+
+
+def _store(ctx: Ctx, i: Instr) -> None:
+    pointer, storage, dtype = ctx.element(i.args[0], i.args[1:-1])
+    ctx.store_element(pointer, storage, dtype, ctx.val(i.args[-1]))
+
+
+def _shape(ctx: Ctx, i: Instr) -> int:
+    return convert(ctx, ctx.field(f"a{i.args[0].id}_n{i.attrs[0]}"), _int(8, True), rt(i))
+
+
+def _load_var(ctx: Ctx, i: Instr) -> int:
+    var = i.attrs[0]
+    return ctx.f.load(ctx.scalar(var.dtype), ctx.vars[var.id])
+
+
+def _store_var(ctx: Ctx, i: Instr) -> None:
+    ctx.f.store(ctx.vars[i.attrs[0].id], ctx.val(i.args[0]))
+
+
+def _rsqrt(ctx: Ctx, i: Instr) -> int:
+    t = rt(i)
+    root = ctx.f.ext(GLSL.Sqrt, ctx.scalar(t), ctx.val(i.args[0]))
+    return ctx.f.op(S.FDiv, ctx.scalar(t), ctx.const(t, 1.0), root)
+
+
+def _predicate(op: Op) -> Any:
+    def spell(ctx: Ctx, i: Instr) -> int:
+        f, x = ctx.f, ctx.val(i.args[0])
+        if op is Op.ISNAN:
+            return f.op(S.IsNan, ctx.bool, x)
+        if op is Op.ISINF:
+            return f.op(S.IsInf, ctx.bool, x)
+        bad = f.op(S.LogicalOr, ctx.bool, f.op(S.IsNan, ctx.bool, x), f.op(S.IsInf, ctx.bool, x))
+        return f.op(S.LogicalNot, ctx.bool, bad)
+    return spell
+
+
+def _unsupported(ctx: Ctx, i: Instr) -> int:
+    raise TypeError(f"{i.op.name.lower()} is not available in kernels on "
+                    f"{ctx.caps['device']} yet (line {i.loc.line}). Use another device.")
+
+
+def _stmt(ctx: Ctx, i: Instr) -> None:
+    raise AssertionError("structured statements are emitted by the Ctx")
+
+
+TABLE: dict[Op, Any] = {
+    Op.CONST: _const, Op.CAST: _cast, Op.SELECT: _select,
+    Op.ADD: _typed(S.IAdd, S.IAdd, S.FAdd), Op.SUB: _typed(S.ISub, S.ISub, S.FSub),
+    Op.MUL: _typed(S.IMul, S.IMul, S.FMul), Op.TRUEDIV: _typed(S.SDiv, S.UDiv, S.FDiv),
+    Op.FLOORDIV: num.floordiv, Op.MOD: num.mod, Op.POW: num.power, Op.NEG: _neg,
+    Op.ABS: _abs, Op.MIN: num.minmax(False), Op.MAX: num.minmax(True),
+    Op.BIT_AND: _typed(S.BitwiseAnd, S.BitwiseAnd, S.BitwiseAnd, S.LogicalAnd),
+    Op.BIT_OR: _typed(S.BitwiseOr, S.BitwiseOr, S.BitwiseOr, S.LogicalOr),
+    Op.BIT_XOR: _typed(S.BitwiseXor, S.BitwiseXor, S.BitwiseXor, S.LogicalNotEqual),
+    Op.BIT_NOT: _typed(S.Not, S.Not, S.Not, S.LogicalNot),
+    Op.SHL: num.shift, Op.SHR: num.shift,
+    Op.NOT: lambda ctx, i: ctx.f.op(S.LogicalNot, ctx.bool, ctx.val(i.args[0])),
+    Op.EQ: _typed(S.IEqual, S.IEqual, S.FOrdEqual, S.LogicalEqual),
+    Op.NE: _typed(S.INotEqual, S.INotEqual, S.FUnordNotEqual, S.LogicalNotEqual),
+    Op.LT: _typed(S.SLessThan, S.ULessThan, S.FOrdLessThan),
+    Op.LE: _typed(S.SLessThanEqual, S.ULessThanEqual, S.FOrdLessThanEqual),
+    Op.GT: _typed(S.SGreaterThan, S.UGreaterThan, S.FOrdGreaterThan),
+    Op.GE: _typed(S.SGreaterThanEqual, S.UGreaterThanEqual, S.FOrdGreaterThanEqual),
+    Op.LOAD: _load, Op.STORE: _store, Op.SHAPE: _shape,
+    Op.LOAD_VAR: _load_var, Op.STORE_VAR: _store_var,
+    Op.CHECK_INDEX: num.check_index,
+    Op.ATOMIC_ADD: num.atomic("add"), Op.ATOMIC_MIN: num.atomic("min"),
+    Op.ATOMIC_MAX: num.atomic("max"),
+    Op.ADSTACK_PUSH: num.adstack_push, Op.ADSTACK_POP: num.adstack_pop,
+    Op.ADSTACK_TOP: num.adstack_top,
+    Op.IF: _stmt, Op.FOR: _stmt, Op.WHILE: _stmt, Op.BREAK: _stmt, Op.CONTINUE: _stmt,
+    Op.RSQRT: _rsqrt, Op.SIGN: num.sign, Op.FMOD: num.fmod, Op.COPYSIGN: num.copysign,
+    Op.HYPOT: num.hypot, Op.ATAN2: _glsl(GLSL.Atan2), Op.EXPM1: num.expm1,
+    Op.LOG1P: num.log1p, Op.LOG10: num.log10, Op.CBRT: num.cbrt,
+}
+for _op, _inst in _GLSL_UNARY.items():
+    TABLE.setdefault(_op, _glsl(_inst))
+for _op in PREDICATES:
+    TABLE[_op] = _predicate(_op)
+assert set(UNARY) | set(BINARY) <= set(TABLE), set(UNARY) | set(BINARY) - set(TABLE)
+
+
+def emit(ctx: Ctx, i: Instr) -> None:
+    """Emit one instruction; its result (if any) becomes the SPIR-V id of its IR value."""
+    result = TABLE[i.op](ctx, i)
+    if i.result is not None:
+        assert result is not None, i
+        ctx.vals[i.result.id] = result
+
+
+__all__ = ["TABLE", "emit", "convert", "Cap", "SC", "Scope"]

@@ -1,0 +1,83 @@
+"""Reverse mode on the Vulkan device: the reverse-mode suite's gradients (finite differences,
+closed forms) with every launch on the device, adstack heaps in Vulkan buffers with the
+overflow flags read back after the launch, the max-reducer and the counting pass as SPIR-V
+kernels, the sizing cache and the loop-bound mutation check.
+
+Not run here yet: the tests whose kernels call float64 transcendental functions (`MATH64`
+below) and the adjoint-rule table of math functions (tests/ad/test_rules.py): GLSL.std.450 has
+sin, exp, log, tanh, ... for 32-bit floats only, and those kernels fail to compile with a
+KernelTypeError that says so. qdarray's own float64 expansions of these functions are the next
+step (docs/vulkan.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from device_harness import shared
+from device_suites import ADSTACK, SIZING, TRANSFORM
+from device_suites import no_capacity_override as no_capacity_override
+
+import qdarray as qd
+
+MATH64 = (
+    "test_if_elif_else", "test_nested_dependent_loops", "test_long_and_zero_trip_loops",
+    "test_while_loop", "test_atomic_add_and_plus_equals", "test_bufferview_gradients_are_windows",
+    "test_several_tasks_dtypes_and_serial_stacks", "test_atomic_min_max_flow_to_the_winner",
+    "test_two_parallel_loops_through_an_intermediate",
+    "test_nested_loops_with_pushed_starts_and_counted_trips",
+    "test_counting_pass_sizes_what_expressions_cannot", "test_gradients_through_every_sized_form",
+)
+
+
+def _runnable(names: tuple[str, ...]) -> list[str]:
+    return [n for n in names if n not in MATH64]
+
+
+globals().update(shared("vulkan", "test_transform", _runnable(TRANSFORM + (
+    "test_long_and_zero_trip_loops", "test_shared_reads_accumulate_atomically",
+    "test_atomic_add_and_plus_equals", "test_atomic_min_max_flow_to_the_winner",
+    "test_two_parallel_loops_through_an_intermediate",
+    "test_serial_code_without_parallel_loop", "test_serial_local_read_by_threads",
+    "test_casts_between_floats_and_through_ints", "test_ndrange_nest",
+    "test_bufferview_gradients_are_windows", "test_dataclass_arguments",
+    "test_several_tasks_dtypes_and_serial_stacks",
+    "test_nested_loops_with_pushed_starts_and_counted_trips")), "ad"))
+globals().update(shared("vulkan", "test_adstack", ADSTACK, "ad"))
+globals().update(shared("vulkan", "test_sizing", _runnable(SIZING + (
+    "test_capacities_are_exact_for_the_first_launch",)), "ad"))
+globals().update(shared("vulkan", "test_tape", (
+    "test_kernel_grad_accumulates", "test_exception_in_the_block_skips_the_reverse",
+    "test_atomic_result_needed_by_the_reverse"), "ad"))
+
+
+@qd.kernel
+def relax(x: qd.Array[qd.float32, 1], a: qd.Array[qd.int32, 1], y: qd.Array[qd.float32, 1]):
+    for i in range(a.shape[0]):
+        v = x[i]
+        for _ in range(a[i]):
+            v = v - 0.1 * v * v + 0.01
+        y[0] += v
+
+
+def test_dynamic_loop_gradient_matches_the_cpu_and_sizing_is_cached(device):
+    rng = np.random.default_rng(3)
+    n = 20_000
+    xs = rng.uniform(0, 1, n).astype(np.float32)
+    trips = rng.integers(0, 64, n).astype(np.int32)
+    grads = []
+    for dev in (device, "cpu"):
+        x = qd.asarray(xs, device=dev, requires_grad=True)
+        a = qd.asarray(trips, device=dev)
+        y = qd.zeros(1, dtype=qd.float32, device=dev, requires_grad=True)
+        with qd.ad.Tape(loss=y):
+            relax(x, a, y)
+        grads.append(np.array(x.grad.to_device("cpu"), copy=True))
+        before = qd.ad.stats()["max_reducer_dispatches"]
+        with qd.ad.Tape(loss=y):  # unchanged bounds: the sizing cache answers
+            relax(x, a, y)
+        assert qd.ad.stats()["max_reducer_dispatches"] == before
+        a[:10] = 70  # a bound changed: sized afresh, the new depth fits
+        with qd.ad.Tape(loss=y):
+            relax(x, a, y)
+        assert qd.ad.stats()["max_reducer_dispatches"] > before
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-6)
