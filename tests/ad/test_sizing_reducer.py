@@ -190,9 +190,7 @@ def test_two_axes_with_rows_split_between_chunks(shape):
     assert got == (data[1:] - 3 * cols).max()
 
 
-# Devices with a kernel code generator (Vulkan's SPIR-V renderer is not there yet).
-OTHER_DEVICES = [d for d in qd.__array_namespace_info__().devices()
-                 if str(d) != "cpu" and d.kind != "vulkan"]
+OTHER_DEVICES = [d for d in qd.__array_namespace_info__().devices() if str(d) != "cpu"]
 
 
 @pytest.mark.skipif(not OTHER_DEVICES, reason="no device other than the CPU is present")
