@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..._devices import Device
+from ..base import Backend
+from ..host_memory import cpu_available_bytes
 from . import _instance
 from ._array import VkArray
 from ._binding import VulkanUnavailableError
@@ -120,8 +122,6 @@ class VulkanBackend:
         else:
             figures = [st.heap_sizes[p.device_heap] - p.active_bytes]
         if st.type in (1, 4):  # integrated GPU or CPU: the host's memory
-            from ...ad.device_memory import cpu_available_bytes
-
             host = cpu_available_bytes()
             if host is not None:
                 figures.append(host + p.cached_bytes)
@@ -129,6 +129,19 @@ class VulkanBackend:
 
     def copy_between(self, native: VkArray, device: Device) -> VkArray:
         return self.asarray(native.to_host(), None, True, device)
+
+    def from_dlpack(self, obj: Any) -> VkArray:
+        """A qdarray array on a Vulkan device (its memory, no copy); no other producer's
+        Vulkan memory can be read."""
+        native = getattr(obj, "_data", None)
+        if isinstance(native, VkArray):
+            return native
+        raise BufferError(
+            "qdarray cannot import another library's Vulkan memory through DLPack. Use the "
+            "producer's host copy (np.asarray), or a CPU or CUDA producer.")
+
+    def cuda_array_interface(self, native: VkArray) -> None:
+        return None
 
     def synchronize(self, device: Device) -> None:
         stream(self.state(device)).finish()
@@ -148,4 +161,4 @@ class VulkanBackend:
         }
 
 
-BACKEND = VulkanBackend()
+BACKEND: Backend = VulkanBackend()

@@ -22,9 +22,9 @@ from ..._dtypes import DType
 from ..._errors import KernelTypeError
 from ...kernels.codegen.spirv import LOCAL, render_spirv
 from ...kernels.ir import For, KernelIR, Value, walk
-from ...kernels.launch import ERR_LEN, Launcher, bump_generations
+from ...kernels.launch import ERR_LEN, bump_generations
 from ...kernels.ops import OPS, Impl
-from ...kernels.target import ReductionLayout
+from ...kernels.target import Launcher, ReductionLayout
 from ...kernels.types import ArrayType, Type
 from . import _instance, _pipelines
 from ._array import VkArray
