@@ -40,8 +40,9 @@ def quadrants_cases(p: Problem) -> dict[str, Case]:
     """Quadrants: adstacks sized at launch (`ad_stack_experimental_enabled=True`,
     `ad_stack_size=0`)."""
     qd = _import("quadrants")
-    qd.init(arch=qd.cuda if p.gpu else qd.cpu, log_level=qd.WARN,
-            ad_stack_experimental_enabled=True)
+    # A run on a Vulkan device compares with Quadrants' Vulkan back end on the same driver.
+    arch = qd.cuda if p.gpu else qd.vulkan if p.device.startswith("vulkan") else qd.cpu
+    qd.init(arch=arch, log_level=qd.WARN, ad_stack_experimental_enabled=True)
     return _taichi_like(qd, p, "Tape; adstacks sized at launch")
 
 

@@ -8,9 +8,15 @@
 # plus the wheels benchmarks/gpu/run_gpu.sh installs (NumPy 2.4, array-api-compat, pytest, ...).
 #
 # The script unpacks libvulkan.so.1 from the .deb, finds (or writes) the NVIDIA ICD JSON and
-# points VK_DRIVER_FILES / VK_ICD_FILENAMES at it, then runs the Vulkan tests on the GPU and the
-# runtime's saxpy against CuPy's (benchmarks/compare_vulkan_runtime.py). It prints everything a
-# report needs and, when $OUT is set, writes the logs there.
+# points VK_DRIVER_FILES / VK_ICD_FILENAMES at it, then runs on the GPU's Vulkan device:
+#   1. tests/vulkan (runtime, SPIR-V writer, arrays, the shared kernel / debug / autodiff suites);
+#   2. saxpy 1e8 float32 through the runtime against CuPy's (compare_vulkan_runtime.py);
+#   3. benchmarks/compare.py on vulkan:0 and on cuda:0: saxpy 1e8 through a qdarray kernel and
+#      the dynamic-loop kernel forward + reverse at N = 1e7 (goals: saxpy >= 90% of the CUDA
+#      device's bandwidth, fwd+rev within 1.5x of the CUDA device's time);
+#   4. benchmarks/compare_reducer.py on vulkan:0 and cuda:0 at 1e8 int32 (goal: the reducer on
+#      Vulkan at >= 70% of cupy.max's bandwidth, the "qd.max" line of the cuda:0 run).
+# It prints everything a report needs and, when $OUT is set, writes the logs there.
 #
 #   bash benchmarks/gpu/vulkan_gpu.sh
 set -uo pipefail
@@ -90,3 +96,16 @@ tail -40 "$OUT/tests_vulkan.log"
 echo "== saxpy 1e8 float32: the Vulkan runtime against CuPy"
 timeout 300 python3 benchmarks/compare_vulkan_runtime.py --n 100000000 --repeat 20 \
     --json "$OUT/vulkan_saxpy.json" 2>&1 | tee "$OUT/vulkan_saxpy.log"
+
+echo "== compare.py: saxpy 1e8 and the dynamic loop at N = 1e7, Vulkan then CUDA"
+for dev in vulkan:0 cuda:0; do
+    timeout 600 python3 benchmarks/compare.py --device "$dev" --n 10000000 \
+        --saxpy-n 100000000 --repeat 7 --peers --png "" \
+        --json "$OUT/compare_${dev%%:*}.json" 2>&1 | tee "$OUT/compare_${dev%%:*}.log"
+done
+
+echo "== the max-reducer at 1e8 int32, Vulkan then CUDA (cupy.max is the cuda:0 qd.max line)"
+for dev in vulkan:0 cuda:0; do
+    timeout 300 python3 benchmarks/compare_reducer.py "$dev" 100000000 2>&1 \
+        | tee "$OUT/reducer_${dev%%:*}.log"
+done

@@ -81,3 +81,31 @@ def test_dynamic_loop_gradient_matches_the_cpu_and_sizing_is_cached(device):
             relax(x, a, y)
         assert qd.ad.stats()["max_reducer_dispatches"] > before
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-6)
+
+
+def test_adstack_heaps_past_the_binding_range(device, monkeypatch):
+    # An adstack heap of N threads x capacity outgrows one binding (128 MiB on lavapipe at
+    # N = 1e6, a[i] < 64): it is reached through its device address. Forced with 64 KiB.
+    from qdarray.backends.vulkan import _instance
+
+    st = _instance.state(qd.Device(device).index)
+    if not st.features["buffer_device_address"]:
+        import pytest
+
+        pytest.skip(f"{st.label} has no buffer device addresses")
+    monkeypatch.setitem(st.limits, "maxStorageBufferRange", 1 << 16)
+    rng = np.random.default_rng(5)
+    xs = rng.uniform(0, 1, 5000).astype(np.float32)
+    trips = rng.integers(0, 64, 5000).astype(np.int32)
+    x = qd.asarray(xs, device=device, requires_grad=True)
+    y = qd.zeros(1, dtype=qd.float32, device=device, requires_grad=True)
+    with qd.ad.Tape(loss=y):
+        relax(x, qd.asarray(trips, device=device), y)
+    want = np.ones_like(xs, dtype=np.float64)
+    v = xs.astype(np.float64)
+    for k in range(64):
+        live = k < trips
+        want = np.where(live, want * (1.0 - 0.2 * v), want)
+        v = np.where(live, v - 0.1 * v * v + 0.01, v)
+    np.testing.assert_allclose(np.asarray(x.grad.to_device("cpu")), want, rtol=1e-4,
+                               atol=1e-6)

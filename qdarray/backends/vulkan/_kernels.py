@@ -20,7 +20,7 @@ import numpy as np
 from ..._devices import Device
 from ..._dtypes import DType
 from ..._errors import KernelTypeError
-from ...kernels.codegen.spirv import LOCAL, render_spirv
+from ...kernels.codegen.spirv import LOCAL, SpirvProgram, render_spirv
 from ...kernels.ir import For, KernelIR, Value, walk
 from ...kernels.launch import ERR_LEN, bump_generations
 from ...kernels.ops import OPS, Impl
@@ -59,6 +59,30 @@ def caps_of(st: _instance.DeviceState) -> dict[str, Any]:
             "device": f"device {st.label}"}
 
 
+class _Variant:
+    """The modules, pipelines and parameter-block layout of one variant of a kernel."""
+
+    def __init__(self, st: _instance.DeviceState, prog: SpirvProgram) -> None:
+        self.program = prog
+        self.wide = frozenset(int(name[1:].split("_")[0]) for name, _ in prog.fields
+                              if name.endswith("_addr"))
+        n_buffers = prog.n_arrays + 2 + (0 if prog.push else 1)
+        block_bytes = 8 * len(prog.fields)
+        self.pipelines = [_pipelines.program(st, s.spirv, n_buffers,
+                                             block_bytes if prog.push else 0)
+                          for s in prog.stages]
+        self.slot = {name: k for k, (name, _) in enumerate(prog.fields)}
+        self.slot_dtype = [np.dtype(dt) for _, dt in prog.fields]
+        self.block = np.zeros(len(prog.fields), np.uint64)
+
+    def set(self, name: str, value: Any) -> None:
+        k = self.slot[name]
+        raw = np.zeros(1, np.uint64)
+        raw.view(np.uint8)[:self.slot_dtype[k].itemsize] = np.asarray(
+            value, self.slot_dtype[k]).reshape(1).view(np.uint8)
+        self.block[k] = raw[0]
+
+
 class VulkanLauncher(Launcher):
     """Runs the SPIR-V stages of one kernel signature on one Vulkan device."""
 
@@ -76,37 +100,32 @@ class VulkanLauncher(Launcher):
         if not st.features["int64"]:
             raise TypeError(f"Kernels on {st.label} need 64-bit integers (shaderInt64) for "
                             "their indices, which the device does not have.")
-        try:
-            self.program = render_spirv(kernel, debug=debug, caps=caps_of(st))
-        except TypeError as exc:
-            raise KernelTypeError(f"Kernel '{kernel.name}': {exc}") from None
-        prog = self.program
-        self.push = prog.push
-        block_bytes = 8 * len(prog.fields)
-        n_buffers = prog.n_arrays + 2 + (0 if prog.push else 1)
-        self.pipelines = [_pipelines.program(st, s.spirv, n_buffers,
-                                             block_bytes if prog.push else 0)
-                          for s in prog.stages]
-        self.slot = {name: k for k, (name, _) in enumerate(prog.fields)}
-        self.slot_dtype = [np.dtype(dt) for _, dt in prog.fields]
-        self.block = np.zeros(len(prog.fields), np.uint64)
+        self.variants: dict[frozenset[int], _Variant] = {}
+        base = self.variant(frozenset())  # compile errors surface at the first call
+        self.plan = base.program.plan
         self.host_steps: list[tuple[int, Impl, Type, tuple[Any, ...], list[int]]] = []
-        for i in prog.plan.host:
+        for i in self.plan.host:
             impl = OPS[i.op].impl
             assert impl is not None  # the host evaluates HOST_OPS only, all with an impl
             if i.result is not None:
                 self.host_steps.append((i.result.id, impl, i.result.type, i.attrs,
                                         [a.id for a in i.args]))
-        self.ncarry = len(prog.plan.carried_values) + len(prog.plan.carried_vars)
+        self.ncarry = len(self.plan.carried_values) + len(self.plan.carried_vars)
 
-    def _set(self, name: str, value: Any) -> None:
-        k = self.slot[name]
-        raw = np.zeros(1, np.uint64)
-        raw.view(np.uint8)[:self.slot_dtype[k].itemsize] = np.asarray(
-            value, self.slot_dtype[k]).reshape(1).view(np.uint8)
-        self.block[k] = raw[0]
+    def variant(self, wide: frozenset[int]) -> _Variant:
+        """The modules for arrays `wide` (past the binding range) addressed by address."""
+        found = self.variants.get(wide)
+        if found is None:
+            try:
+                prog = render_spirv(self.kernel, debug=self.debug, caps=caps_of(self.st),
+                                    wide=wide)
+            except TypeError as exc:
+                raise KernelTypeError(f"Kernel '{self.kernel.name}': {exc}") from None
+            found = self.variants[wide] = _Variant(self.st, prog)
+        return found
 
-    def _arguments(self, native: Sequence[Any]) -> tuple[list[Any], dict[int, Any], list[Any]]:
+    def _arguments(self, v: _Variant, native: Sequence[Any]
+                   ) -> tuple[list[Any], dict[int, Any], list[Any]]:
         """(buffers of the array parameters, host environment, host copies to write back)."""
         buffers: list[Any] = []
         env: dict[int, Any] = {}
@@ -121,23 +140,43 @@ class VulkanLauncher(Launcher):
                     x = dev
                 env[p.value.id] = x
                 buffers.append(x.alloc)
-                self._set(f"{n}_off", x.elem_offset)
+                if p.value.id in v.wide:
+                    v.set(f"{n}_addr", x.alloc.address)
+                v.set(f"{n}_off", x.elem_offset)
                 for d, (size, stride) in enumerate(zip(x.shape, x.elem_strides(),
                                                        strict=True)):
-                    self._set(f"{n}_n{d}", size)
-                    self._set(f"{n}_s{d}", stride)
+                    v.set(f"{n}_n{d}", size)
+                    v.set(f"{n}_s{d}", stride)
             else:
                 assert isinstance(t, DType)  # views are lowered to arrays before launch
                 value = t._np.type(x)
                 env[p.value.id] = value
-                self._set(n, value)
+                v.set(n, value)
         return buffers, env, copies
+
+    def _wide(self, native: Sequence[Any]) -> frozenset[int]:
+        """Array parameters whose buffers are larger than one binding may cover."""
+        wide = []
+        max_range = self.st.limits["maxStorageBufferRange"]
+        for p, x in zip(self.kernel.params, native, strict=True):
+            alloc = getattr(x, "alloc", None)
+            if alloc is not None and alloc.size > max_range:
+                if not alloc.address:
+                    raise MemoryError(
+                        f"Argument '{p.name}' of kernel '{self.kernel.name}' spans "
+                        f"{alloc.size:,} bytes, more than {self.st.label} binds at once "
+                        f"({max_range:,}), and the device has no buffer device "
+                        "addresses to reach it otherwise. Use smaller arrays.")
+                wide.append(p.value.id)
+        return frozenset(wide)
 
     def __call__(self, args: Sequence[Any]) -> None:
         native = self.pack(args)
         st = self.st
         s = stream(st)
-        buffers, env, copies = self._arguments(native)
+        wide = self._wide(native)
+        v = self.variants.get(wide) or self.variant(wide)
+        buffers, env, copies = self._arguments(v, native)
         for rid, impl, rtype, attrs, arg_ids in self.host_steps:
             env[rid] = impl(rtype, attrs, *(env[a] for a in arg_ids))
         carry = VkArray.empty(st, (max(self.ncarry, 1),), np.uint64)
@@ -147,7 +186,7 @@ class VulkanLauncher(Launcher):
             s.fill(err.alloc, 0, (ERR_LEN + 1) * 8, 0)
         carried: np.ndarray | None = None
         try:
-            for stage, pipe in zip(self.program.plan.stages, self.pipelines, strict=True):
+            for stage, pipe in zip(self.plan.stages, v.pipelines, strict=True):
                 total = 1
                 for d, loop in enumerate(stage.loops):
                     if carried is None and not all(v.id in env for v in (loop.begin, loop.end)):
@@ -155,20 +194,20 @@ class VulkanLauncher(Launcher):
                     b = self._value(loop.begin, env, carried)
                     e = self._value(loop.end, env, carried)
                     n = max(e - b, 0)
-                    self._set(f"qd_b{d}", b)
-                    self._set(f"qd_n{d}", max(n, 1))
+                    v.set(f"qd_b{d}", b)
+                    v.set(f"qd_n{d}", max(n, 1))
                     total *= n
                 if stage.loops and total == 0:
                     continue
-                self._set("qd_total", total)
+                v.set("qd_total", total)
                 groups = (1, 1, 1)
                 if stage.loops:
                     count = -(-total // LOCAL)
                     gx = min(count, _MAX_GROUPS)
                     groups = (gx, -(-count // gx), 1)
                 bound = [*buffers, carry.alloc, err.alloc]
-                raw = self.block.tobytes()
-                if self.push:
+                raw = v.block.tobytes()
+                if v.program.push:
                     pipe.dispatch(groups, bound, raw)
                 else:
                     params = pool(st).alloc(len(raw), staging=True)
@@ -190,7 +229,7 @@ class VulkanLauncher(Launcher):
         if v.id in env:
             return int(env[v.id])
         assert carried is not None
-        raw = carried[self.program.plan.slot(v)]
+        raw = carried[self.plan.slot(v)]
         assert isinstance(v.type, DType)  # loop bounds are scalars
         if v.type.kind == "i":
             return int(raw.astype(np.int64))

@@ -53,13 +53,16 @@ class SpirvProgram:
     plan: Plan
 
 
-def block_fields(kernel: KernelIR, nest: int) -> list[tuple[str, str]]:
+def block_fields(kernel: KernelIR, nest: int,
+                 wide: frozenset[int] = frozenset()) -> list[tuple[str, str]]:
     """The parameter block's slots (see the module docstring)."""
     fields: list[tuple[str, str]] = []
     for p in kernel.params:
         t = p.value.type
         n = f"a{p.value.id}"
         if isinstance(t, ArrayType):
+            if p.value.id in wide:
+                fields.append((f"{n}_addr", "uint64"))
             fields.append((f"{n}_off", "int64"))
             fields += [(f"{n}_n{d}", "int64") for d in range(t.ndim)]
             fields += [(f"{n}_s{d}", "int64") for d in range(t.ndim)]
@@ -86,8 +89,10 @@ class Ctx:
     IR values and locals to SPIR-V ids, the open loops."""
 
     def __init__(self, kernel: KernelIR, prog_fields: list[tuple[str, str]], push: bool,
-                 caps: dict[str, Any], debug: bool) -> None:
+                 caps: dict[str, Any], debug: bool, wide: frozenset[int]) -> None:
         self.kernel = kernel
+        self.wide = wide
+        self.aligned: dict[int, int] = {}  # PhysicalStorageBuffer pointer -> its alignment
         self.caps = caps
         self.debug = debug
         m = self.m = Module()
@@ -211,9 +216,28 @@ class Ctx:
     def _pointer(self, mem: Value, offset: int) -> tuple[int, int, DType]:
         var, dtype, _ = self.arrays[mem.id]
         elem = self.storage_of(mem.id, dtype)
-        pointer = self.f.op(S.AccessChain, self.ptr(SC.StorageBuffer, elem), var,
-                            self.m.const(self.i32, 0), offset)
+        if mem.id not in self.wide:
+            pointer = self.f.op(S.AccessChain, self.ptr(SC.StorageBuffer, elem), var,
+                                self.m.const(self.i32, 0), offset)
+            return pointer, elem, dtype
+        # Past the device's binding range: through the buffer's device address.
+        m = self.m
+        m.capability(Cap.PhysicalStorageBufferAddresses)
+        m.extension("SPV_KHR_physical_storage_buffer")
+        size = _bytes(m, elem)
+        block = m.t_struct([m.t_runtime_array(elem, size)], [0], block=True)
+        base = self.f.op(S.ConvertUToPtr, self.ptr(SC.PhysicalStorageBuffer, block),
+                         self.field(f"a{mem.id}_addr"))
+        pointer = self.f.op(S.AccessChain, self.ptr(SC.PhysicalStorageBuffer, elem), base,
+                            m.const(self.i32, 0), offset)
+        self.aligned[pointer] = size
         return pointer, elem, dtype
+
+    def memory(self, pointer: int) -> tuple[int, ...]:
+        """The memory operands an access through `pointer` needs (Aligned, for device
+        addresses)."""
+        align = self.aligned.get(pointer)
+        return () if align is None else (2, align)
 
     def storage_of(self, array_id: int, dtype: DType) -> int:
         """The element type array `array_id` is declared with: its dtype's storage type, or
@@ -223,7 +247,7 @@ class Ctx:
         return self.storage(dtype)
 
     def load_element(self, pointer: int, storage: int, dtype: DType) -> int:
-        raw = self.f.load(storage, pointer)
+        raw = self.f.load(storage, pointer, *self.memory(pointer))
         if dtype.kind == "b":
             return self.f.op(S.INotEqual, self.bool, raw, self.m.const(storage, 0))
         if storage != self.scalar(dtype):
@@ -236,7 +260,7 @@ class Ctx:
                               self.m.const(storage, 0))
         elif storage != self.scalar(dtype):
             value = self.f.op(S.Bitcast, storage, value)
-        self.f.store(pointer, value)
+        self.f.store(pointer, value, *self.memory(pointer))
 
     def buffer_slot(self, var: int, elem: int, index: int) -> int:
         return self.f.op(S.AccessChain, self.ptr(SC.StorageBuffer, elem), var,
@@ -331,10 +355,10 @@ def _bytes(m: Module, type_id: int) -> int:
 
 def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
                   fields: list[tuple[str, str]], push: bool, caps: dict[str, Any],
-                  debug: bool) -> bytes:
+                  debug: bool, wide: frozenset[int]) -> bytes:
     from .opencl_c import _locals
 
-    ctx = Ctx(kernel, fields, push, caps, debug)
+    ctx = Ctx(kernel, fields, push, caps, debug, wide)
     ctx.stage_no = k
     ctx.nest = len(stage.loops)
     m, f = ctx.m, ctx.f
@@ -442,8 +466,8 @@ def _store_carried(ctx: Ctx, t: DType, k: int, x: int) -> None:
     f.store(ctx.buffer_slot(ctx.carry, ctx.u64, ctx.m.const(ctx.i32, k)), raw)
 
 
-def render_spirv(kernel: KernelIR, *, debug: bool = False,
-                 caps: dict[str, Any] | None = None) -> SpirvProgram:
+def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] | None = None,
+                 wide: frozenset[int] = frozenset()) -> SpirvProgram:
     """The SPIR-V modules running `kernel` (views lowered) as the stages of `plan(kernel)`.
 
     Args:
@@ -452,14 +476,17 @@ def render_spirv(kernel: KernelIR, *, debug: bool = False,
         caps: device capabilities: "max_push" (bytes of push constants), "int64_atomics",
             "float32_atomic_add", "float64_atomic_add" (booleans), "device" (its name, for
             errors); ops that need a missing one raise `TypeError` naming the device.
+        wide: ids of array parameters larger than the device binds in one descriptor
+            (maxStorageBufferRange): addressed through their device address
+            (PhysicalStorageBuffer pointers, the address in the parameter block).
     """
     caps = caps or {"max_push": 128, "int64_atomics": True, "float32_atomic_add": False,
                     "device": "the device"}
     p = plan(kernel)
     nest = max((len(s.loops) for s in p.stages), default=0)
-    fields = block_fields(kernel, nest)
+    fields = block_fields(kernel, nest, wide)
     push = 8 * len(fields) <= int(caps.get("max_push", 128))
     n_arrays = sum(isinstance(prm.value.type, ArrayType) for prm in kernel.params)
-    stages = [SpirvStage(s.name, _stage_module(kernel, p, s, k, fields, push, caps, debug),
+    stages = [SpirvStage(s.name, _stage_module(kernel, p, s, k, fields, push, caps, debug, wide),
                          bool(s.loops)) for k, s in enumerate(p.stages)]
     return SpirvProgram(stages, fields, push, n_arrays, p)

@@ -317,11 +317,13 @@ class Function:
         """A GLSL.std.450 extended instruction."""
         return self.op(Op.ExtInst, result_type, self.m.ext_import(), instruction, *operands)
 
-    def load(self, result_type: int, pointer: int) -> int:
-        return self.op(Op.Load, result_type, pointer)
+    def load(self, result_type: int, pointer: int, *memory: int) -> int:
+        """OpLoad; `memory`: memory operands (e.g. 2, 4 = Aligned 4, which loads through
+        PhysicalStorageBuffer pointers need)."""
+        return self.op(Op.Load, result_type, pointer, *memory)
 
-    def store(self, pointer: int, value: int) -> None:
-        self.op_void(Op.Store, pointer, value)
+    def store(self, pointer: int, value: int, *memory: int) -> None:
+        self.op_void(Op.Store, pointer, value, *memory)
 
     def branch(self, target: int) -> None:
         self._terminate(Op.Branch, [target])

@@ -400,7 +400,7 @@ def atomic_at(ctx: Ctx, kind: str, pointer: int, storage: int, dtype: DType, v: 
         return f.op(S.AtomicFAddEXT, ty, pointer, scope, sem, v)
     # A compare-and-swap loop on the bits (the array is declared with integer elements).
     old = f.var(ctx.ptr(SC.Function, storage))
-    f.store(old, f.load(storage, pointer))
+    f.store(old, f.load(storage, pointer, *ctx.memory(pointer)))
     with f.loop() as lp:
         bits = f.load(storage, old)
         cur = f.op(S.Bitcast, ty, bits)
