@@ -15,7 +15,7 @@ from ._version import __version__
 __array_api_version__ = "2025.12"
 
 from ._array import Array
-from ._devices import Device
+from ._devices import Device, default_device, get_default_device, set_default_device
 from . import backends  # noqa: F401  (registers how devices find their backends)
 from ._dtypes import (
     DType,
@@ -39,6 +39,7 @@ from ._errors import (
     AutodiffError,
     BufferViewIndexError,
     DeviceMismatchError,
+    DeviceUnavailableError,
     KernelIndexError,
     KernelSyntaxError,
     KernelTypeError,
@@ -68,11 +69,12 @@ from .buffer_view import BufferView
 
 __all__ = [
     "Array", "Device", "DType", "__array_api_version__", "__version__",
+    "default_device", "get_default_device", "set_default_device",
     "bool", "complex64", "complex128", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64",
     "AdStackOverflowError", "AdStackSizingError", "AutodiffError", "BufferViewIndexError",
-    "DeviceMismatchError", "KernelIndexError", "KernelSyntaxError", "KernelTypeError",
-    "QdarrayError",
+    "DeviceMismatchError", "DeviceUnavailableError", "KernelIndexError", "KernelSyntaxError",
+    "KernelTypeError", "QdarrayError",
     "asarray", "empty", "empty_like", "full", "full_like", "ones", "ones_like", "zeros",
     "zeros_like", "from_dlpack", "arange", "eye", "linspace", "meshgrid", "tril", "triu",
     "BufferView",

@@ -15,27 +15,30 @@ import numpy as np
 from . import _dtypes
 from ._devices import CPU, Device, as_device
 from ._dtypes import DType
+from ._errors import DeviceUnavailableError
 
 _PY_SCALARS = (bool, int, float, complex)
 
 
-def _other_operand(other: Any, name: str) -> Any:
-    """NotImplemented for operands Python should offer to the other side; a TypeError for NumPy
-    arrays, which would otherwise turn the result into a NumPy array (or copy device data to
-    the host) without a word."""
-    if type(other) is np.ndarray:
-        raise TypeError(
-            f"{name} cannot combine a qdarray Array with a numpy.ndarray; use qd.asarray(a) "
-            "to make it an Array (or np.asarray(x) to compute in NumPy)."
-        )
-    return NotImplemented
+def _host_operand(self: Array, other: Any, name: str) -> Any:
+    """A NumPy array (or a list or tuple) beside an Array in an operator: an Array on the CPU
+    (the ndarray itself, no copy), a TypeError naming qd.asarray(..., device=...) on other
+    devices, NotImplemented for anything else (Python then asks the other operand)."""
+    if not isinstance(other, np.ndarray | list | tuple):
+        return NotImplemented
+    try:
+        return _numpy_operands.host_operand(other, self._device, name)
+    except _numpy_operands.NotInNamespace:  # a NumPy-only dtype: NumPy's ufunc takes it
+        return NotImplemented
 
 
 def _binary_operator(name: str) -> Any:
     def method(self: Array, other: Any) -> Any:
         if type(other) is not Array and type(other) not in _PY_SCALARS and not isinstance(
                 other, np.generic):
-            return _other_operand(other, name)
+            other = _host_operand(self, other, name)
+            if other is NotImplemented:
+                return other
         return _dispatch.binary(name, self, other)
 
     method.__name__ = f"__{name}__"
@@ -45,7 +48,9 @@ def _binary_operator(name: str) -> Any:
 def _reflected_operator(name: str) -> Any:
     def method(self: Array, other: Any) -> Any:
         if type(other) not in _PY_SCALARS and not isinstance(other, np.generic):
-            return _other_operand(other, name)
+            other = _host_operand(self, other, name)
+            if other is NotImplemented:
+                return other
         return _dispatch.binary(name, other, self)
 
     method.__name__ = f"__r{name}__"
@@ -56,7 +61,9 @@ def _inplace_operator(name: str) -> Any:
     def method(self: Array, other: Any) -> Any:
         if type(other) is not Array and type(other) not in _PY_SCALARS and not isinstance(
                 other, np.generic):
-            return _other_operand(other, name)
+            other = _host_operand(self, other, name)
+            if other is NotImplemented:
+                return other
         return _dispatch.inplace(name, self, other)
 
     method.__name__ = f"__i{name}__"
@@ -78,6 +85,11 @@ class Buffer:
 
     def __init__(self) -> None:
         self.generation = 0
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled with the arrays that share it (pickle's memo keeps it shared); the copies
+        # start a new write history.
+        return (_rebuild_buffer, ())
 
 
 class Array:
@@ -317,11 +329,226 @@ class Array:
         self._buffer.generation += 1  # the consumer may write through it
         return face
 
-    # -- operators (semantics live in the backend's xp; dtype categories in _dispatch) -----
+    # -- NumPy protocols (the table and the CPU fallback live in _numpy_protocols) ----------
 
-    # NumPy arrays and scalars on the left of an operator defer to these methods (NumPy gives
-    # way to operands of higher priority), so `np.float32(2) * x` is an Array, not an ndarray.
-    __array_priority__ = 100.0
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return _numpy_protocols.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return _numpy_protocols.array_function(func, types, args, kwargs)
+
+    # -- pickling and copying --------------------------------------------------------------
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle the values (as a NumPy array), the device's name and the gradient companion;
+        unpickling allocates on that device (DeviceUnavailableError when it is absent)."""
+        if self._device is CPU:
+            # The ndarray itself: pickle's memo keeps arrays that share it sharing it.
+            return (_rebuild, (self._data, "cpu", self._buffer, self._grad))
+        return (_rebuild, (self._host(), str(self._device), None, self._grad))
+
+    def __copy__(self) -> Array:
+        """`copy.copy(x)`: a copy of the values on the same device, as NumPy's."""
+        return self._copied()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Array:
+        """`copy.deepcopy(x)`: a copy of the values (and of the gradient companion)."""
+        return self._copied()
+
+    def _copied(self) -> Array:
+        device = self._device
+        result = Array._new(device.backend.asarray(self._data, None, True, device), device)
+        if self._grad is not None:
+            result._grad = self._grad._copied()
+        return result
+
+    # -- NumPy's methods: each is the NumPy function of the same name, so it computes with
+    # -- the namespace function that function maps to (_numpy_functions.FUNCTIONS).
+
+    def sum(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.sum(x, ...)`: `qd.sum` with NumPy's arguments (axis, dtype, keepdims)."""
+        return _call_numpy(np.sum, (self, *args), kwargs)
+
+    def prod(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.prod(x, ...)`: `qd.prod` with NumPy's arguments."""
+        return _call_numpy(np.prod, (self, *args), kwargs)
+
+    def mean(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.mean(x, ...)`: `qd.mean` (integers in float64, as NumPy's)."""
+        return _call_numpy(np.mean, (self, *args), kwargs)
+
+    def std(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.std(x, ...)`: `qd.std`, with NumPy's `ddof` as the standard's `correction`."""
+        return _call_numpy(np.std, (self, *args), kwargs)
+
+    def var(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.var(x, ...)`: `qd.var`, with NumPy's `ddof` as the standard's `correction`."""
+        return _call_numpy(np.var, (self, *args), kwargs)
+
+    def min(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.min(x, ...)`: `qd.min`."""
+        return _call_numpy(np.min, (self, *args), kwargs)
+
+    def max(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.max(x, ...)`: `qd.max`."""
+        return _call_numpy(np.max, (self, *args), kwargs)
+
+    def argmin(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.argmin(x, ...)`: `qd.argmin` (over the flattened array when axis is None)."""
+        return _call_numpy(np.argmin, (self, *args), kwargs)
+
+    def argmax(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.argmax(x, ...)`: `qd.argmax` (over the flattened array when axis is None)."""
+        return _call_numpy(np.argmax, (self, *args), kwargs)
+
+    def cumsum(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.cumsum(x, ...)`: `qd.cumulative_sum` (of the flattened array for axis=None)."""
+        return _call_numpy(np.cumsum, (self, *args), kwargs)
+
+    def cumprod(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.cumprod(x, ...)`: `qd.cumulative_prod` (flattened for axis=None)."""
+        return _call_numpy(np.cumprod, (self, *args), kwargs)
+
+    def any(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.any(x, ...)`: `qd.any`."""
+        return _call_numpy(np.any, (self, *args), kwargs)
+
+    def all(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.all(x, ...)`: `qd.all`."""
+        return _call_numpy(np.all, (self, *args), kwargs)
+
+    def reshape(self, *shape: Any, order: str = "C", copy: bool | None = None) -> Array:
+        """`x.reshape(2, 3)` or `x.reshape((2, 3))`: `qd.reshape` (a view when possible)."""
+        target = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return _call_numpy(np.reshape, (self, target), {"order": order, "copy": copy})
+
+    def ravel(self, order: str = "C") -> Array:
+        """`np.ravel(x)`: `qd.reshape(x, (-1,))` (a view when possible)."""
+        return _call_numpy(np.ravel, (self, order), {})
+
+    def flatten(self, order: str = "C") -> Array:
+        """A flattened copy (NumPy's `x.flatten()`)."""
+        return _call_numpy(np.copy, (self.ravel(order),), {})
+
+    def transpose(self, *axes: Any) -> Array:
+        """`x.transpose()`, `x.transpose(1, 0)` or `x.transpose((1, 0))`: `qd.permute_dims`."""
+        order = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes or None
+        return _call_numpy(np.transpose, (self, order), {})
+
+    def swapaxes(self, axis1: int, axis2: int) -> Array:
+        """`np.swapaxes(x, axis1, axis2)`: `qd.permute_dims` with two axes exchanged."""
+        return _call_numpy(np.swapaxes, (self, axis1, axis2), {})
+
+    def squeeze(self, axis: Any = None) -> Array:
+        """`np.squeeze(x, axis)`: `qd.squeeze` (every length-1 axis when axis is None)."""
+        return _call_numpy(np.squeeze, (self, axis), {})
+
+    def astype(self, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
+               copy: bool = True) -> Array:
+        """NumPy's `x.astype(dtype)`: `qd.astype` (a copy unless copy=False and the dtype is
+        already `dtype`); `casting=` other than "unsafe" is checked as NumPy checks it."""
+        target = _dtypes.normalize_dtype(dtype)
+        if casting != "unsafe" and target is not None and not np.can_cast(
+                self._dtype._np, target._np, casting=casting):  # type: ignore[arg-type]
+            raise TypeError(f"Cannot cast array data from {self._dtype} to {target} according "
+                            f"to the rule {casting!r}.")
+        return _call_numpy(np.astype, (self, dtype), {"copy": copy})
+
+    def copy(self, order: str = "K") -> Array:
+        """A copy of the values on the same device (`np.copy(x)`)."""
+        return _call_numpy(np.copy, (self, order), {})
+
+    def fill(self, value: Any) -> None:
+        """Set every element to `value` (`x[...] = value`, with the namespace's casting rules)."""
+        _indexing.setitem(self, Ellipsis, value)
+
+    def tolist(self) -> Any:
+        """The values as nested Python lists of Python scalars (copied to the host)."""
+        return self._host().tolist()
+
+    def tobytes(self, order: str = "C") -> bytes:
+        """The raw bytes of the values in C (or "F") order (copied to the host)."""
+        return self._host().tobytes(order=order)  # type: ignore[arg-type]
+
+    def item(self, *args: Any) -> Any:
+        """One element as a Python scalar: `x.item()` of a one-element array, `x.item(k)` by
+        flat index, `x.item(i, j)` by position; only that element is copied to the host."""
+        if not args:
+            if self.size != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            return self._host().item()
+        if len(args) == 1 and isinstance(args[0], int | np.integer):
+            args = tuple(int(i) for i in np.unravel_index(int(args[0]), self.shape))
+        elif len(args) == 1:
+            args = tuple(args[0])
+        return self[args]._host().item()
+
+    @property
+    def real(self) -> Array:
+        """The real part (`qd.real`); the values themselves for real dtypes."""
+        return _elementwise.real(self)
+
+    @property
+    def imag(self) -> Array:
+        """The imaginary part (`qd.imag`); zeros for real dtypes."""
+        return _elementwise.imag(self)
+
+    def conj(self) -> Array:
+        """The complex conjugate (`qd.conj`)."""
+        return _elementwise.conj(self)
+
+    conjugate = conj
+
+    def dot(self, b: Any, out: Any = None) -> Array:
+        """`np.dot(x, b)`: `qd.matmul` for 1-D and 2-D operands, `qd.tensordot` above."""
+        return _call_numpy(np.dot, (self, b, out), {})
+
+    def clip(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.clip(x, min, max)`: `qd.clip`."""
+        return _call_numpy(np.clip, (self, *args), kwargs)
+
+    def round(self, decimals: int = 0, out: Any = None) -> Array:
+        """`np.round(x, decimals)`: `qd.round`, scaled by 10**decimals as NumPy does."""
+        return _call_numpy(np.round, (self, decimals, out), {})
+
+    def nonzero(self) -> tuple[Array, ...]:
+        """`np.nonzero(x)`: `qd.nonzero`."""
+        return _numpy_protocols.call_numpy(np.nonzero, (self,), {})  # type: ignore[no-any-return]
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        """Sort in place along an axis (last by default), as NumPy's `x.sort()`."""
+        _indexing.setitem(self, Ellipsis, _call_numpy(np.sort, (self, *args), kwargs))
+
+    def argsort(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.argsort(x, ...)`: `qd.argsort` (a stable order)."""
+        return _call_numpy(np.argsort, (self, *args), kwargs)
+
+    def view(self, dtype: Any = None) -> Array:
+        """A new Array on the same memory: `x.view()`; `x.view(dtype)` reinterprets the bytes
+        as another dtype of the same size (uint32 <-> float32, ...)."""
+        if dtype is None:
+            return Array._new(self._data[...], self._device, self._buffer)
+        target = _dtypes.normalize_dtype(dtype)
+        assert target is not None
+        if target.itemsize != self._dtype.itemsize or not hasattr(self._data, "view"):
+            raise ValueError(
+                f"x.view({target}) reinterprets {self._dtype.itemsize}-byte elements as "
+                f"{target.itemsize}-byte ones; only a dtype of the same size is supported on "
+                f"{self._device}. Use x.astype({target}) to convert the values instead."
+            )
+        return Array._new(self._data.view(target._np), self._device, self._buffer)
+
+    @property
+    def itemsize(self) -> int:
+        """The size of one element in bytes."""
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """The size of the values in bytes (`size * itemsize`)."""
+        return self.size * self._dtype.itemsize
+
+    # -- operators (semantics live in the backend's xp; dtype categories in _dispatch) -----
 
     __add__ = _binary_operator("add")
     __radd__ = _reflected_operator("add")
@@ -382,10 +609,44 @@ class Array:
         _indexing.setitem(self, key, value)
 
 
+def _call_numpy(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Array:
+    """NumPy's `func(*args, **kwargs)` through the protocol's table (for NumPy's methods)."""
+    return _numpy_protocols.call_numpy(func, args, kwargs)  # type: ignore[no-any-return]
+
+
+def _rebuild(data: np.ndarray, device: str, buffer: Buffer | None, grad: Array | None) -> Array:
+    """Unpickle an Array: its values on the device named `device`, which must be present."""
+    target = Device(device)
+    if target is CPU:
+        native = data if type(data) is np.ndarray else data.view(np.ndarray)  # joblib's memmaps
+    else:
+        try:
+            present = target in target.backend.devices()
+        except (ImportError, RuntimeError, OSError) as exc:
+            present, why = False, f": {exc}"
+        else:
+            why = f" (present: {', '.join(map(str, target.backend.devices())) or 'none'})"
+        if not present:
+            raise DeviceUnavailableError(
+                f"Cannot unpickle an array stored on {target}: that device is not present in "
+                f"this process{why}. Unpickle it where {target} is present, or pickle "
+                "x.to_device('cpu') instead."
+            )
+        native = target.backend.asarray(data, None, True, target)
+    result = Array._new(native, target, buffer)
+    result._grad = grad
+    return result
+
+
+def _rebuild_buffer() -> Buffer:
+    return Buffer()
+
+
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 builtins_bool = bool
 
-# Operators and indexing call these; they import Array. Bound once, since a function-level
-# import costs about 0.5 us per call.
-from . import _dispatch, _indexing  # noqa: E402
+# Operators, indexing and the NumPy protocols call these; they import Array. Bound once, since
+# a function-level import costs about 0.5 us per call.
+from . import _dispatch, _indexing, _numpy_operands, _numpy_protocols  # noqa: E402
+from . import _elementwise_functions as _elementwise  # noqa: E402

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _dtypes
 from ._array import Array
-from ._devices import Device, as_device
+from ._devices import CPU, Device, as_device
 from ._dtypes import DType
 from ._errors import DeviceMismatchError
 
@@ -44,7 +44,9 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: Any = None,
     Args:
         obj: what to convert.
         dtype: the result's dtype; inferred from `obj` when None.
-        device: the result's device; `obj`'s device (or the default device) when None.
+        device: the result's device. When None: an Array's (or BufferView's) own device, a
+            DLPack producer's device for device data, and the default device for host data
+            (NumPy arrays, scalars, sequences).
         copy: True always copies, False never copies (ValueError if it must), None copies
             only when needed.
         requires_grad: give the result a zero `.grad` companion (floating dtypes only).
@@ -66,7 +68,9 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: Any = None,
         _check_supported(native, target)
         return _with_grad(Array._new(native, target), requires_grad)
     assert src_device is not None  # as_native gives a device with every native array
-    target = target or src_device
+    if target is None:
+        # Host data (no buffer token) goes to the default device; arrays stay where they are.
+        target = as_device(None) if buffer is None and src_device is CPU else src_device
     if target is not src_device:
         if copy is False:
             raise ValueError(

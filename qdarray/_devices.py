@@ -4,11 +4,18 @@ A Device is an interned value (one object per kind and index, so comparison is `
 its backend, which owns storage, copies, kernel launches and the device's capabilities; the
 backends package tells this module how to find it (`register_backends`), so that this module,
 below every other, imports none of them.
+
+The default device (where creation functions allocate when given no `device=`) is the CPU
+unless the `QDARRAY_DEFAULT_DEVICE` environment variable, `set_default_device` (for the
+process) or a `with default_device(...)` block (for the current thread) says otherwise.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -108,11 +115,103 @@ def _parse(spec: Any) -> tuple[str, int]:
 
 CPU = Device("cpu")
 
+ENVIRONMENT_VARIABLE = "QDARRAY_DEFAULT_DEVICE"
+
+
+class _ThreadDefault(threading.local):
+    """The device of the innermost `with default_device(...)` block of a thread (None: none)."""
+
+    device: Device | None = None
+
+
+_thread = _ThreadDefault()
+
+
+def _from_environment() -> Device:
+    spec = os.environ.get(ENVIRONMENT_VARIABLE, "").strip()
+    if not spec:
+        return CPU
+    try:
+        return Device(spec)
+    except ValueError as exc:
+        raise ValueError(
+            f"{ENVIRONMENT_VARIABLE}={spec!r} does not name a device: {exc}"
+        ) from None
+
+
+_process_default = _from_environment()
+
+
+def get_default_device() -> Device:
+    """The device creation functions use when given no `device=`: the innermost
+    `with qd.default_device(...)` block's on this thread, else the process's
+    (`qd.set_default_device`, initially `QDARRAY_DEFAULT_DEVICE` or the CPU).
+
+    Example::
+
+        qd.get_default_device()                 # Device('cpu')
+    """
+    device = _thread.device
+    return _process_default if device is None else device
+
+
+def _present(device: Device) -> Device:
+    """`device` when it is present; the backend's error (naming what is) when it is not."""
+    if device is not CPU:
+        backend = device.backend  # a RuntimeError naming the missing dependency
+        if device not in backend.devices():
+            present = ", ".join(str(d) for d in backend.devices()) or "none"
+            raise ValueError(
+                f"Device {device} is not present (present {device.kind} devices: {present}); "
+                f"use one of those, or 'cpu'."
+            )
+    return device
+
+
+def set_default_device(device: Any) -> None:
+    """Make `device` the default of the whole process (threads inside a
+    `with qd.default_device(...)` block keep theirs).
+
+    Args:
+        device: a Device or a string such as "cpu", "cuda:0", "opencl:0"; None means the CPU.
+
+    Raises:
+        ValueError: an unknown device name, or a device that is not present.
+        RuntimeError: the device kind's backend cannot load (its dependency is missing).
+
+    Example::
+
+        qd.set_default_device("opencl:0")
+        qd.zeros(3).device                      # Device('opencl:0')
+    """
+    global _process_default
+    _process_default = CPU if device is None else _present(Device(device))
+
+
+@contextlib.contextmanager
+def default_device(device: Any) -> Iterator[Device]:
+    """A block in which the current thread's default device is `device` (blocks nest; other
+    threads are not affected).
+
+    Example::
+
+        with qd.default_device("opencl:0"):
+            x = qd.ones(3)                      # on opencl:0
+    """
+    target = CPU if device is None else _present(Device(device))
+    previous = _thread.device
+    _thread.device = target
+    try:
+        yield target
+    finally:
+        _thread.device = previous
+
 
 def as_device(device: Any) -> Device:
-    """Normalize `device=` arguments: None means the default device (cpu)."""
+    """Normalize `device=` arguments: None means the default device."""
     if device is None:
-        return CPU
+        device = _thread.device
+        return _process_default if device is None else device
     if isinstance(device, Device):
         return device
     return Device(device)

@@ -34,12 +34,21 @@ class DType:
     def __eq__(self, other: object) -> builtins.bool:
         if isinstance(other, DType):
             return self is other
+        if isinstance(other, np.dtype) or isinstance(other, type) and issubclass(
+                other, np.generic):
+            # NumPy habits: `x.dtype == np.float32` and `x.dtype == a.dtype` for an ndarray a.
+            return builtins.bool(self._np == other)
         return NotImplemented
 
     def __ne__(self, other: object) -> builtins.bool:
-        if isinstance(other, DType):
-            return self is not other
-        return NotImplemented
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The NumPy dtype of the same layout, so that `np.dtype(qd.float32)` and NumPy
+        functions taking `dtype=qd.float32` work."""
+        return self._np
 
     def __hash__(self) -> int:
         return hash(self.name)

@@ -38,6 +38,10 @@ class DeviceMismatchError(QdarrayError, ValueError):
     """Arrays from different devices were combined."""
 
 
+class DeviceUnavailableError(QdarrayError, RuntimeError):
+    """An array was unpickled for a device that is not present in this process."""
+
+
 class AutodiffError(QdarrayError, NotImplementedError):
     """Reverse mode cannot differentiate something (an op without a derivative, ...)."""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _dtypes
-from ._devices import CPU, KNOWN_KINDS, Device, as_device
+from ._devices import CPU, KNOWN_KINDS, Device, as_device, get_default_device
 from ._dtypes import DType
 
 # Kind names accepted by `dtypes(kind=...)`, the vocabulary of the standard's `isdtype`.
@@ -30,15 +30,18 @@ class Info:
     def capabilities(self) -> dict[str, Any]:
         """The standard's capability flags of the default device's backend:
         "boolean indexing", "data-dependent shapes" and "max dimensions"."""
-        caps = dict(CPU.backend.capabilities(CPU))
+        device = get_default_device()
+        caps = dict(device.backend.capabilities(device))
         caps.setdefault("boolean indexing", True)
         caps.setdefault("data-dependent shapes", True)
         caps.setdefault("max dimensions", 64)
         return caps
 
     def default_device(self) -> Device:
-        """The device arrays are created on when none is given: `Device('cpu')`."""
-        return CPU
+        """The device arrays are created on when none is given: the CPU unless
+        `qd.set_default_device`, `with qd.default_device(...)` or the
+        `QDARRAY_DEFAULT_DEVICE` environment variable chose another (see docs/devices.md)."""
+        return get_default_device()
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, DType]:
         """Default dtypes on `device`: "real floating", "complex floating", "integral" and

@@ -60,4 +60,4 @@ class GradMemory:
         """grad(mem)[idx] = 0."""
         grad = self.grads.get(mem.id)
         if grad is not None:
-            self.em.emit(Op.STORE, grad, *idx, self.em.const(0, grad.type.dtype))  # type: ignore[union-attr]
+            self.em.emit(Op.STORE, grad, *idx, self.em.const(0, grad.type.dtype))

@@ -49,7 +49,7 @@ class MemRef:
 
     @property
     def dtype(self) -> DType:
-        return self.value.type.dtype  # type: ignore[union-attr]
+        return self.value.type.dtype  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,190 @@
+"""NumPy's protocols on Array: `__array_ufunc__` and `__array_function__`.
+
+A NumPy function or ufunc given qdarray arrays runs as the namespace function that the table in
+`_numpy_functions` maps it to, on the arrays' device, and returns qdarray arrays. Everything
+else goes to `numpy_fallback`, the one place where NumPy code runs on qdarray memory: on the
+CPU, NumPy's own function runs on the arrays' NumPy storage (no copy) and its array results
+are wrapped back; on other devices it raises a TypeError naming the function and how to move
+the data.
+
+Example::
+
+    x = qd.linspace(0, 1, 5)
+    np.sin(x)           # qd.sin(x): an Array
+    np.median(x)        # not in the table: NumPy's median on x's storage, wrapped as an Array
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import _dtypes
+from ._array import Array, Buffer
+from ._devices import CPU
+from ._numpy_functions import FUNCTIONS, UFUNC_METHODS, UFUNCS
+from ._numpy_operands import NotInNamespace, device_of, operand
+from .buffer_view import BufferView
+
+_HANDLED_TYPES = (Array, np.ndarray)
+
+
+def call_numpy(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """NumPy's `func(*args, **kwargs)` with qdarray arguments: the table's namespace adapter,
+    or `numpy_fallback` when the table has none or the adapter cannot take the arguments."""
+    adapter = FUNCTIONS.get(func)
+    reason = None
+    if adapter is not None:
+        try:
+            return adapter(*args, **kwargs)
+        except NotInNamespace as exc:
+            reason = str(exc)
+    return numpy_fallback(func, args, kwargs, _qualified_name(func), reason)
+
+
+def array_function(func: Callable[..., Any], types: Any, args: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> Any:
+    """`Array.__array_function__`: NotImplemented when a type qdarray does not know takes
+    part (so its own protocol can answer), else `call_numpy`."""
+    for kind in types:
+        if not issubclass(kind, _HANDLED_TYPES):
+            return NotImplemented
+    return call_numpy(func, args, kwargs)
+
+
+def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> Any:
+    """`Array.__array_ufunc__`: a ufunc call as its namespace function (with `out=` written
+    through the namespace's assignment), `reduce` / `accumulate` as namespace reductions, the
+    rest through `numpy_fallback`."""
+    name = ufunc.__name__
+    reason = None
+    try:
+        if method == "__call__":
+            func = UFUNCS.get(name)
+            if func is not None:
+                return _call_ufunc(func, name, inputs, kwargs)
+        else:
+            adapter = UFUNC_METHODS.get((name, method))
+            if adapter is not None:
+                return adapter(*inputs, **kwargs)
+    except NotInNamespace as exc:
+        reason = str(exc)
+    call = ufunc if method == "__call__" else getattr(ufunc, method)
+    label = f"numpy.{name}" if method == "__call__" else f"numpy.{name}.{method}"
+    return numpy_fallback(call, inputs, kwargs, label, reason)
+
+
+def _call_ufunc(func: Callable[..., Any], name: str, inputs: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> Any:
+    out = kwargs.get("out")
+    if set(kwargs) - {"out"} or out is not None and (len(out) != 1 or type(out[0]) is not Array):
+        raise NotInNamespace(
+            f"numpy.{name} with {', '.join(sorted(kwargs))}= has no namespace equivalent")
+    device = device_of(inputs if out is None else (*inputs, out[0]))
+    if device is None:
+        raise NotInNamespace(f"numpy.{name} got no qdarray array")
+    result = func(*(operand(a, device, name) for a in inputs))
+    if out is None:
+        return result
+    out[0][...] = result  # the namespace's assignment: same-kind casts and broadcasting only
+    return out[0]
+
+
+def numpy_fallback(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                   name: str, reason: str | None = None) -> Any:
+    """Run NumPy's `func` on the NumPy storage of the qdarray arrays among `args` and `kwargs`
+    (lists and tuples included), without copies, and wrap its array results as Arrays.
+
+    The single place where NumPy code runs on qdarray arrays outside the namespace. Results
+    that view an argument share its write generation, and every argument's generation is bumped
+    (the function may have written through it, as with `out=`).
+
+    Raises:
+        TypeError: an argument lives on a device other than the CPU; the message names the
+            function (`name`), why the table could not take it (`reason`) and how to move data.
+    """
+    arrays: list[Array] = []
+    passed: list[Any] = []
+    native_args = _unwrap(args, arrays, passed)
+    native_kwargs = {k: _unwrap(v, arrays, passed) for k, v in kwargs.items()}
+    for x in arrays:
+        if x._device is not CPU:
+            because = f" ({reason})" if reason else ""
+            raise TypeError(
+                f"{name} has no qdarray implementation for arrays on {x._device}{because}; "
+                "NumPy functions without a namespace equivalent run on CPU arrays only. Use a "
+                f"qd function instead, or move the data: x.to_device('cpu'), then "
+                f"qd.asarray(result, device='{x._device}') to move a result back."
+            )
+    result = func(*native_args, **native_kwargs)
+    for x in arrays:
+        x._buffer.generation += 1
+    return _wrap(result, arrays, passed)
+
+
+def _unwrap(obj: Any, arrays: list[Array], passed: list[Any]) -> Any:
+    """`obj` with qdarray arrays replaced by their native storage (collected in `arrays`)."""
+    kind = type(obj)
+    if kind is Array:
+        arrays.append(obj)
+        return obj._data
+    if kind is list or kind is tuple:
+        return kind(_unwrap(o, arrays, passed) for o in obj)
+    if kind is BufferView:
+        window = obj._as_array()
+        arrays.append(window)
+        return window._data
+    if isinstance(obj, np.ndarray):
+        passed.append(obj)
+    return obj
+
+
+def _wrap(result: Any, arrays: list[Array], passed: list[Any]) -> Any:
+    """NumPy's results as Arrays (in tuples, lists and named tuples too); an argument returned
+    as it came (`out=`) is returned as the caller gave it."""
+    kind = type(result)
+    if kind is np.ndarray:
+        for x in arrays:
+            if result is x._data:
+                return x
+        for p in passed:
+            if result is p:
+                return result
+        if result.dtype not in _dtypes._BY_NUMPY:
+            return result  # float16, strings, objects: NumPy's own result
+        return Array._new(result, CPU, _shared_buffer(result, arrays))
+    if isinstance(result, np.generic):
+        if result.dtype not in _dtypes._BY_NUMPY:
+            return result
+        return Array._new(np.asarray(result), CPU)
+    if kind is tuple or kind is list:
+        return kind(_wrap(r, arrays, passed) for r in result)
+    if isinstance(result, tuple) and hasattr(result, "_fields"):  # a named tuple (SVDResult)
+        return kind(*(_wrap(r, arrays, passed) for r in result))
+    return result
+
+
+def _root(data: np.ndarray) -> Any:
+    base = data
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    return base
+
+
+def _shared_buffer(result: np.ndarray, arrays: list[Array]) -> Buffer | None:
+    """The buffer token of the argument whose memory `result` views, if any."""
+    if result.base is None:
+        return None
+    root = _root(result)
+    for x in arrays:
+        if _root(x._data) is root:
+            return x._buffer
+    return None
+
+
+def _qualified_name(func: Callable[..., Any]) -> str:
+    module = getattr(func, "__module__", None) or "numpy"
+    return f"{module}.{getattr(func, '__name__', repr(func))}"
