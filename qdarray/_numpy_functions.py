@@ -612,7 +612,7 @@ FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.linalg.norm: lf.norm, np.linalg.inv: lf.one_matrix(linalg.inv, "inv"),
     np.linalg.det: lf.one_matrix(linalg.det, "det"),
     np.linalg.slogdet: lf.one_matrix(linalg.slogdet, "slogdet"),
-    np.linalg.svdvals: lf.one_matrix(linalg.svdvals, "svdvals"),
+    np.linalg.svdvals: lf.svdvals,
     np.linalg.solve: lf.solve, np.linalg.cholesky: lf.cholesky, np.linalg.qr: lf.qr,
     np.linalg.svd: lf.svd, np.linalg.eigh: lf.eigh, np.linalg.eigvalsh: lf.eigvalsh,
     np.linalg.pinv: lf.pinv, np.linalg.matrix_rank: lf.matrix_rank,

@@ -56,6 +56,10 @@ def one_matrix(func: Callable[..., Any], name: str) -> Callable[..., Any]:
     return adapter
 
 
+def svdvals(x: Any, /) -> Array:
+    return linalg.svdvals(inexact(one_array(x, "linalg.svdvals")))
+
+
 def solve(a: Any, b: Any) -> Array:
     x, y = arrays_of((a, b), "linalg.solve")
     return linalg.solve(inexact(x), inexact(y))

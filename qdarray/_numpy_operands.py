@@ -49,7 +49,8 @@ def device_of(objs: Iterable[Any]) -> Device | None:
 def moved_data_error(obj: Any, device: Device, func: str) -> TypeError:
     """The TypeError for NumPy data combined with arrays on a device other than the CPU."""
     kind = type(obj)
-    name = "numpy.ndarray" if kind is np.ndarray else f"{kind.__module__}.{kind.__qualname__}"
+    name = kind.__qualname__ if kind.__module__ == "builtins" else (
+        f"{kind.__module__}.{kind.__qualname__}")
     return TypeError(
         f"Unsupported type {name} in {func} with arrays on {device}: host data is not moved to "
         f"a device implicitly. Use qd.asarray(a, device='{device}') to move it first, or "

@@ -169,6 +169,11 @@ class BufferView:
     def __len__(self) -> int:
         return self._size
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as a window of its pickled base: views pickled together with their base
+        (or with each other) unpickle sharing one base again, on the CPU."""
+        return (BufferView._make, (self._base, self._offset, self._size, self._grad_base))
+
     def __repr__(self) -> str:
         return (f"BufferView(offset={self._offset}, size={self._size}, "
                 f"dtype={self.dtype.name}, device='{self.device}')")

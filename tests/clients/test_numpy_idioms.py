@@ -9,12 +9,15 @@ from array_api_compat import array_namespace
 
 import qdarray as qd
 
+pytestmark = pytest.mark.usefixtures("each_default_device")
+
 INTS = np.array([3, -1, 4, 0, 5, 9], dtype=np.int64)
 FLOATS = np.array([0.5, 0.0, -2.25, 1.0, 0.0, 3.5])
 
 
 def _check(got: object, expected: np.ndarray) -> None:
     assert isinstance(got, qd.Array)
+    assert got.device == qd.get_default_device()
     assert got.dtype == qd.asarray(expected).dtype
     np.testing.assert_array_equal(np.asarray(got), expected)
 

@@ -7,6 +7,8 @@ import pytest
 
 import qdarray as qd
 
+pytestmark = pytest.mark.usefixtures("each_default_device")
+
 sklearn = pytest.importorskip("sklearn", reason="scikit-learn is a test extra")
 
 from sklearn import metrics  # noqa: E402
@@ -55,6 +57,7 @@ def dispatch():  # type: ignore[no-untyped-def]
 
 def _host(x: object) -> np.ndarray:
     assert isinstance(x, qd.Array), f"expected a qdarray Array, got {type(x).__name__}"
+    assert x.device == qd.get_default_device()
     return np.asarray(x)
 
 

@@ -249,7 +249,10 @@ def take(x: ClArray, indices: ClArray, axis: int | None = None) -> ClArray:
 
 def take_along_axis(x: ClArray, indices: ClArray, axis: int = -1) -> ClArray:
     axis %= x.ndim
-    shape = list(broadcast_shapes(x.shape, indices.shape))
+    # Every axis but `axis` broadcasts; along `axis` the result has the indices' length.
+    xs = tuple(1 if i == axis else n for i, n in enumerate(x.shape))
+    ids = tuple(1 if i == axis else n for i, n in enumerate(indices.shape))
+    shape = list(broadcast_shapes(xs, ids))
     shape[axis] = indices.shape[axis]
     idx = broadcast_to(indices, tuple(shape))
     xshape = list(shape)

@@ -1,0 +1,219 @@
+"""NumPy's protocols on Array: the table from NumPy to the namespace, the CPU fallback, NumPy
+operands, NumPy's methods, and the errors on other devices."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import pytest
+
+import qdarray as qd
+from qdarray._numpy_functions import FUNCTIONS, UFUNC_METHODS, UFUNCS
+
+OPENCL = next((str(d) for d in qd.__array_namespace_info__().devices() if d.kind == "opencl"),
+              None)
+needs_opencl = pytest.mark.skipif(OPENCL is None,
+                                  reason="no OpenCL device (pip install 'qdarray[pocl]')")
+
+
+def check(result: Any, expected: Any) -> None:
+    expected = np.asarray(expected)
+    assert type(result) is qd.Array
+    assert result.shape == expected.shape
+    assert result.dtype == expected.dtype
+    np.testing.assert_allclose(np.asarray(result.to_device("cpu")), expected, rtol=1e-12)
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("func", list(FUNCTIONS), ids=lambda f: f"{f.__module__}.{f.__name__}")
+def test_adapter_takes_the_numpy_signature(func: Any) -> None:
+    """Every call NumPy accepts binds to the adapter: same names, kinds and defaults."""
+    ours = inspect.signature(FUNCTIONS[func]).parameters
+    theirs = inspect.signature(func).parameters
+    assert [(p.name, p.kind) for p in ours.values()] == [
+        (p.name, p.kind) for p in theirs.values()]
+    for name, p in theirs.items():
+        default = ours[name].default
+        assert default is p.default or default == p.default, name
+
+
+def test_ufunc_table_names_numpy_ufuncs_and_namespace_functions() -> None:
+    for name, func in UFUNCS.items():
+        assert isinstance(getattr(np, name), np.ufunc), name
+        assert getattr(qd, func.__name__) is func, name
+    for name, method in UFUNC_METHODS:
+        assert isinstance(getattr(np, name), np.ufunc) and method in ("reduce", "accumulate")
+
+
+def test_numpy_functions_and_ufuncs_return_arrays_on_the_cpu() -> None:
+    a = np.array([[1.0, -2.0], [3.0, 0.5]])
+    x = qd.asarray(a)
+    check(np.sin(x), np.sin(a))
+    check(np.add.reduce(x), np.add.reduce(a))
+    check(np.maximum.reduce(x, axis=1), np.maximum.reduce(a, axis=1))
+    check(np.multiply.accumulate(x, axis=1), np.multiply.accumulate(a, axis=1))
+    check(np.logical_or.reduce(x > 0, axis=None), np.logical_or.reduce(a > 0, axis=None))
+    check(np.float32(2) * x, np.float32(2) * a)
+    check(np.mean(x, axis=0, dtype=np.float32), np.mean(a, axis=0, dtype=np.float32))
+    check(np.std(x, correction=1), np.std(a, correction=1))
+    with pytest.raises(ValueError, match="ddof and correction"):
+        np.std(x, ddof=1, correction=1)
+
+
+def test_ufunc_out_writes_through_the_namespace() -> None:
+    x = qd.asarray([1.0, 2.0])
+    out = qd.zeros(2)
+    result = np.add(x, 1.0, out=out)
+    assert result is out
+    check(out, [2.0, 3.0])
+    n = np.zeros(2)
+    assert np.multiply(x, 2.0, out=n) is n  # a NumPy out= stays NumPy's (the fallback)
+    np.testing.assert_array_equal(n, [2.0, 4.0])
+
+
+# -- the fallback: NumPy on the CPU storage ---------------------------------------------------
+
+
+def test_fallback_views_share_memory_and_write_generation() -> None:
+    x = qd.asarray(np.arange(6.0).reshape(2, 3))
+    flipped = np.flipud(x)  # not in the table
+    assert type(flipped) is qd.Array
+    assert np.shares_memory(np.asarray(flipped), np.asarray(x))
+    assert flipped._buffer is x._buffer
+    before = x._buffer.generation
+    np.copyto(x, 7.0)  # NumPy writes into x's storage
+    assert x._buffer.generation > before
+    check(x, np.full((2, 3), 7.0))
+
+
+def test_fallback_wraps_tuples_named_tuples_and_scalars() -> None:
+    a = np.array([3.0, 1.0, 2.0, 2.0])
+    x = qd.asarray(a)
+    counts, edges = np.histogram(x, bins=2)
+    check(counts, np.histogram(a, bins=2)[0])
+    check(edges, np.histogram(a, bins=2)[1])
+    check(np.median(x), np.median(a))
+    assert np.isscalar(np.ndim(x)) and np.ndim(x) == 1
+    # A dtype qdarray lacks stays NumPy's own result
+    half = np.asarray(x).astype(np.float16)
+    assert type(np.add(x, half)) is qd.Array  # float16 + float64 -> float64
+    assert type(np.float_power(x, 2.0)) is qd.Array
+
+
+def test_other_array_types_keep_their_protocol() -> None:
+    class Other:
+        def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+            return "Other's"
+
+    assert np.concatenate([qd.ones(2), Other()]) == "Other's"  # type: ignore[comparison-overlap]
+
+
+def test_numpy_asarray_is_zero_copy_on_the_cpu() -> None:
+    x = qd.zeros(3)
+    assert np.shares_memory(np.asarray(x), np.asarray(x))
+    assert np.asarray(x) is x._data
+
+
+# -- NumPy's methods ---------------------------------------------------------------------------
+
+
+def test_methods_with_numpy_argument_forms() -> None:
+    a = np.arange(6.0).reshape(2, 3)
+    x = qd.asarray(a)
+    check(x.reshape(3, 2), a.reshape(3, 2))
+    check(x.reshape((3, 2)), a.reshape((3, 2)))
+    check(x.reshape(-1), a.reshape(-1))
+    check(x.transpose(), a.transpose())
+    check(x.transpose(1, 0), a.transpose(1, 0))
+    check(x.transpose((1, 0)), a.transpose((1, 0)))
+    check(x.sum(0), a.sum(0))
+    check(x.std(None, None, None, 1), a.std(None, None, None, 1))
+    check(x.clip(min=1.0), a.clip(min=1.0))
+    check(x.clip(1.0, 4.0), a.clip(1.0, 4.0))
+    assert x.item(4) == a.item(4) and x.item(1, 2) == a.item(1, 2)
+    assert x[0, 1].item() == 1.0 and type(x[0, 1].item()) is float
+    with pytest.raises(ValueError, match="size 1"):
+        x.item()
+
+
+def test_methods_that_write_in_place() -> None:
+    a = np.array([[3.0, 1.0, 2.0], [0.0, -1.0, 5.0]])
+    x = qd.asarray(a.copy())
+    assert x.sort() is None
+    a.sort()
+    check(x, a)
+    x.fill(2.5)
+    check(x, np.full((2, 3), 2.5))
+
+
+def test_copies_and_views() -> None:
+    x = qd.asarray([1.0, 2.0, 3.0])
+    flat = x.flatten()
+    flat[0] = 9.0
+    assert float(x[0]) == 1.0
+    view = x.view()
+    view[0] = 9.0
+    assert float(x[0]) == 9.0 and view._buffer is x._buffer
+    bits = qd.asarray([1.0], dtype=qd.float32).view(qd.uint32)
+    assert int(bits[0]) == 0x3F800000
+    with pytest.raises(ValueError, match="same size"):
+        x.view(qd.float32)
+    with pytest.raises(TypeError, match="according to the rule 'safe'"):
+        x.astype(np.int32, casting="safe")
+    check(x.astype(np.float32, casting="same_kind"), np.array([9.0, 2.0, 3.0], np.float32))
+    assert x.itemsize == 8 and x.nbytes == 24
+
+
+def test_dtypes_compare_with_numpy_dtypes() -> None:
+    assert qd.float32 == np.float32 and np.dtype("float32") == qd.float32
+    assert qd.float64 != np.float32 and qd.int64 == np.dtype("int64")
+    assert np.dtype(qd.complex64) == np.complex64
+    assert np.zeros(2, dtype=qd.asarray([1]).dtype).dtype == np.int64
+
+
+# -- other devices -----------------------------------------------------------------------------
+
+
+@needs_opencl
+def test_mapped_functions_run_on_the_arrays_device() -> None:
+    a = np.array([[1.0, -2.0], [3.0, 0.5]])
+    x = qd.asarray(a, device=OPENCL)
+    for result, expected in [(np.sin(x), np.sin(a)), (np.mean(x, axis=0), np.mean(a, axis=0)),
+                             (x.sum(), a.sum()), (np.concatenate([x, x]), np.concatenate([a, a])),
+                             (np.float64(2) * x, 2 * a), (np.add.reduce(x), a.sum(axis=0))]:
+        assert result.device == OPENCL
+        check(result, expected)
+
+
+@needs_opencl
+def test_numpy_data_beside_device_arrays_raises_cupys_error() -> None:
+    x = qd.ones(3, device=OPENCL)
+    message = (rf"Unsupported type numpy.ndarray in add with arrays on {OPENCL}: host data is "
+               rf"not moved to a device implicitly. Use qd.asarray\(a, device='{OPENCL}'\)")
+    with pytest.raises(TypeError, match=message):
+        x + np.ones(3)
+    with pytest.raises(TypeError, match=message):
+        np.ones(3) + x
+    with pytest.raises(TypeError, match="Unsupported type list in multiply"):
+        x * [1.0, 2.0, 3.0]
+    with pytest.raises(TypeError, match=r"Unsupported type numpy.ndarray in concatenate"):
+        np.concatenate([x, np.ones(2)])
+
+
+@needs_opencl
+def test_unmapped_functions_on_device_arrays_name_the_function() -> None:
+    x = qd.ones(3, device=OPENCL)
+    with pytest.raises(TypeError, match=rf"numpy.median has no qdarray implementation for "
+                                        rf"arrays on {OPENCL}.*x.to_device\('cpu'\)"):
+        np.median(x)
+    with pytest.raises(TypeError, match=r"numpy.sum has no qdarray implementation .*\(numpy.sum "
+                                        r"with initial= has no namespace equivalent\)"):
+        np.sum(x, initial=1.0)
+    with pytest.raises(TypeError, match=r"numpy.maximum.accumulate has no qdarray"):
+        np.maximum.accumulate(x)
+    # Moving the data, as the message says, works
+    check(np.median(x.to_device("cpu")), np.median(np.ones(3)))
