@@ -41,6 +41,8 @@ class DType:
         return NotImplemented
 
     def __ne__(self, other: object) -> builtins.bool:
+        if isinstance(other, DType):
+            return self is not other
         equal = self.__eq__(other)
         return equal if equal is NotImplemented else not equal
 
