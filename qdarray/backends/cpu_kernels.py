@@ -17,8 +17,10 @@ import numpy as np
 
 from ..kernels.cache import load_module, module_for_key, module_key
 from ..kernels.codegen.numba_cpu import render_numba_cpu
+from ..kernels.error_record import LENGTH as RECORD_LENGTH
+from ..kernels.error_record import SITE
 from ..kernels.ir import KernelIR
-from ..kernels.launch import ERR_LEN, bump_generations
+from ..kernels.launch import bump_generations
 from ..kernels.target import Launcher, ReductionLayout
 
 # Launches whose parallel loops have fewer iterations than this run serially (no threads).
@@ -49,12 +51,12 @@ class NumbaLauncher(Launcher):
             if big:
                 entry = self.parallel
         if self.debug:
-            err = np.zeros(ERR_LEN, np.int64)
+            err = np.zeros(RECORD_LENGTH, np.int64)
             try:
                 entry(*native, err)
             finally:
                 bump_generations(args, self.bumps)
-            if err[0]:
+            if err[SITE]:
                 raise self.decode(err, native)
             return
         try:

@@ -35,8 +35,9 @@ from .._devices import Device
 from ..kernels.cache import load_module
 from ..kernels.codegen.numba_cuda import TPB, TPB_SIMULATED, render_numba_cuda
 from ..kernels.codegen.opencl_c import plan
+from ..kernels.error_record import LENGTH as RECORD_LENGTH
 from ..kernels.ir import KernelIR
-from ..kernels.launch import ERR_LEN, bump_generations
+from ..kernels.launch import bump_generations
 from ..kernels.ops import OPS
 from ..kernels.target import Launcher, ReductionLayout
 from ..kernels.types import ArrayType
@@ -167,7 +168,7 @@ class CudaLauncher(Launcher):
             for d in self.carry_dtypes:
                 kargs.append(self._zeros(1, d, index))
             if self.debug:
-                err = self._zeros(ERR_LEN + 1, np.int64, index)
+                err = self._zeros(RECORD_LENGTH, np.int64, index)
                 kargs.append(err)
             self._launch(kargs, self._grids(env, index), index)
             for host, dev in copies:

@@ -25,8 +25,8 @@ from .._devices import Device
 from .._dtypes import DType
 from .._errors import KernelTypeError
 from ..kernels.codegen.opencl_c import plan, render_opencl_c
+from ..kernels.error_record import LENGTH as RECORD_LENGTH
 from ..kernels.ir import For, KernelIR, Value, walk
-from ..kernels.launch import ERR_LEN
 from ..kernels.ops import OPS, Impl
 from ..kernels.target import Launcher, ReductionLayout
 from ..kernels.types import ArrayType, Type
@@ -165,10 +165,10 @@ class OpenCLLauncher(Launcher):
             env[rid] = impl(rtype, attrs, *(env[a] for a in arg_ids))
         st = self.st
         carry = ClArray.empty(st, (max(self.ncarry, 1),), np.uint64)
-        err = ClArray.empty(st, (ERR_LEN + 1,), np.int64) if self.debug else self.dummy
+        err = ClArray.empty(st, (RECORD_LENGTH,), np.int64) if self.debug else self.dummy
         if self.debug:
             cl.enqueue_fill_buffer(st.queue, err.qd_buffer, np.zeros(1, np.int64), 0,
-                                   (ERR_LEN + 1) * 8)
+                                   RECORD_LENGTH * 8)
         carried: np.ndarray | None = None
         try:
             for stage, knl in zip(self.plan.stages, kernels, strict=True):

@@ -17,6 +17,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from . import error_record
+
 
 def _element_pointer(context: Any, builder: Any, aryty: Any, ary: Any, idxty: Any,
                      idx: Any) -> Any:
@@ -105,24 +107,16 @@ def atomic_cas(typingctx: Any, ary: Any, idx: Any, expected: Any, new: Any) -> A
     return dtype(ary, idx, expected, new), codegen
 
 
-MAX_NEST = 8
-"""Most parallel loops in one nest (axes of a parallel qd.ndrange) an error record holds."""
+_fill_record = njit(cache=True, nogil=True)(error_record.fill)
 
 
 @njit(cache=True, nogil=True)
-def report_index_error(err: Any, site: int, depth: int, thread: Any, vals: Any) -> None:
-    """Record the first failed index check of a launch (later failures are dropped).
-
-    Layout: [site + 1, depth, thread indices (8 slots), len(vals), vals...]; `depth` is 0 in
-    serial code, else the number of parallel loops around the check.
-    """
-    if atomic_cas(err, 0, 0, site + 1) == 0:  # type: ignore[call-arg]  # typed by numba
-        err[1] = depth
-        for k in range(depth):
-            err[2 + k] = thread[k]
-        err[10] = len(vals)
-        for k in range(len(vals)):
-            err[11 + k] = vals[k]
+def report_index_error(err: Any, site: int, depth: int, stage: int, thread: Any,
+                       vals: Any) -> None:
+    """Record the first failed index check of a launch in the error record
+    (error_record.py; later failures are dropped)."""
+    if atomic_cas(err, error_record.SITE, 0, site + 1) == 0:  # type: ignore[call-arg]
+        _fill_record(err, depth, stage, thread, vals)
 
 
 @njit(cache=True, nogil=True)

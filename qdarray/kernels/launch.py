@@ -28,10 +28,6 @@ from .ops.memory import ViewValue
 from .passes import pipeline
 from .target import KernelTarget, Launcher, target_of
 
-# Error record of a failed debug check (intrinsics.report_index_error):
-# [site + 1, depth, 8 thread indices, n, (index, extent) values...].
-ERR_LEN = 11 + 2 * 64
-
 
 def _spec_for(kernel: Any, name: str, ann: Any, arg: Any) -> tuple[ArgSpec, list[Device]]:
     what = f"{kernel.__name__}() argument '{name}'"

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from . import debug as debug_mod
+from . import error_record
 from .ir import KernelIR, Op, instrs
 
 
@@ -64,16 +65,15 @@ class Launcher:
         return native
 
     def decode(self, err: np.ndarray, native: Sequence[Any]) -> Exception:
-        site = self.sites[int(err[0]) - 1]
-        n = int(err[10])
-        vals = [int(v) for v in err[11:11 + n]]
+        """The exception of a claimed error record (error_record.py)."""
+        site_id, thread, vals = error_record.read(err)
+        site = self.sites[site_id]
         _, name, kind = debug_mod.site_info(site.attrs)
         offset = None
         if kind in ("view", "subview"):
             for p, v in zip(self.kernel.params, native, strict=True):
                 if p.name == f"{name}@offset":
                     offset = int(v)
-        thread = tuple(int(t) for t in err[2:2 + int(err[1])])
         return debug_mod.check_error(self.kernel.name, site.attrs, vals, thread,
                                      site.loc.frames(), offset)
 

@@ -22,6 +22,7 @@ import math
 from typing import Any
 
 from ..._version import __version__
+from .. import error_record
 from ..ir import Continue, For, If, Instr, KernelIR, Op, Value, While
 from ..ops.math import BINARY, PREDICATES, UNARY
 from ..types import ArrayType, ViewType
@@ -133,7 +134,7 @@ def _check(e: Any, i: Instr) -> None:
     with e.indent():
         depth = e.in_body
         thread = ", ".join(f"np.int64(_t{k})" for k in range(depth)) or "np.int64(0)"
-        e.line(f"report_index_error(err, {i.attrs[0]}, {depth}, ({thread},), ({vals},))")
+        e.line(f"report_index_error(err, {i.attrs[0]}, {depth}, 0, ({thread},), ({vals},))")
         e.line("return")
 
 
@@ -274,7 +275,7 @@ class NumbaCpuEmitter(PySourceEmitter):
             self.line(call)
             self.depth -= len(nest)
         if self.debug:
-            self.line("if err[0] != 0:")
+            self.line(f"if err[{error_record.SITE}] != 0:")
             with self.indent():
                 self.line("return")
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..._errors import KernelTypeError
 from ..._version import __version__
+from .. import error_record
 from ..ir import For, Instr, KernelIR, Op, Value
 from ..ops.math import BINARY, UNARY
 from ..types import ArrayType, ViewType
@@ -44,7 +45,7 @@ from .regions import free_values
 # thread per CUDA thread, so it gets small blocks.
 TPB = 256
 TPB_SIMULATED = 32
-ABORT = 11 + 2 * 64  # the error record's slot of 1 + the failed stage (cuda_intrinsics.py)
+ABORT = error_record.STAGE  # the error record's slot of 1 + the failed stage
 ATOMIC_DTYPES = frozenset({"int32", "uint32", "int64", "uint64", "float32", "float64"})
 
 _LIBDEVICE = {Op.SIN: "sin", Op.COS: "cos", Op.TAN: "tan", Op.ASIN: "asin", Op.ACOS: "acos",
@@ -317,7 +318,7 @@ class NumbaCudaEmitter(PySourceEmitter):
             ts = [f"_t{d}" for d in range(len(nest))]
             self.line(f"_body_{k}({', '.join(ts + self.body_args(nest, sums))})")
             if self.debug:
-                self.line("if err[0] != 0:")
+                self.line(f"if err[{error_record.SITE}] != 0:")
                 with self.indent():
                     self.line("break")
         if sums:

@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import error_record
 from ..ir import Block, Continue, For, If, Instr, KernelIR, Op, Value, Var, While, walk
 from ..types import ArrayType, scalar_type
 from .opencl_helpers import CTYPES, PTYPES, atomic_helper, helper_source
@@ -37,8 +38,7 @@ HOST_OPS = frozenset({
     Op.BIT_AND, Op.BIT_OR, Op.BIT_XOR})
 
 
-# The error record's slot holding 1 + the stage whose check failed (after the CPU layout).
-ABORT = 11 + 2 * 64
+ABORT = error_record.STAGE  # the error record's slot of 1 + the failed stage
 
 
 def ct(t: Any) -> str:
@@ -261,16 +261,17 @@ class Emitter:
                            f"{self.val(n)}" for a, n in pairs)
         self.line(f"if (!({test})) {{")
         self.depth += 1
-        self.line(f"if (atomic_cmpxchg((volatile __global int *)qd_err, 0, "
+        r = error_record
+        self.line(f"if (atomic_cmpxchg((volatile __global int *)(qd_err + {r.SITE}), 0, "
                   f"{i.attrs[0] + 1}) == 0) {{")
         self.depth += 1
-        self.line(f"qd_err[1] = {self.nest};")
+        self.line(f"qd_err[{r.DEPTH}] = {self.nest};")
         for d in range(self.nest):
-            self.line(f"qd_err[{2 + d}] = qd_t{d};")
-        self.line(f"qd_err[10] = {len(i.args)};")
-        self.line(f"qd_err[{ABORT}] = {self.stage_no + 1};")
+            self.line(f"qd_err[{r.THREAD + d}] = qd_t{d};")
+        self.line(f"qd_err[{r.COUNT}] = {len(i.args)};")
+        self.line(f"qd_err[{r.STAGE}] = {self.stage_no + 1};")
         for k, a in enumerate(i.args):
-            self.line(f"qd_err[{11 + k}] = (long){self.val(a)};")
+            self.line(f"qd_err[{r.VALUES + k}] = (long){self.val(a)};")
         self.depth -= 1
         self.line("}")
         self.line("return;")
