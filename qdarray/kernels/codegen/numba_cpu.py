@@ -174,18 +174,6 @@ def _continue(e: Any, s: Continue) -> None:
     e.line("continue" if e.loop_depth else "return")  # top of a body function: next thread
 
 
-def _adstack_push(e: Any, i: Instr) -> str:
-    """Write below the capacity; above it record the depth reached (ops/adstack.py)."""
-    heap, base, cap, overflow, depth, value = (e.val(a) for a in i.args)
-    e.line(f"if {depth} < {cap}:")
-    with e.indent():
-        e.line(f"{heap}[{base} + {depth}] = {value}")
-    e.line("else:")
-    with e.indent():
-        e.line(f"atomic_max({overflow}, ({i.attrs[0].id},), np.int64({depth} + 1))")
-    return f"{depth} + 1"
-
-
 TABLE: dict[Op, Any] = {
     Op.CONST: lambda e, i: _const(*i.attrs),
     Op.CAST: _cast,
@@ -212,9 +200,6 @@ for _op in list(UNARY) + list(PREDICATES):
 for _op in BINARY:
     TABLE[_op] = f"np.{_NP_NAMES.get(_op, _op.name.lower())}({{0}}, {{1}})"
 TABLE[Op.RSQRT] = "1.0 / np.sqrt({0})"
-TABLE[Op.ADSTACK_PUSH] = _adstack_push
-TABLE[Op.ADSTACK_POP] = "{0} - 1"
-TABLE[Op.ADSTACK_TOP] = "{0}[{1} + min({3}, {2}) - 1]"
 
 
 class NumbaCpuEmitter(PySourceEmitter):

@@ -127,21 +127,9 @@ def _check(e: Any, i: Instr) -> None:
         e.line("return")
 
 
-def _adstack_push(e: Any, i: Instr) -> str:
-    """Write below the capacity; above it record the depth reached (ops/adstack.py)."""
-    heap, base, cap, overflow, depth, value = (e.val(a) for a in i.args)
-    e.line(f"if {depth} < {cap}:")
-    with e.indent():
-        e.line(f"{heap}[{base} + {depth}] = {value}")
-    e.line("else:")
-    with e.indent():
-        e.line(f"cuda.atomic.max({overflow}, {i.attrs[0].id}, np.int64({depth} + 1))")
-    return f"{depth} + 1"
-
-
 SIMULATED_TABLE: dict[Op, Any] = dict(cpu.TABLE)
 SIMULATED_TABLE.update({
-    Op.ABS: "abs({0})", Op.CHECK_INDEX: _check, Op.ADSTACK_PUSH: _adstack_push,
+    Op.ABS: "abs({0})", Op.CHECK_INDEX: _check,
     Op.ATOMIC_ADD: _atomic("add"), Op.ATOMIC_MIN: _atomic("min"),
     Op.ATOMIC_MAX: _atomic("max"), Op.FLOORDIV: float_divmod(Op.FLOORDIV, True),
     Op.MOD: float_divmod(Op.MOD, True),

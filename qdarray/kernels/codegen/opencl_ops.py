@@ -111,6 +111,12 @@ def _store(e: Any, i: Instr) -> str:
 
 def _atomic(kind: str) -> Any:
     def spell(e: Any, i: Instr) -> str:
+        if i.attrs and not e.caps.get("int64_atomics", False):  # an adstack overflow record
+            raise TypeError(
+                f"reverse mode records adstack overflows with 64-bit atomics "
+                f"(cl_khr_int64_base_atomics), which {e.caps.get('device', 'the device')} "
+                "does not have. Use CPU arrays for the gradient (x.to_device('cpu')), or "
+                "another device.")
         name, text = atomic_helper(kind, _elem(i.args[0]), e.caps)
         e.helper(name, text)
         ref = e.index(i.args[0], i.args[1:-1])
@@ -121,34 +127,6 @@ def _atomic(kind: str) -> Any:
 def _check(e: Any, i: Instr) -> str:
     e.check(i)
     return ""
-
-
-def _push(e: Any, i: Instr) -> str:
-    """Write below the capacity; above it record the depth reached (ops/adstack.py)."""
-    heap, base, cap, overflow, depth, value = i.args
-    d = e.val(depth)
-    e.line(f"if ({d} < {e.val(cap)}) {{")
-    h = f"a{heap.id}"
-    e.line(f"  {h}[{h}_off + ({e.val(base)} + {d}) * {h}_s0] = {e.val(value)};")
-    e.line("} else {")
-    if not e.caps.get("int64_atomics", False):
-        raise TypeError(
-            f"reverse mode records adstack overflows with 64-bit atomics "
-            f"(cl_khr_int64_base_atomics), which {e.caps.get('device', 'the device')} does "
-            "not have. Use CPU arrays for the gradient (x.to_device('cpu')), or another "
-            "device.")
-    name, text = atomic_helper("max", _elem(overflow), e.caps)
-    e.helper(name, text)
-    e.line(f"  {name}(&a{overflow.id}[a{overflow.id}_off + {i.attrs[0].id} * "
-           f"a{overflow.id}_s0], {d} + 1);")
-    e.line("}")
-    return f"{d} + 1"
-
-
-def _top(e: Any, i: Instr) -> str:
-    heap, base, cap, depth = (e.val(x) for x in i.args)
-    h = i.args[0].id
-    return f"a{h}[a{h}_off + ({base} + min({depth}, {cap}) - 1) * a{h}_s0]"
 
 
 def _stmt(e: Any, s: Any) -> str:
@@ -172,7 +150,6 @@ TABLE: dict[Op, Any] = {
     Op.CHECK_INDEX: _check,
     Op.ATOMIC_ADD: _atomic("add"), Op.ATOMIC_MIN: _atomic("min"),
     Op.ATOMIC_MAX: _atomic("max"),
-    Op.ADSTACK_PUSH: _push, Op.ADSTACK_POP: "{0} - 1", Op.ADSTACK_TOP: _top,
     Op.IF: _stmt, Op.FOR: _stmt, Op.WHILE: _stmt, Op.BREAK: _stmt, Op.CONTINUE: _stmt,
 }
 for _op in list(UNARY) + list(PREDICATES):

@@ -12,24 +12,27 @@ from collections.abc import Callable
 from ..ir import KernelIR
 from ..verify import verify
 from .bounds_checks import bounds_checks
+from .lower_adstack import lower_adstack
 from .lower_views import lower_views
 from .resolve_views import resolve_views
 from .simplify import simplify
 
-__all__ = ["bounds_checks", "lower_views", "resolve_views", "simplify", "pipeline"]
+__all__ = ["bounds_checks", "lower_adstack", "lower_views", "resolve_views", "simplify",
+           "pipeline"]
 
 
 def pipeline(kernel: KernelIR, *, debug: bool, lower: bool) -> KernelIR:
     """The passes every compile runs: kernel-side subviews resolved to windows on parameter
-    views (checked in debug mode); simplify; bounds checks in debug mode; view lowering for
-    targets that only address arrays (`lower`). The verifier runs after each pass in debug
-    mode."""
+    views (checked in debug mode); simplify; bounds checks in debug mode; for targets that
+    compile code (`lower`), views lowered to arrays and the adstack ops to memory ops (after
+    the bounds checks: adstack accesses stay within their slices by construction). The
+    verifier runs after each pass in debug mode."""
     steps: list[Callable[[KernelIR], KernelIR]] = [
         lambda k: resolve_views(k, debug=debug), simplify]
     if debug:
         steps.append(bounds_checks)
     if lower:
-        steps.append(lower_views)
+        steps += [lower_views, lower_adstack]
     if debug:
         verify(kernel)
     for step in steps:
