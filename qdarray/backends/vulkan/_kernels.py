@@ -21,8 +21,10 @@ from ..._devices import Device
 from ..._dtypes import DType
 from ..._errors import KernelTypeError
 from ...kernels.codegen.spirv import LOCAL, SpirvProgram, render_spirv
+from ...kernels.error_record import LENGTH as RECORD_LENGTH
+from ...kernels.error_record import SITE
 from ...kernels.ir import For, KernelIR, Value, walk
-from ...kernels.launch import ERR_LEN, bump_generations
+from ...kernels.launch import bump_generations
 from ...kernels.ops import OPS, Impl
 from ...kernels.target import Launcher, ReductionLayout
 from ...kernels.types import ArrayType, Type
@@ -180,10 +182,10 @@ class VulkanLauncher(Launcher):
         for rid, impl, rtype, attrs, arg_ids in self.host_steps:
             env[rid] = impl(rtype, attrs, *(env[a] for a in arg_ids))
         carry = VkArray.empty(st, (max(self.ncarry, 1),), np.uint64)
-        err = VkArray.empty(st, (ERR_LEN + 1,), np.int64)
+        err = VkArray.empty(st, (RECORD_LENGTH,), np.int64)
         assert err.alloc is not None
         if self.debug:
-            s.fill(err.alloc, 0, (ERR_LEN + 1) * 8, 0)
+            s.fill(err.alloc, 0, RECORD_LENGTH * 8, 0)
         carried: np.ndarray | None = None
         try:
             for stage, pipe in zip(self.plan.stages, v.pipelines, strict=True):
@@ -222,7 +224,7 @@ class VulkanLauncher(Launcher):
             bump_generations(args, self.bumps)
         if self.debug:
             record = err.to_host()
-            if record[0]:
+            if record[SITE]:
                 raise self.decode(record, native)
 
     def _value(self, v: Value, env: dict[int, Any], carried: np.ndarray | None) -> int:

@@ -382,7 +382,7 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
         inner = f.if_(f.op(S.SLessThan, ctx.bool, flat, ctx.field("qd_total")))
         inner.__enter__()
     if debug:  # a check failed in an earlier stage: the launch stops there
-        from .opencl_c import ABORT
+        from ..error_record import STAGE as ABORT
 
         aborted = f.load(ctx.i64, ctx.buffer_slot(ctx.err, ctx.i64, m.const(ctx.i32, ABORT)))
         other = f.op(S.LogicalAnd, ctx.bool,

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .spirv_enums import Cap, Dec, Op, SC
+from .spirv_enums import SC, Cap, Dec, Op
 
 MAGIC = 0x07230203
 GENERATOR = 0  # no registered generator id

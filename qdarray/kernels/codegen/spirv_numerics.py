@@ -10,8 +10,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ..._dtypes import DType
+from .. import error_record as R
 from ..ir import Instr, Op, Value
-from .opencl_c import ABORT
 from .spirv_enums import GLSL, SC, Cap, Scope
 from .spirv_enums import Op as S
 
@@ -488,17 +488,17 @@ def check_index(ctx: Ctx, i: Instr) -> None:
         ok = f.op(S.LogicalAnd, ctx.bool, ok, inside)
     with f.if_(f.op(S.LogicalNot, ctx.bool, ok)):
         scope, sem = _scope(ctx)
-        first = ctx.buffer_slot(ctx.err, i64, ctx.m.const(ctx.i32, 0))
+        first = ctx.buffer_slot(ctx.err, i64, ctx.m.const(ctx.i32, R.SITE))
         prev = f.op(S.AtomicCompareExchange, i64, first, scope, sem, sem,
                     ctx.m.const(i64, i.attrs[0] + 1), ctx.m.const(i64, 0))
         with f.if_(_b(ctx, S.IEqual, prev, ctx.m.const(i64, 0))):
             def put(k: int, value: int) -> None:
                 f.store(ctx.buffer_slot(ctx.err, i64, ctx.m.const(ctx.i32, k)), value)
-            put(1, ctx.m.const(i64, ctx.nest))
+            put(R.DEPTH, ctx.m.const(i64, ctx.nest))
             for d in range(ctx.nest):
-                put(2 + d, ctx.vals[-1 - d])
-            put(10, ctx.m.const(i64, len(i.args)))
-            put(ABORT, ctx.m.const(i64, ctx.stage_no + 1))
+                put(R.THREAD + d, ctx.vals[-1 - d])
+            put(R.COUNT, ctx.m.const(i64, len(i.args)))
+            put(R.STAGE, ctx.m.const(i64, ctx.stage_no + 1))
             for k, a in enumerate(i.args):
-                put(11 + k, ctx.convert(ctx.val(a), _dt(a), _int64()))
+                put(R.VALUES + k, ctx.convert(ctx.val(a), _dt(a), _int64()))
         f.ret_void()
