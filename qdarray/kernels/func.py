@@ -8,6 +8,7 @@ import inspect
 from typing import Any, cast
 
 from .._errors import KernelSyntaxError, KernelTypeError
+from .pickling import reduce_function
 from .source import FunctionSource, parse_function
 
 
@@ -45,6 +46,7 @@ class Function:
         self._signature = _check_parameters(fn, what)
         self._src: FunctionSource | None = None
         self._annotations: dict[str, Any] | None = None
+        self._pickle_payload: bytes | None = None  # pickled by value (pickling.py)
 
     def source(self) -> FunctionSource:
         if self._src is None:
@@ -55,6 +57,10 @@ class Function:
         if self._annotations is None:
             self._annotations = _annotations(self.fn)
         return self._annotations
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle by module and name, or by source (pickling.py); never compiled code."""
+        return reduce_function(self)
 
 
 class Func(Function):
