@@ -125,6 +125,10 @@ class _ThreadDefault(threading.local):
 
 
 _thread = _ThreadDefault()
+# `with default_device(...)` blocks open in any thread: while there are none, the default is
+# the process's and no thread-local lookup is needed (the common case, on every creation call).
+_open_blocks = 0
+_blocks_lock = threading.Lock()
 
 
 def _from_environment() -> Device:
@@ -151,8 +155,7 @@ def get_default_device() -> Device:
 
         qd.get_default_device()                 # Device('cpu')
     """
-    device = _thread.device
-    return _process_default if device is None else device
+    return (_thread.device or _process_default) if _open_blocks else _process_default
 
 
 def _present(device: Device) -> Device:
@@ -198,20 +201,24 @@ def default_device(device: Any) -> Iterator[Device]:
         with qd.default_device("opencl:0"):
             x = qd.ones(3)                      # on opencl:0
     """
+    global _open_blocks
     target = CPU if device is None else _present(Device(device))
     previous = _thread.device
     _thread.device = target
+    with _blocks_lock:
+        _open_blocks += 1
     try:
         yield target
     finally:
         _thread.device = previous
+        with _blocks_lock:
+            _open_blocks -= 1
 
 
 def as_device(device: Any) -> Device:
     """Normalize `device=` arguments: None means the default device."""
     if device is None:
-        device = _thread.device
-        return _process_default if device is None else device
+        return (_thread.device or _process_default) if _open_blocks else _process_default
     if isinstance(device, Device):
         return device
     return Device(device)
