@@ -331,6 +331,10 @@ class Array:
 
     # -- NumPy protocols (the table and the CPU fallback live in _numpy_protocols) ----------
 
+    # NumPy's binary operators defer to __array_ufunc__; other libraries (Dask's tensordot,
+    # ...) still rank array types by priority, and CuPy's is 100 too.
+    __array_priority__ = 100.0
+
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         return _numpy_protocols.array_ufunc(ufunc, method, inputs, kwargs)
 

@@ -59,6 +59,12 @@ class DType:
         return self.name
 
     @property
+    def type(self) -> type[np.generic]:
+        """The NumPy scalar type (`np.float32`, ...), as NumPy's dtypes give it: code written
+        for NumPy dtypes (`issubclass(x.dtype.type, np.floating)`) reads it."""
+        return self._np.type
+
+    @property
     def itemsize(self) -> int:
         """Size of one element in bytes."""
         return self._np.itemsize

@@ -25,7 +25,7 @@ from . import _dtypes
 from ._array import Array, Buffer
 from ._devices import CPU
 from ._numpy_functions import FUNCTIONS, UFUNC_METHODS, UFUNCS
-from ._numpy_operands import NotInNamespace, device_of, operand
+from ._numpy_operands import NotInNamespace, cast, device_of, dtype_of, operand
 from .buffer_view import BufferView
 
 _HANDLED_TYPES = (Array, np.ndarray)
@@ -80,13 +80,25 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...],
 def _call_ufunc(func: Callable[..., Any], name: str, inputs: tuple[Any, ...],
                 kwargs: dict[str, Any]) -> Any:
     out = kwargs.get("out")
-    if set(kwargs) - {"out"} or out is not None and (len(out) != 1 or type(out[0]) is not Array):
+    if set(kwargs) - {"out", "dtype"} or out is not None and (
+            len(out) != 1 or type(out[0]) is not Array):
         raise NotInNamespace(
             f"numpy.{name} with {', '.join(sorted(kwargs))}= has no namespace equivalent")
     device = device_of(inputs if out is None else (*inputs, out[0]))
     if device is None:
         raise NotInNamespace(f"numpy.{name} got no qdarray array")
-    result = func(*(operand(a, device, name) for a in inputs))
+    operands = [operand(a, device, name) for a in inputs]
+    dtype = dtype_of(kwargs.get("dtype"))
+    if dtype is not None:  # NumPy computes in `dtype`: cast the array operands to it
+        for k, a in enumerate(operands):
+            if type(a) is Array and not np.can_cast(a.dtype._np, dtype._np, "same_kind"):
+                raise TypeError(f"Cannot cast ufunc '{name}' input {k} from {a.dtype} to "
+                                f"{dtype} with casting rule 'same_kind'")
+        operands = [cast(a, dtype) if type(a) is Array else a for a in operands]
+    result = func(*operands)
+    if dtype is not None and result.dtype is not dtype:
+        raise NotInNamespace(f"numpy.{name} with dtype={dtype} gives {result.dtype} in the "
+                             "namespace")
     if out is None:
         return result
     out[0][...] = result  # the namespace's assignment: same-kind casts and broadcasting only
