@@ -49,7 +49,8 @@ def plan_key(forward: KernelIR, with_grad: tuple[str, ...], target: str, debug: 
 
 
 def load_plan(key: str) -> ReversePlan | None:
-    """The stored plan for `key`, or None (absent, unreadable, or for another key)."""
+    """The stored plan for `key`, or None (absent, or damaged: unreadable or for another
+    key, discarded with a warning)."""
     data = cache.read_record(f"qdarray_reverse_{key}")
     if data is None:
         return None
@@ -57,7 +58,10 @@ def load_plan(key: str) -> ReversePlan | None:
         if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
             raise PlanFormatError("another format or key")
         return decode_plan(data)
-    except (PlanFormatError, KeyError, TypeError, ValueError, IndexError):
+    except (PlanFormatError, KeyError, TypeError, ValueError, IndexError) as exc:
+        # The key covers qdarray's code and this format: a plan stored under it that does
+        # not decode was damaged.
+        cache.damaged(f"qdarray_reverse_{key}.json", f"{type(exc).__name__}: {exc}")
         return None
 
 

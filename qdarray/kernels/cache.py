@@ -1,18 +1,30 @@
 """The compile cache: generated source -> a module file in a content-addressed directory.
 
-The key is the SHA-256 of the generated source (which embeds the IR, the argument types and
-the options such as debug mode), the qdarray, numba and Python versions. The module is
-written once to `<cache dir>/qdarray_kernel_<key>.py` and imported from there, so numba's own
-disk cache (`cache=True`) can store the machine code next to it: a second process finds both
-and does not recompile.
+The key of a module is the SHA-256 of the generated source (which embeds the IR, the
+argument types and the options such as debug mode), the qdarray, numba and Python versions.
+The module is written once to `<cache dir>/qdarray_kernel_<key>.py` and imported from there,
+so numba's own disk cache (`cache=True`) can store the machine code next to it: a second
+process finds both and does not recompile.
 
 Records derived by qdarray's own code rather than spelled out in a generated source (the
-plans of reverse kernels, `qdarray/ad/plan.py`) are JSON files beside the modules
-(`write_record` / `read_record`); their keys include `code_fingerprint()`, a hash of
-qdarray's source files, so a changed transform never reads an old record.
+plans of reverse kernels, `qdarray/ad/plan.py`, and the entries of `kernels/entries.py`) are
+JSON files beside the modules (`write_record` / `read_record`); their keys include
+`code_fingerprint()`, a hash of qdarray's source files, so a changed compiler never reads an
+old record.
 
-The directory is `$QDARRAY_CACHE_DIR`, else `$XDG_CACHE_HOME/qdarray`, else
-`~/.cache/qdarray`.
+Robustness (the directory itself is chosen and checked in `cache_dir.py`):
+
+- every file is written to a temporary name and renamed into place, so no process ever sees
+  half a file;
+- what is read is validated before use: a module file must hash to its key (else it is
+  rewritten from the source in hand, or ignored), a record must be valid JSON; a damaged file
+  is discarded with a `RuntimeWarning` and compiled again;
+- numba's index and code files are unpickled by numba; when that fails (an empty index, a
+  truncated code file) the function's files are deleted with a warning and numba compiles
+  again (`_guard_numba_cache`);
+- a module is compiled from its source text (no `.pyc` is written or read), executed under a
+  process-wide lock, and only then returned to any caller: a thread never sees a module
+  whose body has not finished running.
 """
 
 from __future__ import annotations
@@ -23,42 +35,27 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .cache_dir import cache_dir, checked_dir, forget
+
+__all__ = ["cache_dir", "cache_key", "cache_stats", "code_fingerprint", "count",
+           "load_module", "module_for_key", "module_key", "read_record", "write_record"]
+
 _PREFIX = "qdarray_kernel_"
 _stats = {"modules_written": 0, "modules_reused": 0, "reverse_plans_written": 0,
-          "reverse_plans_loaded": 0}
+          "reverse_plans_loaded": 0, "entries_written": 0, "entries_loaded": 0,
+          "damaged_files": 0}
 _loaded: list[ModuleType] = []
 _fingerprint: list[str | None] = []
-
-
-def cache_dir() -> Path:
-    """Where generated kernel modules and numba's cache files live."""
-    explicit = os.environ.get("QDARRAY_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "qdarray"
-
-
-def _writable(directory: Path) -> Path:
-    """`directory`, created if needed; a per-user temporary one when it cannot be written."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        if os.access(directory, os.W_OK):
-            return directory
-    except OSError:
-        pass
-    fallback = Path(tempfile.gettempdir()) / f"qdarray-{os.getuid()}"
-    warnings.warn(f"The kernel cache directory {directory} is not writable; compiled kernels "
-                  f"go to {fallback} instead. Set QDARRAY_CACHE_DIR to a writable directory.",
-                  RuntimeWarning, stacklevel=3)
-    fallback.mkdir(parents=True, exist_ok=True)
-    return fallback
+# Modules whose body ran to the end, by name. Loading holds the lock; a module is returned
+# only from here (while sys.modules still holds it: numba's cache imports modules by name).
+_complete: dict[str, ModuleType] = {}
+_LOAD = threading.RLock()
 
 
 def cache_key(source: str) -> str:
@@ -109,38 +106,119 @@ def code_fingerprint() -> str | None:
     return _fingerprint[0]
 
 
-def load_module(source: str) -> ModuleType:
-    """Import the module for `source`, writing it to the cache directory first if needed."""
-    name = f"{_PREFIX}{cache_key(source)}"
-    module = sys.modules.get(name)
-    if module is not None:
-        return module
-    directory = _writable(cache_dir())
-    path = directory / f"{name}.py"
+def damaged(path: Path | str, why: str) -> None:
+    """Warn that a cache file was damaged and is discarded (it is compiled again)."""
+    _stats["damaged_files"] += 1
+    warnings.warn(f"The kernel cache file {path} is damaged ({why}); it is discarded and "
+                  "compiled again.", RuntimeWarning, stacklevel=3)
+
+
+def _write_atomic(directory: Path, name: str, data: bytes) -> Path:
+    """Write `data` to `directory/name` through a temporary file renamed into place."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
     try:
-        existing = path.read_text()
-    except OSError:
-        existing = None
-    if existing == source:
-        _stats["modules_reused"] += 1
-    else:
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
-        with os.fdopen(fd, "w") as f:
-            f.write(source)
-        os.replace(tmp, path)  # atomic: concurrent processes never see half a file
-        _stats["modules_written"] += 1
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, directory / name)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return directory / name
+
+
+def _directory() -> Path:
+    """The checked cache directory, checked again if it disappeared meanwhile."""
+    directory = checked_dir()
+    if not directory.is_dir():
+        forget()
+        directory = checked_dir()
+    return directory
+
+
+def load_module(source: str) -> ModuleType:
+    """The module for `source`, imported from the cache directory (written there first when
+    the file is missing or does not hold `source`)."""
+    name = f"{_PREFIX}{cache_key(source)}"
+    module = _complete.get(name)
+    if module is not None and sys.modules.get(name) is module:
+        return module
+    with _LOAD:
+        module = _complete.get(name)
+        if module is not None and sys.modules.get(name) is module:
+            return module
+        directory = _directory()
+        path = directory / f"{name}.py"
+        data = source.encode()
+        try:
+            existing: bytes | None = path.read_bytes()
+        except OSError:
+            existing = None
+        if existing == data:
+            _stats["modules_reused"] += 1
+        else:
+            if existing is not None:
+                damaged(path, "its content does not match its key")
+            _write_atomic(directory, path.name, data)
+            _stats["modules_written"] += 1
+        return _execute(name, path, source)
+
+
+def _execute(name: str, path: Path, source: str) -> ModuleType:
+    """Run the module's body (under `_LOAD`) and publish it once complete."""
     spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
     module = importlib.util.module_from_spec(spec)
-    # numba's cache rebuilds a function's environment by importing its module by name.
+    # Compiled from the text in hand rather than through a .pyc: nothing but the checked
+    # source is executed. numba's cache rebuilds a function's environment by importing its
+    # module by name, so the module is in sys.modules while its body runs.
+    code = compile(source, str(path), "exec")
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        exec(code, module.__dict__)  # noqa: S102 - our generated, hash-checked source
     except BaseException:
         del sys.modules[name]
         raise
+    _guard_numba_cache(module)
     _loaded.append(module)
+    _complete[name] = module
     return module
+
+
+def _guard_numba_cache(module: ModuleType) -> None:
+    """Make each numba dispatcher of `module` discard a damaged cache file (with a warning)
+    instead of failing on it: numba then compiles the function again and rewrites its files."""
+    for value in vars(module).values():
+        cache = getattr(value, "_cache", None)
+        load = getattr(cache, "load_overload", None)
+        if load is None or getattr(load, "_qdarray_guarded", False):
+            continue
+        cache.load_overload = _guarded_load(cache, load)  # type: ignore[union-attr]
+
+
+def _guarded_load(cache: Any, load: Any) -> Any:
+    def load_overload(sig: Any, target_context: Any) -> Any:
+        try:
+            return load(sig, target_context)
+        except Exception as exc:  # noqa: BLE001 - any failure to read numba's files
+            files = getattr(cache, "_cache_file", None)
+            index = getattr(files, "_index_path", None)
+            damaged(index or repr(cache), f"{type(exc).__name__}: {exc}")
+            if index is not None:
+                stem = os.path.basename(index).removesuffix(".nbi")
+                folder = os.path.dirname(index)
+                for entry in os.listdir(folder):
+                    if entry == f"{stem}.nbi" or (entry.startswith(f"{stem}.")
+                                                  and entry.endswith(".nbc")):
+                        try:
+                            os.unlink(os.path.join(folder, entry))
+                        except OSError:
+                            pass
+            return None
+    load_overload._qdarray_guarded = True  # type: ignore[attr-defined]
+    return load_overload
 
 
 def module_key(module: ModuleType) -> str:
@@ -151,13 +229,17 @@ def module_key(module: ModuleType) -> str:
 def module_for_key(key: str) -> ModuleType | None:
     """The cached module whose key is `key`, imported; None when its file is missing or its
     content no longer hashes to `key`."""
-    module = sys.modules.get(f"{_PREFIX}{key}")
-    if module is not None:
+    name = f"{_PREFIX}{key}"
+    module = _complete.get(name)
+    if module is not None and sys.modules.get(name) is module:
         return module
-    path = _writable(cache_dir()) / f"{_PREFIX}{key}.py"
+    path = _directory() / f"{name}.py"
     try:
-        source = path.read_text()
+        source = path.read_bytes().decode()
     except OSError:
+        return None
+    except UnicodeDecodeError:
+        damaged(path, "it is not UTF-8 text")
         return None
     if cache_key(source) != key:
         return None
@@ -166,21 +248,24 @@ def module_for_key(key: str) -> ModuleType | None:
 
 def read_record(name: str) -> Any:
     """The JSON value stored under `name` in the cache directory; None when there is none or
-    it is not valid JSON (only JSON is read: nothing in the directory is executed here)."""
-    path = _writable(cache_dir()) / f"{name}.json"
+    it is damaged (not JSON: discarded with a warning). Only JSON is read: nothing in the
+    directory is executed here."""
+    path = _directory() / f"{name}.json"
     try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
+        text = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        damaged(path, f"not JSON: {exc}")
         return None
 
 
 def write_record(name: str, value: Any) -> None:
     """Store a JSON value under `name` in the cache directory (atomically replaced)."""
-    directory = _writable(cache_dir())
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
-    with os.fdopen(fd, "w") as f:
-        json.dump(value, f, separators=(",", ":"))
-    os.replace(tmp, directory / f"{name}.json")
+    data = json.dumps(value, separators=(",", ":")).encode()
+    _write_atomic(_directory(), f"{name}.json", data)
 
 
 def count(counter: str) -> None:
@@ -191,8 +276,10 @@ def count(counter: str) -> None:
 def cache_stats() -> dict[str, Any]:
     """Counters of this process: generated modules written or reused, plans of reverse
     kernels written or loaded (`reverse_plans_written`, `reverse_plans_loaded`: a loaded
-    plan means `kernel.grad` did not run the reverse-mode transform), and numba's
-    compilations (`numba_compiled`) and disk-cache loads (`numba_loaded`)."""
+    plan means `kernel.grad` did not run the reverse-mode transform), kernel entries written
+    or loaded (`entries_loaded`: a kernel's first call ran without the frontend), damaged
+    cache files discarded, numba's compilations (`numba_compiled`) and disk-cache loads
+    (`numba_loaded`), and the directory in use."""
     compiled = loaded = 0
     for module in _loaded:
         for value in vars(module).values():
@@ -201,4 +288,4 @@ def cache_stats() -> dict[str, Any]:
                 compiled += sum(stats.cache_misses.values())
                 loaded += sum(stats.cache_hits.values())
     return {**_stats, "numba_compiled": compiled, "numba_loaded": loaded,
-            "directory": str(cache_dir())}
+            "directory": str(checked_dir())}

@@ -260,7 +260,8 @@ def test_an_unreadable_plan_is_rebuilt(cache_dir, damage):
     else:
         data["key"] = "0" * 32
         path.write_text(json.dumps(data))
-    launcher, delta = _prepare(logistic, args)
+    with pytest.warns(RuntimeWarning, match="is damaged"):
+        launcher, delta = _prepare(logistic, args)
     assert delta == {"reverse_plans_written": 1, "reverse_plans_loaded": 0}
     assert isinstance(launcher._rev, Reverse)
     assert plan_json.load_plan(path.stem.removeprefix("qdarray_reverse_")) == launcher.plan

@@ -69,7 +69,7 @@ def test_an_unwritable_cache_directory_falls_back_with_a_warning(monkeypatch, tm
     blocked = tmp_path / "file"
     blocked.write_text("")  # a file where the directory should be: mkdir fails
     monkeypatch.setenv("QDARRAY_CACHE_DIR", str(blocked / "sub"))
-    with pytest.warns(RuntimeWarning, match="is not writable"):
+    with pytest.warns(RuntimeWarning, match="is not usable"):
         module = cache.load_module("VALUE = 41 + 1\n")
     assert module.VALUE == 42
     assert Path(module.__file__).parent != blocked / "sub"
