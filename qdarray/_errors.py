@@ -42,6 +42,11 @@ class DeviceUnavailableError(QdarrayError, RuntimeError):
     """An array was unpickled for a device that is not present in this process."""
 
 
+class KernelSourceError(QdarrayError, OSError):
+    """A kernel's or func's source is unavailable, or its file no longer holds its code
+    (edited after import)."""
+
+
 class AutodiffError(QdarrayError, NotImplementedError):
     """Reverse mode cannot differentiate something (an op without a derivative, ...)."""
 

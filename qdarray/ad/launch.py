@@ -35,17 +35,19 @@ from ..kernels.args import KEY_FUNCS, ArgSpec, signature_key
 from ..kernels.bound_reads import buffer_at, int_read_paths
 from ..kernels.cache import count
 from ..kernels.debug import _state
+from ..kernels.entries import entry_key
+from ..kernels.env import Recorder, holds
 from ..kernels.frontend import build
 from ..kernels.interp import INTERP
 from ..kernels.ir import KernelIR, Param, Value
-from ..kernels.launch import compile_ir, signature, written_paths
+from ..kernels.launch import compile_ir, packer, signature, written_paths
 from ..kernels.passes import resolve_views, simplify
 from ..kernels.target import KernelTarget, target_of
 from ..kernels.types import ArrayType, ViewType
 from .adstack import LAYOUT_FIELDS, check_overflow, layout_array
 from .device_buffers import DeviceBuffers
 from .plan import KernelRecord, ReversePlan, launcher_of, plan_of, record_of
-from .plan_json import load_plan, plan_key, store_plan
+from .plan_json import load_plan, store_plan
 from .reverse import COUNT_SLOTS, Reverse, build_reverse
 from .sizer import Sizer
 
@@ -116,6 +118,8 @@ class ReverseLauncher:
         params = [Param(n, Value(k, t)) for k, (n, t) in enumerate(plan.params)]
         self.sizer = Sizer(self.exprs, self.threads, params, plan.count_deps, self.count,
                            [s.id for s in plan.stacks], plan.n_stacks, target, device)
+        self.written = tuple(written)
+        self.deps: list[tuple[tuple[str, ...], str]] | None = None
         self.int_reads = int_read_paths(specs, written_paths(kernel.param_names, written))
         self.overflow = self.buffers.zeros(max(plan.n_stacks, 1), np.int64)
         self.no_overflow = np.zeros(max(plan.n_stacks, 1), np.int64).tobytes()
@@ -126,7 +130,7 @@ class ReverseLauncher:
         """The transform's result for this launcher (built now if it was loaded from a
         stored plan)."""
         if not isinstance(self._rev, Reverse):
-            self._rev = self._rev()
+            self._rev = self._rev()[0]
         return self._rev
 
     def _compile(self, record: KernelRecord | None, which: str, specs: list[ArgSpec],
@@ -134,7 +138,10 @@ class ReverseLauncher:
         """A launcher of the reverse ("kernel") or counting ("counting") kernel: from the
         plan's record when it has one and its module is in the disk cache, else from IR."""
         if record is not None:
-            launcher = launcher_of(record, specs, names, bumps, self.target, self.debug,
+            lowers = self.target.lowers_views
+            packers = [packer(s, f"{record.name}() argument '{n}'", not lowers,
+                              exact=self.debug) for n, s in zip(names, specs, strict=True)]
+            launcher = launcher_of(record, packers, bumps, self.target, self.debug,
                                    self.device)
             if launcher is not None:
                 return launcher
@@ -261,8 +268,9 @@ def _mask(args: Sequence[Any]) -> tuple[Any, ...]:
 
 def prepare_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None,
                     debug: bool) -> ReverseLauncher:
-    """Build the reverse launcher of `kernel` for `args` (no caching; target None: the kernel
-    target of the arrays' device)."""
+    """Build the reverse launcher of `kernel` for `args` (no caching in memory; target None:
+    the kernel target of the arrays' device). From the stored plan when the disk cache has
+    one: then neither the frontend nor the transform runs."""
     specs, device = signature(kernel, args)
     if target is None:
         target = target_of(device)
@@ -272,28 +280,42 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | Non
             f"{kernel.__name__}.grad(): no argument has a gradient, so there is nothing to "
             "compute. Use requires_grad=True when creating the arrays whose gradients you "
             "want (qd.zeros(n, requires_grad=True)).")
-    built = build(kernel.source(), specs)
-    written = dict(built.meta).get("written", ())
-    # The forward passes of `pipeline` before its bounds checks (the reverse kernel's own
-    # compile adds those for every access); in debug mode resolve_views checks subviews.
-    forward = simplify(resolve_views(built, debug=debug))
-    key = plan_key(forward, with_grad, target.name, debug) if target.caches_modules else None
-    stored = load_plan(key) if key is not None else None
+    key = None
+    if target.caches_modules:
+        key = entry_key(kernel, specs, target.name, debug,
+                        "reverse:" + ",".join(sorted(with_grad)))
+    stored = load_plan(key, kernel.fn) if key is not None else None
     if stored is not None:
-        launcher = ReverseLauncher(kernel, stored, specs, target, debug, written, device,
-                                   functools.partial(build_reverse, forward, set(with_grad)))
+        plan, written, deps = stored
+        build = functools.partial(_build_reverse, kernel, specs, debug, set(with_grad))
+        launcher = ReverseLauncher(kernel, plan, specs, target, debug, written, device, build)
+        launcher.deps = deps
         if not isinstance(launcher._rev, Reverse):
             count("reverse_plans_loaded")
             return launcher
         # A module the plan names is gone: the transform ran after all; stored again below.
     else:
-        rev = build_reverse(forward, set(with_grad))
+        recorder = Recorder(kernel.source())
+        rev, written = _build_reverse(kernel, specs, debug, set(with_grad), recorder)
         launcher = ReverseLauncher(kernel, plan_of(rev, kernel.__name__), specs, target,
                                    debug, written, device, rev)
-    if key is not None:
+        launcher.deps = recorder.result()
+    if key is not None and launcher.deps is not None:
         launcher.plan = recorded(launcher)
-        store_plan(key, launcher.plan)
+        store_plan(key, launcher.plan, launcher.written, launcher.deps)
     return launcher
+
+
+def _build_reverse(kernel: Any, specs: list[tuple[str, ArgSpec]], debug: bool,
+                   with_grad: set[str], recorder: Recorder | None = None
+                   ) -> tuple[Reverse, tuple[str, ...]]:
+    """The transform's result for this signature, and the parameters the forward writes."""
+    built = build(kernel.source(), specs, recorder)
+    written = dict(built.meta).get("written", ())
+    # The forward passes of `pipeline` before its bounds checks (the reverse kernel's own
+    # compile adds those for every access); in debug mode resolve_views checks subviews.
+    forward = simplify(resolve_views(built, debug=debug))
+    return build_reverse(forward, with_grad), written
 
 
 def recorded(launcher: ReverseLauncher) -> ReversePlan:
@@ -322,10 +344,13 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
     """Run the reverse of `kernel` on `args` (target None: the arrays' device); `table` is
     the kernel's launcher table when the caller holds it."""
     debug = _state["debug"]
+    if kernel._guards and not holds(kernel.fn, kernel._guards):
+        kernel.environment_changed()
     if table is None:
         table = _CACHE.get(kernel)
         if table is None:
             table = _CACHE[kernel] = {}
+            kernel.register_table(table)
     try:
         key: Any = (debug, target, tuple([_KEYS[type(a)](a) for a in args]))
     except KeyError:
@@ -334,6 +359,7 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
     if launcher is None:
         launcher = prepare_reverse(kernel, args, target, debug)
         table[key] = launcher
+        kernel.watch(launcher.deps)
     launcher(args)
 
 
@@ -343,6 +369,7 @@ class GradKernel:
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
         self.table = _CACHE.setdefault(kernel, {})
+        kernel.register_table(self.table)
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         k = self.kernel

@@ -8,27 +8,21 @@ reverse and counting kernels. `plan_of(rev)` extracts that part into a `ReverseP
 values, which `plan_json.py` writes to the disk cache next to the generated modules, so a
 second process launches `kernel.grad` from it without running the transform again.
 
-A compiled kernel is recorded as a `KernelRecord`: the cache key of its generated module
-(`Launcher.module_key`) and what debug-mode messages need (its parameters after lowering and
-its check sites). A launcher built from a record (`launcher_of`, through the kernel target's
-`cached_launcher`) is the same as one built from IR; it holds a *skeleton* of the kernel's
-IR (parameters and check sites, no body), which is all a compiled launcher reads. Only
-targets that keep their modules in the disk cache (`KernelTarget.caches_modules`) record
-kernels.
+A compiled kernel is recorded as a `KernelRecord` (`kernels/records.py`): the cache key of
+its generated module (`Launcher.module_key`) and what debug-mode messages need; a launcher is
+built from it without IR, through the kernel target's `cached_launcher`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..kernels.args import ArgSpec
-from ..kernels.ir import UNKNOWN_LOC, Block, Instr, KernelIR, Op, Param, SourceLoc, Value, instrs
-from ..kernels.launch import packer
 from ..kernels.ops.adstack import AdStack
-from ..kernels.target import KernelTarget, Launcher
+from ..kernels.records import KernelRecord, launcher_of, record_of
 from .sizing import Expr
+
+__all__ = ["KernelRecord", "ReversePlan", "StackRecord", "launcher_of", "plan_of", "record_of"]
 
 
 @dataclass(frozen=True)
@@ -41,16 +35,6 @@ class StackRecord:
     @property
     def id(self) -> int:
         return self.desc.id
-
-
-@dataclass(frozen=True)
-class KernelRecord:
-    """A compiled kernel as its launcher sees it."""
-
-    module: str                                            # cache key of the generated module
-    name: str                                              # the kernel's name in messages
-    params: tuple[tuple[str, Any], ...]                    # (name, type) after lowering
-    sites: tuple[tuple[tuple[Any, ...], SourceLoc], ...]   # CHECK_INDEX (attrs, location)
 
 
 @dataclass(frozen=True)
@@ -115,33 +99,3 @@ def plan_of(rev: Any, name: str) -> ReversePlan:
         threads=tuple(deriver.threads(t) for t in rev.tasks),
         count_deps=tuple(counting_deps(rev.forward.params, rev.counting)),
     )
-
-
-def record_of(launcher: Launcher) -> KernelRecord | None:
-    """The record of a compiled launcher (None for launchers whose code the disk cache does
-    not keep)."""
-    if launcher.module_key is None:
-        return None
-    ir: KernelIR = launcher.kernel
-    sites = tuple((i.attrs, i.loc) for i in instrs(ir.body) if i.op is Op.CHECK_INDEX)
-    return KernelRecord(launcher.module_key, ir.name,
-                        tuple((p.name, p.value.type) for p in ir.params), sites)
-
-
-def skeleton(record: KernelRecord) -> KernelIR:
-    """The parts of a compiled kernel's IR its launcher reads: parameters and check sites
-    (each CHECK_INDEX without operands; the compiled code holds the real ones)."""
-    params = tuple(Param(n, Value(k, t)) for k, (n, t) in enumerate(record.params))
-    checks = tuple(Instr(Op.CHECK_INDEX, None, (), attrs, loc) for attrs, loc in record.sites)
-    return KernelIR(record.name, params, Block(checks), UNKNOWN_LOC, ())
-
-
-def launcher_of(record: KernelRecord, specs: Sequence[ArgSpec], names: Sequence[str],
-                bumps: list[Any], target: KernelTarget, debug: bool, device: Any
-                ) -> Launcher | None:
-    """A launcher of the recorded kernel on `target`, or None when its module is no longer
-    in the disk cache (or no longer hashes to its key)."""
-    packers = [packer(s, f"{record.name}() argument '{n}'", not target.lowers_views,
-                      exact=debug) for n, s in zip(names, specs, strict=True)]
-    return target.cached_launcher(record.module, skeleton(record), packers, bumps,
-                                  debug=debug, device=device)

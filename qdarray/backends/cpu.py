@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import array_api_compat.numpy as compat_numpy
 import numpy as np
 
 from .._devices import CPU, Device
@@ -23,7 +22,7 @@ class CpuBackend:
     # as on every other device (see quiet.py).
     # Typed Any, as in the Backend protocol: QuietNamespace's attributes are the wrapped
     # module's, made on first access, and the two scans below are set on it directly.
-    xp: Any = QuietNamespace(compat_numpy)
+    xp: Any = QuietNamespace("array_api_compat.numpy")  # imported at first use
     # NumPy >= 2.1 implements the standard's scans itself; array-api-compat's wrappers around
     # cumsum cost about 2 us more per call on small arrays.
     xp.cumulative_sum = quiet(np.cumulative_sum)

@@ -18,6 +18,7 @@ costs about 2 us per call, the context variable about 0.3 us.
 
 from __future__ import annotations
 
+import importlib
 import types
 from collections.abc import Callable
 from typing import Any
@@ -62,13 +63,24 @@ class QuietNamespace:
     wrapped by `quiet`; every other attribute (dtypes, constants) as it is.
 
     Wrappers are made on first access and cached as instance attributes, so later lookups
-    are plain attribute reads.
+    are plain attribute reads. `module` may be a module's name: it is imported at the first
+    access (array-api-compat's NumPy namespace imports every NumPy submodule, about a tenth
+    of a second that a process running only kernels does not need to spend).
     """
 
-    def __init__(self, module: types.ModuleType) -> None:
-        self._module = module
+    def __init__(self, module: types.ModuleType | str) -> None:
+        self._name = module if isinstance(module, str) else module.__name__
+        self._loaded = None if isinstance(module, str) else module
+
+    @property
+    def _module(self) -> types.ModuleType:
+        if self._loaded is None:
+            self._loaded = importlib.import_module(self._name)
+        return self._loaded
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # copy, pickle and the like probe for these
         value = getattr(self._module, name)
         wrapped: Any
         if isinstance(value, types.ModuleType):
@@ -81,4 +93,4 @@ class QuietNamespace:
         return wrapped
 
     def __repr__(self) -> str:
-        return f"QuietNamespace({self._module.__name__})"
+        return f"QuietNamespace({self._name})"

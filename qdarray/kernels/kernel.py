@@ -16,6 +16,7 @@ from .args import KEY_FUNCS, signature_key
 from .bound_reads import int_read_paths
 from .bound_reads import record as record_reads
 from .debug import _state
+from .env import guards, holds
 from .func import Func, Function, func
 from .target import KernelTarget, target_of
 
@@ -48,6 +49,12 @@ class Kernel(Function):
         # generations of the integer arrays the last launches only read (bound_reads.py)
         self._read_generations: dict[int, tuple[Any, int]] = {}
         self._grad: Any = None
+        # Checks of the Python values the compiles read (env.guards), and every table of
+        # launchers compiled with them (the reverse's register here too): when one of the
+        # values changes, all signatures compile again, so none runs with a stale value.
+        self._guards: list[list[Any]] = []
+        self._guarded: set[tuple[str, ...]] = set()
+        self._tables: list[dict[Any, Any]] = [*self._launchers, *self._interpreted]
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         try:
@@ -61,6 +68,8 @@ class Kernel(Function):
         """Launch the kernel on `args` (compiling it first for a new signature)."""
         if kwargs or len(args) != self._nparams:
             args = self._bind(args, kwargs)
+        if self._guards and not holds(self.fn, self._guards):
+            self.environment_changed()
         table = self._launchers[_state["debug"]]
         try:
             key = tuple([KEY_FUNCS[type(a)](a) for a in args])
@@ -84,6 +93,8 @@ class Kernel(Function):
 
         if kwargs or len(args) != self._nparams:
             args = self._bind(args, kwargs)
+        if self._guards and not holds(self.fn, self._guards):
+            self.environment_changed()
         table = self._interpreted[_state["debug"]]
         key = tuple([signature_key(a) for a in args])
         launcher = table.get(key)
@@ -112,7 +123,30 @@ class Kernel(Function):
         launcher: Any = prepare(self, args, target, _state["debug"])
         # integer arrays only read: their generations are recorded at each launch
         launcher.int_reads = int_read_paths(signature(self, args)[0], launcher.bumps)
+        self.watch(launcher.deps)
         return launcher
+
+    def watch(self, deps: list[tuple[tuple[str, ...], str]] | None) -> None:
+        """Check at each call the user values among `deps` (what a compile read)."""
+        if not deps:
+            return
+        new = [d for d in deps if d[0] not in self._guarded]
+        self._guarded.update(path for path, _ in new)
+        self._guards += guards(self.fn, new)
+
+    def register_table(self, table: dict[Any, Any]) -> None:
+        """A table of launchers compiled from this kernel, cleared when a Python value its
+        compiles read changes (`environment_changed`)."""
+        if not any(t is table for t in self._tables):
+            self._tables.append(table)
+
+    def environment_changed(self) -> None:
+        """A global, closure value or func a compile of this kernel read was rebound: every
+        signature compiles again at its next call (with the values of now)."""
+        for table in self._tables:
+            table.clear()
+        self._guards = []
+        self._guarded = set()
 
     def ir(self, *args: Any, **kwargs: Any) -> Any:
         """The IR this kernel compiles to for these arguments (after the compile pipeline;

@@ -21,11 +21,13 @@ from .._devices import CPU, Device
 from .._dtypes import DType
 from .._errors import DeviceMismatchError, KernelTypeError
 from ..buffer_view import BufferView
+from . import entries
 from . import types as T
 from .args import ArgSpec, classify
+from .cache import count
+from .env import Recorder
 from .ir import KernelIR
-from .ops.memory import ViewValue
-from .passes import pipeline
+from .records import launcher_of, record_of
 from .target import KernelTarget, Launcher, target_of
 
 
@@ -146,6 +148,10 @@ def _view_packer(interp: bool, exact: bool) -> Callable[[Any, list[Any]], None]:
     as its own NumPy memory with offset 0: the same elements, without finding the root array
     (about 2 us per call). `exact` (debug mode, where messages give the offset in the root)
     packs `BufferView(x)`. Offsets and sizes are read on every call, never cached."""
+    # The op definitions load with the interpreter: a process that launches only cached
+    # kernels does not import them (a part of its start-up).
+    from .ops.memory import ViewValue
+
     def pack_view(x: Any, out: list[Any]) -> None:
         if type(x) is not BufferView:
             d = x._data if type(x) is Array else None
@@ -266,30 +272,66 @@ def signature(kernel: Any, args: Sequence[Any]) -> tuple[list[tuple[str, ArgSpec
     return specs, check_devices(kernel, names, devices)
 
 
-def build_ir(kernel: Any, specs: list[tuple[str, ArgSpec]], *, debug: bool, lower: bool
-             ) -> tuple[KernelIR, tuple[str, ...]]:
+def build_ir(kernel: Any, specs: list[tuple[str, ArgSpec]], *, debug: bool, lower: bool,
+             recorder: Recorder | None = None) -> tuple[KernelIR, tuple[str, ...]]:
     """The kernel's IR for these argument specs after the compile pipeline, and the names
-    of the parameters it writes."""
+    of the parameters it writes (`recorder` notes what the frontend read from Python)."""
+    # The frontend and the passes load with the first compile: a process whose kernels all
+    # come from the disk cache (entries.py) imports neither, a part of its start-up.
     from .frontend import build
+    from .passes import pipeline
 
-    ir = build(kernel.source(), specs)
+    ir = build(kernel.source(), specs, recorder)
     written = dict(ir.meta).get("written", ())
     return pipeline(ir, debug=debug, lower=lower), written
+
+
+def _from_entry(kernel: Any, args: Sequence[Any], specs: list[tuple[str, ArgSpec]], key: str,
+                target: KernelTarget, debug: bool, device: Device) -> Launcher | None:
+    """The launcher of the kernel entry stored under `key` (entries.py), or None."""
+    entry = entries.load(kernel, key)
+    if entry is None:
+        return None
+    bumps = written_paths(kernel.param_names, entry.written)
+    check_writeable(kernel, args, bumps)
+    packers = [packer(s, f"{kernel.__name__}() argument '{n}'", not target.lowers_views,
+                      exact=debug) for n, s in specs]
+    launcher = launcher_of(entry.record, packers, bumps, target, debug, device)
+    if launcher is not None:
+        launcher.deps = entry.deps
+        count("entries_loaded")
+    return launcher
 
 
 def prepare(kernel: Any, args: Sequence[Any], target: KernelTarget | None, debug: bool
             ) -> Launcher:
     """Compile `kernel` for the signature of `args` and return its launcher (target None:
-    the kernel target of the arrays' device)."""
+    the kernel target of the arrays' device); from its entry in the disk cache when there is
+    one (no IR is built then)."""
     specs, device = signature(kernel, args)
     if target is None:
         target = target_of(device)
-    ir, written = build_ir(kernel, specs, debug=debug, lower=target.lowers_views)
+    key = None
+    if target.caches_modules:
+        key = entries.entry_key(kernel, specs, target.name, debug, "forward")
+        if key is not None:
+            stored = _from_entry(kernel, args, specs, key, target, debug, device)
+            if stored is not None:
+                return stored
+    recorder = Recorder(kernel.source())
+    ir, written = build_ir(kernel, specs, debug=debug, lower=target.lowers_views,
+                           recorder=recorder)
     bumps = written_paths(kernel.param_names, written)
     check_writeable(kernel, args, bumps)
     packers = [packer(s, f"{kernel.__name__}() argument '{n}'", not target.lowers_views,
                       exact=debug) for n, s in specs]
-    return target.launcher(ir, packers, bumps, debug=debug, device=device)
+    launcher = target.launcher(ir, packers, bumps, debug=debug, device=device)
+    launcher.deps = recorder.result()
+    if key is not None and launcher.deps is not None:
+        record = record_of(launcher)
+        if record is not None:
+            entries.store(key, record, written, launcher.deps)
+    return launcher
 
 
 def compile_ir(ir: KernelIR, specs: Sequence[ArgSpec], names: Sequence[str],
@@ -297,6 +339,8 @@ def compile_ir(ir: KernelIR, specs: Sequence[ArgSpec], names: Sequence[str],
     """A launcher for IR that qdarray builds itself (reverse, counting and reducer kernels)
     on `target`, for arrays on `device`: the compile pipeline, then the target. `bumps` are
     the (argument index, field path) of the arrays it writes."""
+    from .passes import pipeline
+
     ir = pipeline(ir, debug=debug, lower=target.lowers_views)
     packers = [packer(s, f"{ir.name}() argument '{n}'", not target.lowers_views, exact=debug)
                for n, s in zip(names, specs, strict=True)]

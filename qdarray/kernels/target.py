@@ -51,6 +51,8 @@ class Launcher:
     (None: not kept there; see `KernelTarget.caches_modules`)."""
 
     module_key: str | None = None
+    # What the compile read from Python (env.Recorder; None: not recorded), see entries.py
+    deps: list[tuple[tuple[str, ...], str]] | None = None
 
     def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any]) -> None:
         self.kernel = kernel

@@ -264,7 +264,8 @@ def test_an_unreadable_plan_is_rebuilt(cache_dir, damage):
         launcher, delta = _prepare(logistic, args)
     assert delta == {"reverse_plans_written": 1, "reverse_plans_loaded": 0}
     assert isinstance(launcher._rev, Reverse)
-    assert plan_json.load_plan(path.stem.removeprefix("qdarray_reverse_")) == launcher.plan
+    stored = plan_json.load_plan(path.stem.removeprefix("qdarray_reverse_"), logistic.fn)
+    assert stored is not None and stored[0] == launcher.plan
     launcher(args)
     np.testing.assert_allclose(np.asarray(args[0].grad),
                                _logistic_grad([0.2, 0.3, 0.4], [1, 4, 2]), rtol=1e-13)
@@ -286,25 +287,25 @@ def test_a_module_is_imported_by_key_only_while_its_content_hashes_to_it(cache_d
     assert cache.module_for_key("f" * 32) is None
 
 
-def test_the_key_covers_names_gradients_debug_mode_and_target():
-    from qdarray.kernels.frontend import build
+def test_the_key_covers_code_gradients_debug_mode_target_and_specs():
+    from qdarray.kernels.args import ArgSpec
+    from qdarray.kernels.entries import entry_key
     from qdarray.kernels.launch import signature
-    from qdarray.kernels.passes import resolve_views, simplify
+    from qdarray.kernels.types import ArrayType
 
-    def forward(kern):
-        specs, _ = signature(kern, operands())
-        return simplify(resolve_views(build(kern.source(), specs)))
-
-    f = forward(logistic)
-    key = plan_json.plan_key(f, ("x", "y"), "numba_cpu", False)
-    assert key == plan_json.plan_key(forward(logistic), ("y", "x"), "numba_cpu", False)
+    specs, _ = signature(logistic, operands())
+    key = entry_key(logistic, specs, "numba_cpu", False, "reverse:x,y")
+    assert key == entry_key(logistic, signature(logistic, operands())[0], "numba_cpu", False,
+                            "reverse:x,y")
+    x32 = ArgSpec("array", ArrayType(qd.float32, 1))
     others = {
-        plan_json.plan_key(forward(logistic_renamed), ("x", "y"), "numba_cpu", False),
-        plan_json.plan_key(f, ("y",), "numba_cpu", False),
-        plan_json.plan_key(f, ("x", "y"), "numba_cpu", True),
-        plan_json.plan_key(f, ("x", "y"), "numba_cuda", False),
+        entry_key(logistic_renamed, specs, "numba_cpu", False, "reverse:x,y"),
+        entry_key(logistic, specs, "numba_cpu", False, "reverse:y"),
+        entry_key(logistic, specs, "numba_cpu", True, "reverse:x,y"),
+        entry_key(logistic, specs, "numba_cuda", False, "reverse:x,y"),
+        entry_key(logistic, [("x", x32), *specs[1:]], "numba_cpu", False, "reverse:x,y"),
     }
-    assert key not in others and len(others) == 4
+    assert key not in others and len(others) == 5
 
 
 # -- the JSON form of size expressions ---------------------------------------------------------

@@ -37,9 +37,12 @@ class KernelBuilder(CallVisitor):
         return TVal(value, spec.weak)
 
 
-def build(src: FunctionSource, specs: list[tuple[str, ArgSpec]]) -> KernelIR:
-    """The IR of kernel `src` for arguments described by `specs` (name, spec) in order."""
+def build(src: FunctionSource, specs: list[tuple[str, ArgSpec]], recorder: Any = None
+          ) -> KernelIR:
+    """The IR of kernel `src` for arguments described by `specs` (name, spec) in order;
+    `recorder` (an `env.Recorder`) notes what the compile reads from Python."""
     b = KernelBuilder(src.name)
+    b.recorder = recorder
     b.ctx = FuncCtx(src, Scope(), (), is_kernel=True, params=frozenset(n for n, _ in specs))
     try:
         params: list[Param] = []

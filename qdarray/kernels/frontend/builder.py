@@ -58,6 +58,7 @@ class BuilderCore:
         self.outer_vars: set[int] = set()
         self.written: set[str] = set()
         self.inline_stack: list[Any] = []
+        self.recorder: Any = None  # env.Recorder: what the compile reads from Python
 
     # -- values and instructions --------------------------------------------------------
 
@@ -231,8 +232,9 @@ class BuilderCore:
 
     def global_value(self, name: str, node: ast.AST) -> Any:
         src = self.ctx.src
-        if name in src.closure:
-            value = src.closure[name]
+        closure = src.closure
+        if name in closure:
+            value = closure[name]
         elif name in src.globals:
             value = src.globals[name]
         elif hasattr(builtins, name):
@@ -240,6 +242,8 @@ class BuilderCore:
         else:
             self.fail(f"Name '{name}' is not defined.", "Check the spelling, or pass the value "
                       "as a kernel argument.", node)
+        if self.recorder is not None:
+            self.recorder.name(src, name, value)
         return self.python_value(value, f"'{name}'", node)
 
     def python_value(self, value: Any, what: str, node: ast.AST) -> Any:

@@ -288,6 +288,8 @@ class CallVisitor(LoopVisitor):
             self.fail(f"func '{func.__name__}' calls itself; recursion is not supported in "
                       "kernels.", "Use a loop.", node)
         src = func.source()
+        if self.recorder is not None:
+            self.recorder.enter(func, src)
         annotations = func.annotations()
         try:
             bound = inspect.signature(func.fn).bind(

@@ -122,6 +122,8 @@ class ExprVisitor(ViewBuilder):
         except AttributeError:
             self.fail(f"{describe(base)} has no attribute '{name}'.",
                       "Check the spelling.", node)
+        if self.recorder is not None:
+            self.recorder.attribute(base, name, value)
         return self.python_value(value, f"'{ast.unparse(node)}'", node)
 
     def memory_attribute(self, ref: MemRef, name: str, node: ast.AST) -> Any:

@@ -212,7 +212,10 @@ class LoopVisitor(StmtVisitor):
                           "Use a Python constant, a global, or a value derived from array "
                           "shapes' ndim/dtype.", n)
         src = self.ctx.src
-        env = {**src.globals, **src.closure, **namespace}
+        scope = {**src.globals, **src.closure}
+        if self.recorder is not None:
+            self.recorder.static(src, node, namespace, scope)
+        env = {**scope, **namespace}
         expr = ast.Expression(body=node)
         ast.fix_missing_locations(expr)
         try:
