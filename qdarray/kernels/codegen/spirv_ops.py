@@ -213,7 +213,8 @@ TABLE: dict[Op, Any] = {
     Op.ADSTACK_TOP: num.adstack_top,
     Op.IF: _stmt, Op.FOR: _stmt, Op.WHILE: _stmt, Op.BREAK: _stmt, Op.CONTINUE: _stmt,
     Op.RSQRT: _rsqrt, Op.SIGN: num.sign, Op.FMOD: num.fmod, Op.COPYSIGN: num.copysign,
-    Op.HYPOT: num.hypot, Op.ATAN2: _glsl(GLSL.Atan2), Op.EXPM1: num.expm1,
+    Op.HYPOT: num.hypot, Op.ATAN2: num.atan2, Op.ATAN: num.atan, Op.ASIN: num.asin,
+    Op.ACOS: num.acos, Op.EXPM1: num.expm1,
     Op.LOG1P: num.log1p, Op.LOG10: num.log10, Op.CBRT: num.cbrt,
 }
 for _op, _inst in _GLSL_UNARY.items():
