@@ -113,6 +113,11 @@ class VulkanLauncher(Launcher):
                 self.host_steps.append((i.result.id, impl, i.result.type, i.attrs,
                                         [a.id for a in i.args]))
         self.ncarry = len(self.plan.carried_values) + len(self.plan.carried_vars)
+        # Reused by every launch: the stream orders launches, so one launch's stages read
+        # the carry its own serial stages wrote (a fresh pair per launch would hold two
+        # allocations per queued launch until its batch has run).
+        self.carry = VkArray.empty(st, (max(self.ncarry, 1),), np.uint64)
+        self.err = VkArray.empty(st, (RECORD_LENGTH,), np.int64)
 
     def variant(self, wide: frozenset[int]) -> _Variant:
         """The modules for arrays `wide` (past the binding range) addressed by address."""
@@ -181,8 +186,7 @@ class VulkanLauncher(Launcher):
         buffers, env, copies = self._arguments(v, native)
         for rid, impl, rtype, attrs, arg_ids in self.host_steps:
             env[rid] = impl(rtype, attrs, *(env[a] for a in arg_ids))
-        carry = VkArray.empty(st, (max(self.ncarry, 1),), np.uint64)
-        err = VkArray.empty(st, (RECORD_LENGTH,), np.int64)
+        carry, err = self.carry, self.err
         assert err.alloc is not None
         if self.debug:
             s.fill(err.alloc, 0, RECORD_LENGTH * 8, 0)
