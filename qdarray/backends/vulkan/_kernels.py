@@ -12,6 +12,7 @@ before the launch and read after it.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,6 +35,8 @@ from ._memory import pool
 from ._stream import stream
 
 _MAX_GROUPS = 65535
+_FORMATS = {"int64": "<q", "uint64": "<Q", "int32": "<i", "uint32": "<I", "float32": "<f",
+            "float64": "<d"}
 
 
 def _uses_float64(kernel: KernelIR) -> str | None:
@@ -73,16 +76,14 @@ class _Variant:
         self.pipelines = [_pipelines.program(st, s.spirv, n_buffers,
                                              block_bytes if prog.push else 0)
                           for s in prog.stages]
-        self.slot = {name: k for k, (name, _) in enumerate(prog.fields)}
-        self.slot_dtype = [np.dtype(dt) for _, dt in prog.fields]
-        self.block = np.zeros(len(prog.fields), np.uint64)
+        # name -> (byte offset, struct format, Python type the value is converted to)
+        self.slot = {name: (8 * k, _FORMATS[dt], float if dt.startswith("float") else int)
+                     for k, (name, dt) in enumerate(prog.fields)}
+        self.block = bytearray(8 * len(prog.fields))
 
     def set(self, name: str, value: Any) -> None:
-        k = self.slot[name]
-        raw = np.zeros(1, np.uint64)
-        raw.view(np.uint8)[:self.slot_dtype[k].itemsize] = np.asarray(
-            value, self.slot_dtype[k]).reshape(1).view(np.uint8)
-        self.block[k] = raw[0]
+        offset, fmt, kind = self.slot[name]
+        struct.pack_into(fmt, self.block, offset, kind(value))
 
 
 class VulkanLauncher(Launcher):
@@ -212,7 +213,7 @@ class VulkanLauncher(Launcher):
                     gx = min(count, _MAX_GROUPS)
                     groups = (gx, -(-count // gx), 1)
                 bound = [*buffers, carry.alloc, err.alloc]
-                raw = v.block.tobytes()
+                raw = bytes(v.block)
                 if v.program.push:
                     pipe.dispatch(groups, bound, raw)
                 else:
