@@ -102,6 +102,11 @@ class VkArray:
     def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> VkArray:
         return VkArray(self.st, self.alloc, self.dtype, shape, strides, offset, self.readonly)
 
+    @property
+    def base_data(self) -> Allocation | None:
+        """The buffer (None when empty), under the name kernel arguments use for it."""
+        return self.alloc
+
     # -- layout ------------------------------------------------------------------------------
 
     @property

@@ -147,9 +147,11 @@ class VulkanLauncher(Launcher):
                     copies.append((x, dev))
                     x = dev
                 env[p.value.id] = x
-                buffers.append(x.alloc)
+                # Any array-like with base_data (an Allocation), elem_offset, shape and
+                # elem_strides(): VkArrays and the namespace kernels' windows.
+                buffers.append(x.base_data)
                 if p.value.id in v.wide:
-                    v.set(f"{n}_addr", x.alloc.address)
+                    v.set(f"{n}_addr", x.base_data.address)
                 v.set(f"{n}_off", x.elem_offset)
                 for d, (size, stride) in enumerate(zip(x.shape, x.elem_strides(),
                                                        strict=True)):
@@ -167,7 +169,7 @@ class VulkanLauncher(Launcher):
         wide = []
         max_range = self.st.limits["maxStorageBufferRange"]
         for p, x in zip(self.kernel.params, native, strict=True):
-            alloc = getattr(x, "alloc", None)
+            alloc = getattr(x, "base_data", None)
             if alloc is not None and alloc.size > max_range:
                 if not alloc.address:
                     raise MemoryError(
