@@ -3,37 +3,20 @@ closed forms) with every launch on the device, adstack heaps in Vulkan buffers w
 overflow flags read back after the launch, the max-reducer and the counting pass as SPIR-V
 kernels, the sizing cache and the loop-bound mutation check.
 
-Not run here yet: the tests whose kernels call float64 transcendental functions (`MATH64`
-below) and the adjoint-rule table of math functions (tests/ad/test_rules.py): GLSL.std.450 has
-sin, exp, log, tanh, ... for 32-bit floats only, and those kernels fail to compile with a
-KernelTypeError that says so. qdarray's own float64 expansions of these functions are the next
-step (docs/vulkan.md).
+The shared suites run whole, the adjoint-rule table of math functions included (float64
+transcendental functions are qdarray's own in SPIR-V, kernels/codegen/spirv_libm.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from device_harness import shared
-from device_suites import ADSTACK, SIZING, TRANSFORM
+from device_harness import load, shared
+from device_suites import ADSTACK, SIZING, TRANSFORM, rule_tests
 from device_suites import no_capacity_override as no_capacity_override
 
 import qdarray as qd
 
-MATH64 = (
-    "test_if_elif_else", "test_nested_dependent_loops", "test_long_and_zero_trip_loops",
-    "test_while_loop", "test_atomic_add_and_plus_equals", "test_bufferview_gradients_are_windows",
-    "test_several_tasks_dtypes_and_serial_stacks", "test_atomic_min_max_flow_to_the_winner",
-    "test_two_parallel_loops_through_an_intermediate",
-    "test_nested_loops_with_pushed_starts_and_counted_trips",
-    "test_counting_pass_sizes_what_expressions_cannot", "test_gradients_through_every_sized_form",
-)
-
-
-def _runnable(names: tuple[str, ...]) -> list[str]:
-    return [n for n in names if n not in MATH64]
-
-
-globals().update(shared("vulkan", "test_transform", _runnable(TRANSFORM + (
+globals().update(shared("vulkan", "test_transform", TRANSFORM + (
     "test_long_and_zero_trip_loops", "test_shared_reads_accumulate_atomically",
     "test_atomic_add_and_plus_equals", "test_atomic_min_max_flow_to_the_winner",
     "test_two_parallel_loops_through_an_intermediate",
@@ -41,13 +24,14 @@ globals().update(shared("vulkan", "test_transform", _runnable(TRANSFORM + (
     "test_casts_between_floats_and_through_ints", "test_ndrange_nest",
     "test_bufferview_gradients_are_windows", "test_dataclass_arguments",
     "test_several_tasks_dtypes_and_serial_stacks",
-    "test_nested_loops_with_pushed_starts_and_counted_trips")), "ad"))
+    "test_nested_loops_with_pushed_starts_and_counted_trips"), "ad"))
 globals().update(shared("vulkan", "test_adstack", ADSTACK, "ad"))
-globals().update(shared("vulkan", "test_sizing", _runnable(SIZING + (
-    "test_capacities_are_exact_for_the_first_launch",)), "ad"))
+globals().update(shared("vulkan", "test_sizing", SIZING + (
+    "test_capacities_are_exact_for_the_first_launch",), "ad"))
 globals().update(shared("vulkan", "test_tape", (
     "test_kernel_grad_accumulates", "test_exception_in_the_block_skips_the_reverse",
     "test_atomic_result_needed_by_the_reverse"), "ad"))
+test_rules_against_finite_differences = rule_tests(load("vulkan", "test_rules", "ad"))
 
 
 @qd.kernel

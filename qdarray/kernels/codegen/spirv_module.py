@@ -28,6 +28,7 @@ from typing import Any
 from .spirv_enums import SC, Cap, Dec, Op
 
 MAGIC = 0x07230203
+_FLOAT_ARITH = frozenset({Op.FAdd, Op.FSub, Op.FMul, Op.FDiv, Op.FRem, Op.FMod, Op.FNegate})
 GENERATOR = 0  # no registered generator id
 GLSL_STD_450 = "GLSL.std.450"
 
@@ -60,6 +61,7 @@ class Module:
         self._types: dict[tuple[Any, ...], int] = {}
         self._consts: dict[tuple[Any, ...], int] = {}
         self.type_of: dict[int, tuple[Any, ...]] = {}  # type id -> its interning key
+        self.exact = True  # float arithmetic decorated NoContraction (Function.op)
 
     def new_id(self) -> int:
         n = self._bound
@@ -304,9 +306,14 @@ class Function:
         return vid
 
     def op(self, opcode: int, result_type: int, *operands: int) -> int:
-        """An instruction with a result; returns the result id."""
+        """An instruction with a result; returns the result id. Float arithmetic is decorated
+        NoContraction (`Module.exact`): each operation rounds on its own, as in NumPy, and
+        the driver neither fuses nor reassociates it (which would undo the compensated
+        sums of exact remainders and Kahan's log1p)."""
         rid = self.m.new_id()
         self._emit(opcode, [result_type, rid, *operands])
+        if self.m.exact and opcode in _FLOAT_ARITH:
+            self.m.decorate(rid, Dec.NoContraction)
         return rid
 
     def op_void(self, opcode: int, *operands: int) -> None:

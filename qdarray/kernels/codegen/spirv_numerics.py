@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..._dtypes import DType
 from .. import error_record as R
 from ..ir import Instr, Op, Value
+from . import spirv_libm as libm
 from .spirv_enums import GLSL, SC, Cap, Scope
 from .spirv_enums import Op as S
 
@@ -195,13 +196,13 @@ def _int_pow(ctx: Ctx, t: DType, a: int, n: int) -> int:
 def _float_pow(ctx: Ctx, t: DType, x: int, y: int) -> int:
     """pow(x, y) as C's: |x|^y by exp2(y log2|x|) (GLSL's pow), then the sign for negative x
     and odd integer y, NaN for negative x and non-integer y, 1 for y == 0 or x == 1."""
-    if t.itemsize == 8:
-        raise TypeError(f"pow on float64 is not available on {ctx.caps['device']}: "
-                        "GLSL.std.450 has it for 32-bit floats only. Use float32.")
     f, ty = ctx.f, ctx.scalar(t)
     zero, one = ctx.const(t, 0.0), ctx.const(t, 1.0)
     ax = f.ext(GLSL.FAbs, ty, x)
-    mag = f.ext(GLSL.Pow, ty, ax, y)  # GLSL's pow, defined for ax > 0
+    if t.itemsize == 8:  # GLSL's pow is 32-bit only
+        mag = libm.exp(ctx, t, f.op(S.FMul, ty, y, libm.log(ctx, t, ax)))
+    else:
+        mag = f.ext(GLSL.Pow, ty, ax, y)  # GLSL's pow, defined for ax > 0
     integer = _b(ctx, S.FOrdEqual, f.ext(GLSL.Trunc, ty, y), y)
     half = f.op(S.FMul, ty, y, ctx.const(t, 0.5))
     odd = f.op(S.LogicalAnd, ctx.bool, integer,
@@ -290,16 +291,16 @@ def sign(ctx: Ctx, i: Instr) -> int:
 
 
 def _f32(ctx: Ctx, i: Instr, name: str) -> DType:
-    t = _rt(i)
-    if t.itemsize == 8:
-        raise TypeError(f"{name} on float64 is not available on {ctx.caps['device']}: "
-                        "GLSL.std.450 has it for 32-bit floats only. Use float32.")
-    return t
+    """The result dtype of `i`, a float function spelled here for float32 (float64 ones come
+    from spirv_libm)."""
+    return _rt(i)
 
 
 def expm1(ctx: Ctx, i: Instr) -> int:
     """Kahan's expm1: u = exp(x); x if u == 1, -1 if u - 1 == -1, else (u-1) x / log u."""
     t = _f32(ctx, i, "expm1")
+    if t.itemsize == 8:
+        return libm.expm1(ctx, t, ctx.val(i.args[0]))
     f, ty = ctx.f, ctx.scalar(t)
     x = ctx.val(i.args[0])
     one = ctx.const(t, 1.0)
@@ -314,6 +315,8 @@ def expm1(ctx: Ctx, i: Instr) -> int:
 def log1p(ctx: Ctx, i: Instr) -> int:
     """Kahan's log1p: u = 1 + x; x if u == 1, else log(u) x / (u - 1)."""
     t = _f32(ctx, i, "log1p")
+    if t.itemsize == 8:
+        return libm.log1p(ctx, t, ctx.val(i.args[0]))
     f, ty = ctx.f, ctx.scalar(t)
     x = ctx.val(i.args[0])
     one = ctx.const(t, 1.0)
@@ -326,6 +329,8 @@ def log1p(ctx: Ctx, i: Instr) -> int:
 
 def log10(ctx: Ctx, i: Instr) -> int:
     t = _f32(ctx, i, "log10")
+    if t.itemsize == 8:
+        return libm.log10(ctx, t, ctx.val(i.args[0]))
     f, ty = ctx.f, ctx.scalar(t)
     return f.op(S.FMul, ty, f.ext(GLSL.Log2, ty, ctx.val(i.args[0])),
                 ctx.const(t, math.log10(2.0)))
@@ -337,11 +342,14 @@ def cbrt(ctx: Ctx, i: Instr) -> int:
     f, ty = ctx.f, ctx.scalar(t)
     x = ctx.val(i.args[0])
     ax = f.ext(GLSL.FAbs, ty, x)
-    y = f.ext(GLSL.Exp2, ty, f.op(S.FMul, ty, f.ext(GLSL.Log2, ty, ax), ctx.const(t, 1 / 3)))
-    yy = f.op(S.FMul, ty, y, y)
-    step = f.op(S.FDiv, ty, f.op(S.FSub, ty, f.op(S.FMul, ty, yy, y), ax),
-                f.op(S.FMul, ty, ctx.const(t, 3.0), yy))
-    y = f.op(S.FSub, ty, y, step)
+    third = f.op(S.FMul, ty, ctx.const(t, 1 / 3),
+                 libm.log2(ctx, t, ax) if t.itemsize == 8 else f.ext(GLSL.Log2, ty, ax))
+    y = libm.exp2(ctx, t, third) if t.itemsize == 8 else f.ext(GLSL.Exp2, ty, third)
+    for _ in range(2 if t.itemsize == 8 else 1):  # Newton steps
+        yy = f.op(S.FMul, ty, y, y)
+        step = f.op(S.FDiv, ty, f.op(S.FSub, ty, f.op(S.FMul, ty, yy, y), ax),
+                    f.op(S.FMul, ty, ctx.const(t, 3.0), yy))
+        y = f.op(S.FSub, ty, y, step)
     special = f.op(S.LogicalOr, ctx.bool, _b(ctx, S.FOrdEqual, ax, ctx.const(t, 0.0)),
                    f.op(S.LogicalOr, ctx.bool, f.op(S.IsInf, ctx.bool, x),
                         f.op(S.IsNan, ctx.bool, x)))
@@ -513,7 +521,9 @@ _TAN_PI_8 = 0.41421356237309503
 
 def _atan(ctx: Ctx, t: DType, x: int) -> int:
     """atan(x) by Cephes' atanf: the argument reduced to |x| <= tan(pi/8) around 0, pi/4 or
-    pi/2, then an odd polynomial (relative error about 2e-7)."""
+    pi/2, then an odd polynomial (relative error about 2e-7); float64 from spirv_libm."""
+    if t.itemsize == 8:
+        return libm.atan(ctx, t, x)
     f, ty = ctx.f, ctx.scalar(t)
     c = ctx.const
     ax = f.ext(GLSL.FAbs, ty, x)

@@ -18,6 +18,7 @@ from ..._dtypes import DType
 from ..ir import Instr, Op, Value
 from ..ops.math import BINARY, PREDICATES, UNARY
 from ..types import ArrayType
+from . import spirv_libm as libm
 from . import spirv_numerics as num
 from .spirv_enums import GLSL, SC, Cap, Scope
 from .spirv_enums import Op as S
@@ -107,11 +108,8 @@ def _typed(ints: S, uints: S, floats: S, bools: S | None = None) -> Any:
 def _glsl(inst: GLSL) -> Any:
     def spell(ctx: Ctx, i: Instr) -> int:
         t = rt(i)
-        if t.itemsize == 8 and inst not in _ANY_WIDTH:
-            raise TypeError(
-                f"{i.op.name.lower()} on float64 is not available on {ctx.caps['device']}: "
-                "GLSL.std.450, the math library of Vulkan shaders, has it for 32-bit floats "
-                f"only (line {i.loc.line}). Use float32, or another device.")
+        if t.itemsize == 8 and inst not in _ANY_WIDTH:  # GLSL's are 32-bit only
+            return libm.UNARY[i.op.name.lower()](ctx, t, ctx.val(i.args[0]))
         return ctx.f.ext(inst, ctx.scalar(t), *(ctx.val(a) for a in i.args))
     return spell
 
