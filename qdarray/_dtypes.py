@@ -74,6 +74,34 @@ class DType:
         """'b' bool, 'i' signed, 'u' unsigned, 'f' real float, 'c' complex float."""
         return self._np.kind
 
+    # More of NumPy's dtype attributes that array code reads from `x.dtype` (Dask reads
+    # `hasobject` and `fields` of its chunks' dtype): those of the NumPy dtype of the layout.
+
+    @property
+    def char(self) -> str:
+        """NumPy's one-character code (`'f'` for float32)."""
+        return self._np.char
+
+    @property
+    def str(self) -> builtins.str:
+        """NumPy's array-protocol type string (`'<f4'` for float32)."""
+        return self._np.str
+
+    @property
+    def hasobject(self) -> builtins.bool:
+        """False: no dtype of the namespace holds Python objects."""
+        return False
+
+    @property
+    def fields(self) -> None:
+        """None: no dtype of the namespace is structured."""
+        return None
+
+    @property
+    def names(self) -> None:
+        """None: no dtype of the namespace is structured."""
+        return None
+
 
 bool = DType("bool")  # noqa: A001 - the standard names it `bool`
 int8 = DType("int8")

@@ -62,7 +62,8 @@ def _slice(s: slice) -> slice:
 
 
 def _from_sequence(x: Array, seq: Any) -> Any:
-    """A Python list used as an index (NumPy semantics) as a native index array."""
+    """A Python list (or a NumPy integer or boolean array) used as an index (NumPy
+    semantics) as a native index array on x's device."""
     host = np.asarray(seq)
     if host.size == 0:
         host = host.astype(np.int64)
@@ -131,7 +132,9 @@ def _classify(x: Array, key: tuple[Any, ...]) -> tuple[list[tuple[str, Any]], in
                     f"Arrays used as indices must have an integer or boolean dtype; got "
                     f"{k._dtype}. Use qd.astype(index, qd.int64) for positions."
                 )
-        elif tk is list:
+        elif tk is list or tk is np.ndarray and k.dtype.kind in "biu":
+            # A NumPy index array is taken as a list is (and as CuPy takes one): its values
+            # are copied to x's device. (Dask's arg-reductions index chunks with np.ogrid.)
             native = _from_sequence(x, k)
             if native.dtype.kind == "b":
                 items.append(("mask", native))

@@ -26,6 +26,7 @@ from . import _elementwise_functions as ew
 from . import _linear_algebra_functions as la
 from . import _manipulation_functions as mf
 from . import _numpy_linalg_fft as lf
+from . import _numpy_nan_index as ni
 from . import _searching_functions as sf
 from . import _set_functions as setf
 from . import _sorting_functions as so
@@ -608,6 +609,12 @@ FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.full_like: _full_like, np.copy: _copy, np.astype: _astype, np.result_type: _result_type,
     np.shape: _shape_of, np.ndim: _ndim, np.size: _size, np.iscomplexobj: _iscomplexobj,
     np.isrealobj: _isrealobj,
+    # NaN-ignoring reductions, flat indices, partitions (_numpy_nan_index.py)
+    np.nansum: ni.nansum, np.nanprod: ni.nanprod, np.nanmin: ni.nanmin, np.nanmax: ni.nanmax,
+    np.nanargmin: ni.nanargmin, np.nanargmax: ni.nanargmax, np.nanmean: ni.nanmean,
+    np.nanvar: ni.nanvar, np.nanstd: ni.nanstd, np.unravel_index: ni.unravel_index,
+    np.ravel_multi_index: ni.ravel_multi_index, np.partition: ni.partition,
+    np.argpartition: ni.argpartition, np.nan_to_num: ni.nan_to_num,
     # numpy.linalg
     np.linalg.norm: lf.norm, np.linalg.inv: lf.one_matrix(linalg.inv, "inv"),
     np.linalg.det: lf.one_matrix(linalg.det, "det"),

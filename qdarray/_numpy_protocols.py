@@ -23,9 +23,10 @@ import numpy as np
 
 from . import _dtypes
 from ._array import Array, Buffer
+from ._data_type_functions import astype
 from ._devices import CPU
 from ._numpy_functions import FUNCTIONS, UFUNC_METHODS, UFUNCS
-from ._numpy_operands import NotInNamespace, cast, device_of, dtype_of, operand
+from ._numpy_operands import NotInNamespace, device_of, dtype_of, operand
 from .buffer_view import BufferView
 
 _HANDLED_TYPES = (Array, np.ndarray)
@@ -65,7 +66,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...],
         if method == "__call__":
             func = UFUNCS.get(name)
             if func is not None:
-                return _call_ufunc(func, name, inputs, kwargs)
+                return _call_ufunc(func, ufunc, inputs, kwargs)
         else:
             adapter = UFUNC_METHODS.get((name, method))
             if adapter is not None:
@@ -77,9 +78,11 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...],
     return numpy_fallback(call, inputs, kwargs, label, reason)
 
 
-def _call_ufunc(func: Callable[..., Any], name: str, inputs: tuple[Any, ...],
+def _call_ufunc(func: Callable[..., Any], ufunc: np.ufunc, inputs: tuple[Any, ...],
                 kwargs: dict[str, Any]) -> Any:
+    name = ufunc.__name__
     out = kwargs.get("out")
+    dtype = kwargs.get("dtype")
     if set(kwargs) - {"out", "dtype"} or out is not None and (
             len(out) != 1 or type(out[0]) is not Array):
         raise NotInNamespace(
@@ -88,21 +91,30 @@ def _call_ufunc(func: Callable[..., Any], name: str, inputs: tuple[Any, ...],
     if device is None:
         raise NotInNamespace(f"numpy.{name} got no qdarray array")
     operands = [operand(a, device, name) for a in inputs]
-    dtype = dtype_of(kwargs.get("dtype"))
-    if dtype is not None:  # NumPy computes in `dtype`: cast the array operands to it
-        for k, a in enumerate(operands):
-            if type(a) is Array and not np.can_cast(a.dtype._np, dtype._np, "same_kind"):
-                raise TypeError(f"Cannot cast ufunc '{name}' input {k} from {a.dtype} to "
-                                f"{dtype} with casting rule 'same_kind'")
-        operands = [cast(a, dtype) if type(a) is Array else a for a in operands]
+    target = dtype_of(dtype)
+    if target is not None:
+        operands = _in_dtype(ufunc, operands, target)
     result = func(*operands)
-    if dtype is not None and result.dtype is not dtype:
-        raise NotInNamespace(f"numpy.{name} with dtype={dtype} gives {result.dtype} in the "
-                             "namespace")
+    if target is not None and result.dtype != target:
+        result = astype(result, target)
     if out is None:
         return result
     out[0][...] = result  # the namespace's assignment: same-kind casts and broadcasting only
     return out[0]
+
+
+def _in_dtype(ufunc: np.ufunc, operands: list[Any], target: _dtypes.DType) -> list[Any]:
+    """The operands of `ufunc(..., dtype=target)` cast as NumPy's type resolution casts them:
+    the loop whose output is `target`, with inputs cast by the "same_kind" rule (NumPy's
+    UFuncTypeError, a TypeError, when they cannot be)."""
+    kinds = tuple(o.dtype._np if type(o) is Array else
+                  type(o) if type(o) in (bool, int, float, complex) else np.asarray(o).dtype
+                  for o in operands)
+    loop = ufunc.resolve_dtypes((*kinds, *(None,) * ufunc.nout),
+                                signature=(*(None,) * ufunc.nin, *(target._np,) * ufunc.nout),
+                                casting="same_kind")
+    return [astype(o, _dtypes.from_numpy_dtype(d)) if type(o) is Array and o.dtype != d else o
+            for o, d in zip(operands, loop, strict=False)]
 
 
 def numpy_fallback(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],

@@ -222,6 +222,8 @@ def test_unmapped_functions_on_device_arrays_name_the_function() -> None:
 def test_ufunc_dtype_computes_in_that_dtype_with_numpys_casting_rule() -> None:
     check(np.add(qd.asarray([1, 2]), 1, dtype=np.float32), np.add([1, 2], 1, dtype=np.float32))
     check(np.multiply(qd.asarray([1.5]), 2.0, dtype=np.float32), np.float32([3.0]))
-    with pytest.raises(TypeError, match="Cannot cast ufunc 'add' input 0 from qdarray.float64 "
-                                        "to qdarray.int32 with casting rule 'same_kind'"):
+    check(np.less(qd.asarray([1.5, 3.0]), 2, dtype=bool), [True, False])  # dtype of the output
+    with pytest.raises(TypeError, match=r"Cannot cast ufunc 'add' input 0 from "
+                                        r"dtype\('float64'\) to dtype\('int32'\) with casting "
+                                        "rule 'same_kind'"):
         np.add(qd.asarray([1.5]), 1, dtype=np.int32)
