@@ -109,7 +109,7 @@ def test_both_branches_leaving_the_loop_validate(spirv_val, tmp_path):
     # An if whose branches both break or continue leaves its merge block unreachable; the
     # statements after it go into that block, which must still be structured.
     k = Kernel(1)
-    m, f = k.m, k.f
+    f = k.f
     with f.loop() as lp:
         with f.if_(f.op(Op.ULessThan, k.bool, k.i, k.n)) as sel:
             lp.break_()

@@ -2,12 +2,12 @@
 read back the debug error record.
 
 `VulkanLauncher` is built once per kernel signature through the Vulkan devices' kernel target
-(`TARGET`, kernels/target.py). Per call it packs the parameter block (array offsets, shapes and strides in
-elements, scalars, each stage's loop bounds; kernels/codegen/spirv.py), evaluates the
-host-computable instructions for the parallel stages' trip counts, and records one dispatch
-per stage on the device's stream, in order. Host NumPy arrays passed directly are copied to
-the device for the launch and back afterwards. In debug mode the error record is zeroed
-before the launch and read after it.
+(`TARGET`, kernels/target.py). Per call it packs the parameter block (array offsets, shapes
+and strides in elements, scalars, each stage's loop bounds; kernels/codegen/spirv.py),
+evaluates the host-computable instructions for the parallel stages' trip counts, and
+records one dispatch per stage on the device's stream, in order. Host NumPy arrays passed
+directly are copied to the device for the launch and back afterwards. In debug mode the error
+record is zeroed before the launch and read after it.
 """
 
 from __future__ import annotations

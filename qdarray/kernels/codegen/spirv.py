@@ -206,13 +206,6 @@ class Ctx:
                           f.op(S.IMul, self.i64, ix, self.field(f"{n}_s{d}")))
         return self._pointer(mem, offset)
 
-    def element_at(self, mem: Value, flat: int) -> tuple[int, int, DType]:
-        """`element` of a 1-D array at the int64 index `flat` (an id)."""
-        f, n = self.f, f"a{mem.id}"
-        offset = f.op(S.IAdd, self.i64, self.field(f"{n}_off"),
-                      f.op(S.IMul, self.i64, flat, self.field(f"{n}_s0")))
-        return self._pointer(mem, offset)
-
     def _pointer(self, mem: Value, offset: int) -> tuple[int, int, DType]:
         var, dtype, _ = self.arrays[mem.id]
         elem = self.storage_of(mem.id, dtype)

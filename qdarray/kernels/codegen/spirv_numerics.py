@@ -1,8 +1,8 @@
 """SPIR-V spellings that need more than one instruction: NumPy-exact integer and float floor
 division, remainder and power, NaN-propagating min/max, bounded shifts, the float functions
-GLSL.std.450 lacks (expm1, log1p, cbrt, hypot, ...), atomics, adstack push/top and the debug
-index check. Each takes the stage context (`spirv.Ctx`) and an IR instruction and returns the
-SPIR-V id of the result (None for statements)."""
+GLSL.std.450 lacks (expm1, log1p, cbrt, hypot, ...), atomics and the debug index check. Each
+takes the stage context (`spirv.Ctx`) and an IR instruction and returns the SPIR-V id of the
+result (None for statements)."""
 
 from __future__ import annotations
 
@@ -220,7 +220,7 @@ def _float_pow(ctx: Ctx, t: DType, x: int, y: int) -> int:
 
 
 def _zero_pow(ctx: Ctx, t: DType, x: int, y: int, odd: int) -> int:
-    f, ty = ctx.f, ctx.scalar(t)
+    ty = ctx.scalar(t)
     zero = ctx.const(t, 0.0)
     mag = _sel(ctx, ty, _b(ctx, S.FOrdLessThan, y, zero), ctx.const(t, math.inf), zero)
     return _sel(ctx, ty, odd, _copysign(ctx, t, mag, x), mag)
@@ -373,7 +373,7 @@ def hypot(ctx: Ctx, i: Instr) -> int:
     return _sel(ctx, ty, inf, ctx.const(t, math.inf), r)
 
 
-# -- memory: atomics, adstacks, checks ------------------------------------------------------
+# -- memory: atomics, checks ------------------------------------------------------
 
 
 def _scope(ctx: Ctx) -> tuple[int, int]:
@@ -432,43 +432,6 @@ def atomic(kind: str) -> Any:
     return spell
 
 
-def adstack_push(ctx: Ctx, i: Instr) -> int:
-    """Write below the capacity; above it record the depth reached (ops/adstack.py)."""
-    f = ctx.f
-    heap, base, cap, overflow, depth, value = i.args
-    i64 = ctx.i64
-    d = ctx.convert(ctx.val(depth), _dt(depth), _int64())
-    one = ctx.m.const(i64, 1)
-    with f.if_(_b(ctx, S.SLessThan, d, ctx.convert(ctx.val(cap), _dt(cap), _int64()))) as sel:
-        slot = f.op(S.IAdd, i64, ctx.convert(ctx.val(base), _dt(base), _int64()), d)
-        pointer, storage, dtype = ctx.element_at(heap, slot)
-        ctx.store_element(pointer, storage, dtype, ctx.val(value))
-        sel.otherwise()
-        pointer, storage, dtype = ctx.element_at(overflow, ctx.m.const(i64, i.attrs[0].id))
-        atomic_at(ctx, "max", pointer, storage, dtype,
-                  ctx.convert(f.op(S.IAdd, i64, d, one), _int64(), dtype))
-    return ctx.convert(f.op(S.IAdd, i64, d, one), _int64(), _rt(i))
-
-
-def adstack_pop(ctx: Ctx, i: Instr) -> int:
-    t = _rt(i)
-    return ctx.f.op(S.ISub, ctx.scalar(t), ctx.val(i.args[0]), ctx.const(t, 1))
-
-
-def adstack_top(ctx: Ctx, i: Instr) -> int:
-    f = ctx.f
-    heap, base, cap, depth = i.args
-    i64 = ctx.i64
-    d = ctx.convert(ctx.val(depth), _dt(depth), _int64())
-    c = ctx.convert(ctx.val(cap), _dt(cap), _int64())
-    clamped = _sel(ctx, i64, _b(ctx, S.SLessThan, d, c), d, c)
-    slot = f.op(S.ISub, i64, f.op(S.IAdd, i64, ctx.convert(ctx.val(base), _dt(base),
-                                                            _int64()), clamped),
-                ctx.m.const(i64, 1))
-    pointer, storage, dtype = ctx.element_at(heap, slot)
-    return ctx.load_element(pointer, storage, dtype)
-
-
 def _int64() -> DType:
     from ... import _dtypes
 
@@ -511,82 +474,3 @@ def check_index(ctx: Ctx, i: Instr) -> None:
             for k, a in enumerate(i.args):
                 put(R.VALUES + k, ctx.convert(ctx.val(a), _dt(a), _int64()))
         f.ret_void()
-
-
-# -- inverse trigonometry (float32; drivers' own are as coarse as 4e-4 relative) ------------
-
-_TAN_3PI_8 = 2.414213562373095
-_TAN_PI_8 = 0.41421356237309503
-
-
-def _atan(ctx: Ctx, t: DType, x: int) -> int:
-    """atan(x) by Cephes' atanf: the argument reduced to |x| <= tan(pi/8) around 0, pi/4 or
-    pi/2, then an odd polynomial (relative error about 2e-7); float64 from spirv_libm."""
-    if t.itemsize == 8:
-        return libm.atan(ctx, t, x)
-    f, ty = ctx.f, ctx.scalar(t)
-    c = ctx.const
-    ax = f.ext(GLSL.FAbs, ty, x)
-    big = _b(ctx, S.FOrdGreaterThan, ax, c(t, _TAN_3PI_8))
-    mid = _b(ctx, S.FOrdGreaterThan, ax, c(t, _TAN_PI_8))
-    r_big = f.op(S.FNegate, ty, f.op(S.FDiv, ty, c(t, 1.0), ax))
-    r_mid = f.op(S.FDiv, ty, f.op(S.FSub, ty, ax, c(t, 1.0)), f.op(S.FAdd, ty, ax, c(t, 1.0)))
-    r = _sel(ctx, ty, big, r_big, _sel(ctx, ty, mid, r_mid, ax))
-    y0 = _sel(ctx, ty, big, c(t, math.pi / 2), _sel(ctx, ty, mid, c(t, math.pi / 4),
-                                                     c(t, 0.0)))
-    z = f.op(S.FMul, ty, r, r)
-    p = c(t, 8.05374449538e-2)
-    for k in (-1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1):
-        p = f.op(S.FAdd, ty, f.op(S.FMul, ty, p, z), c(t, k))
-    y = f.op(S.FAdd, ty, y0, f.op(S.FAdd, ty, f.op(S.FMul, ty, f.op(S.FMul, ty, p, z), r), r))
-    return _copysign(ctx, t, y, x)
-
-
-def _atan2(ctx: Ctx, t: DType, y: int, x: int) -> int:
-    """atan2(y, x) with C's signed zeros and infinities, from `_atan` of |y| / |x|."""
-    f, ty = ctx.f, ctx.scalar(t)
-    c = ctx.const
-    ax, ay = f.ext(GLSL.FAbs, ty, x), f.ext(GLSL.FAbs, ty, y)
-    q = f.op(S.FDiv, ty, ay, ax)
-    zeros = f.op(S.LogicalAnd, ctx.bool, _b(ctx, S.FOrdEqual, ax, c(t, 0.0)),
-                 _b(ctx, S.FOrdEqual, ay, c(t, 0.0)))
-    infs = f.op(S.LogicalAnd, ctx.bool, f.op(S.IsInf, ctx.bool, ax),
-                f.op(S.IsInf, ctx.bool, ay))
-    q = _sel(ctx, ty, zeros, c(t, 0.0), _sel(ctx, ty, infs, c(t, 1.0), q))
-    a = _atan(ctx, t, q)
-    u, sign = _bits(ctx, t)
-    negative_x = f.op(S.INotEqual, ctx.bool, f.op(S.BitwiseAnd, u, f.op(S.Bitcast, u, x), sign),
-                      ctx.m.const(u, 0))
-    a = _sel(ctx, ty, negative_x, f.op(S.FSub, ty, c(t, math.pi), a), a)
-    nan = f.op(S.LogicalOr, ctx.bool, f.op(S.IsNan, ctx.bool, x), f.op(S.IsNan, ctx.bool, y))
-    return _sel(ctx, ty, nan, c(t, math.nan), _copysign(ctx, t, a, y))
-
-
-def atan(ctx: Ctx, i: Instr) -> int:
-    return _atan(ctx, _f32(ctx, i, "atan"), ctx.val(i.args[0]))
-
-
-def atan2(ctx: Ctx, i: Instr) -> int:
-    t = _f32(ctx, i, "atan2")
-    return _atan2(ctx, t, *(ctx.val(a) for a in i.args))
-
-
-def _root_one_minus_square(ctx: Ctx, t: DType, x: int) -> int:
-    f, ty = ctx.f, ctx.scalar(t)
-    one = ctx.const(t, 1.0)
-    return f.ext(GLSL.Sqrt, ty, f.op(S.FMul, ty, f.op(S.FSub, ty, one, x),
-                                     f.op(S.FAdd, ty, one, x)))
-
-
-def asin(ctx: Ctx, i: Instr) -> int:
-    """asin(x) = atan2(x, sqrt((1 - x)(1 + x))): NaN past +-1."""
-    t = _f32(ctx, i, "asin")
-    x = ctx.val(i.args[0])
-    return _atan2(ctx, t, x, _root_one_minus_square(ctx, t, x))
-
-
-def acos(ctx: Ctx, i: Instr) -> int:
-    """acos(x) = atan2(sqrt((1 - x)(1 + x)), x): NaN past +-1."""
-    t = _f32(ctx, i, "acos")
-    x = ctx.val(i.args[0])
-    return _atan2(ctx, t, _root_one_minus_square(ctx, t, x), x)

@@ -20,6 +20,7 @@ from ..ops.math import BINARY, PREDICATES, UNARY
 from ..types import ArrayType
 from . import spirv_libm as libm
 from . import spirv_numerics as num
+from . import spirv_trig as trig
 from .spirv_enums import GLSL, SC, Cap, Scope
 from .spirv_enums import Op as S
 
@@ -207,12 +208,10 @@ TABLE: dict[Op, Any] = {
     Op.CHECK_INDEX: num.check_index,
     Op.ATOMIC_ADD: num.atomic("add"), Op.ATOMIC_MIN: num.atomic("min"),
     Op.ATOMIC_MAX: num.atomic("max"),
-    Op.ADSTACK_PUSH: num.adstack_push, Op.ADSTACK_POP: num.adstack_pop,
-    Op.ADSTACK_TOP: num.adstack_top,
     Op.IF: _stmt, Op.FOR: _stmt, Op.WHILE: _stmt, Op.BREAK: _stmt, Op.CONTINUE: _stmt,
     Op.RSQRT: _rsqrt, Op.SIGN: num.sign, Op.FMOD: num.fmod, Op.COPYSIGN: num.copysign,
-    Op.HYPOT: num.hypot, Op.ATAN2: num.atan2, Op.ATAN: num.atan, Op.ASIN: num.asin,
-    Op.ACOS: num.acos, Op.EXPM1: num.expm1,
+    Op.HYPOT: num.hypot, Op.ATAN2: trig.atan2, Op.ATAN: trig.atan, Op.ASIN: trig.asin,
+    Op.ACOS: trig.acos, Op.EXPM1: num.expm1,
     Op.LOG1P: num.log1p, Op.LOG10: num.log10, Op.CBRT: num.cbrt,
 }
 for _op, _inst in _GLSL_UNARY.items():
