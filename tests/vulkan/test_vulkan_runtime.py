@@ -133,3 +133,31 @@ def test_transfers_through_staging_buffers(device, monkeypatch):
     v.write_host(-1.0)
     values[:, 1::3, ::-2] = -1.0
     np.testing.assert_array_equal(x.to_host(), values)
+
+
+def test_memory_type_choice_maps_only_host_memory(device, monkeypatch):
+    # A discrete GPU whose video memory the host can map (resizable BAR) still keeps arrays
+    # in unmapped device memory, with staging transfers; a CPU implementation maps.
+    from dataclasses import replace
+
+    st = _instance.state(0)
+    bar = 0x1 | 0x2 | 0x4  # device-local, host-visible, coherent
+    types = [(0x1, 0), (bar, 0), (0x2 | 0x4 | 0x8, 1)]
+    gpu = replace(st, type=2, memory_types=types, heap_sizes=[80 << 30, 64 << 30])
+    assert _memory._device_type(gpu) == (0, False)
+    cpu = replace(st, type=4, memory_types=types, heap_sizes=[80 << 30, 64 << 30])
+    assert _memory._device_type(cpu) == (1, True)
+    only_bar = replace(gpu, memory_types=[(bar, 0), (0x2 | 0x4, 1)])
+    assert _memory._device_type(only_bar) == (0, True)
+    assert _memory._staging_type(gpu) == 2  # host-visible, coherent and cached
+
+
+def test_no_loader_means_no_devices_and_a_clear_error(device, monkeypatch):
+    from qdarray.backends.vulkan import _binding
+
+    monkeypatch.setattr(_binding, "vk", None)
+    monkeypatch.setattr(_binding, "_LOAD_ERROR", "libvulkan.so.1: cannot open shared object")
+    monkeypatch.setattr(_instance, "_physical", None)
+    assert qd.Device("vulkan:0").backend.devices() == []
+    with pytest.raises(_binding.VulkanUnavailableError, match=r"libvulkan\.so\.1.*apt-get"):
+        _instance.physical_devices()

@@ -204,7 +204,11 @@ class Pool:
 
 def _device_type(st: DeviceState) -> tuple[int, bool]:
     """(memory type for arrays, whether it is host-mapped): device-local in the largest
-    device-local heap, host-visible and coherent too where such a type exists there."""
+    device-local heap. Where that memory is the host's own (CPU implementations, integrated
+    GPUs: `shares_host_memory`), a host-visible coherent type there is mapped. A discrete GPU
+    keeps arrays in a type the host does not map when it has one: a host mapping of video
+    memory (resizable BAR) is uncached, so host reads through it crawl; staging buffers in
+    cached host memory carry the transfers instead."""
     local = [i for i, (flags, _) in enumerate(st.memory_types) if flags & DEVICE_LOCAL]
     if not local:  # a device without device-local memory: any type will do
         local = list(range(len(st.memory_types)))
@@ -212,9 +216,15 @@ def _device_type(st: DeviceState) -> tuple[int, bool]:
     local = [i for i in local if st.heap_sizes[st.memory_types[i][1]] == biggest]
     want = HOST_VISIBLE | HOST_COHERENT
     mapped = [i for i in local if st.memory_types[i][0] & want == want]
-    if mapped:
+    unmapped = [i for i in local if not st.memory_types[i][0] & HOST_VISIBLE]
+    if mapped and (shares_host_memory(st) or not unmapped):
         return mapped[0], True
-    return local[0], False
+    return (unmapped or local)[0], False
+
+
+def shares_host_memory(st: DeviceState) -> bool:
+    """Whether the device's memory is the host's (a CPU implementation or integrated GPU)."""
+    return st.type in (1, 4)
 
 
 def _staging_type(st: DeviceState) -> int:
