@@ -34,11 +34,11 @@ from numba import cuda
 from .._devices import Device
 from ..kernels.cache import load_module
 from ..kernels.codegen.numba_cuda import TPB, TPB_SIMULATED, render_numba_cuda
-from ..kernels.codegen.opencl_c import plan
 from ..kernels.error_record import LENGTH as RECORD_LENGTH
 from ..kernels.ir import KernelIR
 from ..kernels.launch import bump_generations
 from ..kernels.ops import OPS
+from ..kernels.passes.stages import plan_stages
 from ..kernels.target import Launcher, ReductionLayout
 from ..kernels.types import ArrayType
 from .cuda_direct import direct_launch, layout_key
@@ -99,7 +99,7 @@ class CudaLauncher(Launcher):
         self.device = device
         self.backend = cast(Any, device.backend)  # a CupyBackend or the simulator's
         self.cp: Any = None if SIMULATED else self.backend.cp  # CuPy
-        self.plan = plan(kernel)
+        self.plan = plan_stages(kernel)
         self.module = load_module(render_numba_cuda(kernel, debug=debug, simulated=SIMULATED))
         self.stages = [getattr(self.module, f"stage{k}") for k in range(len(self.plan.stages))]
         self.host_steps: list[Any] = [(i.result.id, OPS[i.op].impl, i.result.type, i.attrs,

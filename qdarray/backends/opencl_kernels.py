@@ -24,10 +24,11 @@ import pyopencl as cl
 from .._devices import Device
 from .._dtypes import DType
 from .._errors import KernelTypeError
-from ..kernels.codegen.opencl_c import plan, render_opencl_c
+from ..kernels.codegen.opencl_c import render_opencl_c
 from ..kernels.error_record import LENGTH as RECORD_LENGTH
 from ..kernels.ir import For, KernelIR, Value, walk
 from ..kernels.ops import OPS, Impl
+from ..kernels.passes.stages import plan_stages
 from ..kernels.target import Launcher, ReductionLayout
 from ..kernels.types import ArrayType, Type
 from .opencl_xp import ClArray
@@ -85,18 +86,17 @@ class OpenCLLauncher(Launcher):
                 f"({st.name}) does not support. Use float32 arrays and scalars (annotate "
                 "scalar parameters qd.float32), or another device.")
         self.caps = caps_of(device)
-        self.plan = plan(kernel)
+        self.plan = plan_stages(kernel)
         self.variants: dict[frozenset[int], list[Any]] = {}
         self.params = kernel.params
         self.stages_for(frozenset())  # compile errors surface at the first call
         self.host_steps: list[tuple[int, Impl, Type, tuple[Any, ...], list[int]]] = []
         for i in self.plan.host:
             impl = OPS[i.op].impl
-            assert impl is not None  # the host evaluates HOST_OPS only, all with an impl
+            assert impl is not None  # host ops (OpDef.host) all have an impl
             if i.result is not None:
                 self.host_steps.append((i.result.id, impl, i.result.type, i.attrs,
                                         [a.id for a in i.args]))
-        self.ncarry = len(self.plan.carried_values) + len(self.plan.carried_vars)
         self.dummy = ClArray.empty(st, (1,), np.int64)
         self.local = st.local_size
 
@@ -115,7 +115,8 @@ class OpenCLLauncher(Launcher):
         return stages
 
     def scalar_dtypes(self, stage: Any) -> list[Any]:
-        """The argument dtypes of a stage kernel (None for buffers), as `_args` packs them."""
+        """The argument dtypes of a stage kernel (None for buffers), as `_args` packs them,
+        then the carry buffer and the error record."""
         i64 = np.dtype(np.int64)
         out: list[Any] = []
         for p in self.params:
@@ -125,7 +126,7 @@ class OpenCLLauncher(Launcher):
             else:
                 assert isinstance(t, DType)  # views are lowered to arrays before launch
                 out.append(np.dtype(np.uint8) if t.kind == "b" else t._np)
-        return out + [None, None] + [i64] * (2 * len(stage.loops) + 1)
+        return out + [None, None]
 
     def _args(self, native: Sequence[Any]
               ) -> tuple[list[Any], dict[int, Any], list[Any], frozenset[int]]:
@@ -164,7 +165,7 @@ class OpenCLLauncher(Launcher):
         for rid, impl, rtype, attrs, arg_ids in self.host_steps:
             env[rid] = impl(rtype, attrs, *(env[a] for a in arg_ids))
         st = self.st
-        carry = ClArray.empty(st, (max(self.ncarry, 1),), np.uint64)
+        carry = ClArray.empty(st, (max(self.plan.slots, 1),), np.uint64)
         err = ClArray.empty(st, (RECORD_LENGTH,), np.int64) if self.debug else self.dummy
         if self.debug:
             cl.enqueue_fill_buffer(st.queue, err.qd_buffer, np.zeros(1, np.int64), 0,
@@ -172,7 +173,6 @@ class OpenCLLauncher(Launcher):
         carried: np.ndarray | None = None
         try:
             for stage, knl in zip(self.plan.stages, kernels, strict=True):
-                extra: list[Any] = []
                 total = 1
                 for loop in stage.loops:
                     if carried is None and any(not self._known(v, env)
@@ -180,15 +180,12 @@ class OpenCLLauncher(Launcher):
                         carried = carry.to_host()
                     b = self._value(loop.begin, env, carried)
                     e = self._value(loop.end, env, carried)
-                    n = max(e - b, 0)
-                    extra += [b, max(n, 1)]
-                    total *= n
+                    total *= max(e - b, 0)
                 if stage.loops and total == 0:
                     continue
                 gsize = math.ceil(total / self.local) * self.local if stage.loops else 1
                 lsize = (self.local,) if stage.loops else None
-                knl(st.queue, (gsize,), lsize, *kargs, carry.base_data, err.base_data, *extra,
-                    total)
+                knl(st.queue, (gsize,), lsize, *kargs, carry.base_data, err.base_data)
                 if not stage.loops:
                     carried = None  # a serial stage may have written the carry buffer
             for host, dev in copies:

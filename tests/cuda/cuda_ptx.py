@@ -19,8 +19,8 @@ from numba.np import numpy_support
 
 from qdarray.kernels.cache import load_module
 from qdarray.kernels.codegen.numba_cuda import render_numba_cuda
-from qdarray.kernels.codegen.opencl_c import plan
 from qdarray.kernels.ir import KernelIR
+from qdarray.kernels.passes.stages import plan_stages
 from qdarray.kernels.types import ArrayType
 
 CC = (9, 0)
@@ -75,7 +75,7 @@ def compile_stages(ir: KernelIR, debug: bool) -> str:
 
     source = render_numba_cuda(ir, debug=debug, simulated=False)
     module = load_module(source)
-    p = plan(ir)
+    p = plan_stages(ir)
     params = [_numba_type(q.value.type) for q in ir.params]
     carried = [v.type for v in p.carried_values] + [v.dtype for v in p.carried_vars]
     params += [nt.Array(numpy_support.from_dtype(t._np), 1, "C") for t in carried]

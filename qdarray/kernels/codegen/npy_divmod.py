@@ -14,14 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import Instr, Op
-from . import numba_cpu as cpu
+from .pysource import PY_TABLE
 
 
 def float_divmod(op: Op, simulated: bool) -> Any:
     """The spelling of FLOORDIV or MOD (`op`) for the CUDA generator: floats as described in
     the module docstring, with libdevice's functions (`simulated`: NumPy's ufuncs, which
-    numba's simulator runs); integer operands keep the CPU spelling."""
-    integer = cpu.TABLE[op]
+    numba's simulator runs); integer operands keep the shared Python spelling."""
+    integer = PY_TABLE[op]
 
     def spell(e: Any, i: Instr) -> str:
         t: Any = i.result.type  # type: ignore[union-attr]

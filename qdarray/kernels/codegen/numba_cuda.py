@@ -1,12 +1,13 @@
 """numba.cuda code generator: `render_numba_cuda(kernel) -> str`, a module of CUDA kernels.
 
-A kernel runs as the stages of `opencl_c.plan` (the split the OpenCL generator uses too), one
-CUDA launch each, in order on one stream:
+A kernel runs as the stages of `passes/stages.py`, one CUDA launch each, in order on one
+stream:
 
 - a parallel loop (or `qd.ndrange` nest) is `stage<k>`: a grid-stride loop over the flattened
-  index space, calling the device function `_body_<k>(t..., captured values...)` once per
-  iteration (a top-level `continue` is a `return`). The launcher picks the grid (at most
-  SMs x 32 blocks of `TPB` threads), so a launch needs no exact trip count;
+  index space (passes/flatten.py), calling the device function
+  `_body_<k>(t..., captured values...)` once per iteration (a top-level `continue` is a
+  `return`). The launcher picks the grid (at most SMs x 32 blocks of `TPB` threads), so a
+  launch needs no exact trip count;
 - a run of other top-level statements is a stage launched as one thread;
 - top-level pure instructions of the parameters (shapes, scalars, constants) are recomputed
   in every stage and on the host; values and locals a serial stage defines and a later stage
@@ -32,13 +33,13 @@ from ..._errors import KernelTypeError
 from ..._version import __version__
 from .. import error_record
 from ..ir import For, Instr, KernelIR, Op, Value
-from ..ops.math import BINARY, UNARY
+from ..ops import OPS
+from ..passes.flatten import flatten_nests
+from ..passes.stages import Stage, plan_stages
 from ..types import ArrayType, ViewType
-from . import numba_cpu as cpu
 from .block_sums import BlockSum, block_sums, emit_reduction
 from .npy_divmod import float_divmod
-from .opencl_c import Stage, plan
-from .pysource import PySourceEmitter
+from .pysource import PY_TABLE, PySourceEmitter, const, ctor, numpy_math
 from .regions import free_values
 
 # Threads per block: a power of two (block reductions halve it). The simulator runs a Python
@@ -47,15 +48,6 @@ TPB = 256
 TPB_SIMULATED = 32
 ABORT = error_record.STAGE  # the error record's slot of 1 + the failed stage
 ATOMIC_DTYPES = frozenset({"int32", "uint32", "int64", "uint64", "float32", "float64"})
-
-_LIBDEVICE = {Op.SIN: "sin", Op.COS: "cos", Op.TAN: "tan", Op.ASIN: "asin", Op.ACOS: "acos",
-              Op.ATAN: "atan", Op.SINH: "sinh", Op.COSH: "cosh", Op.TANH: "tanh",
-              Op.ASINH: "asinh", Op.ACOSH: "acosh", Op.ATANH: "atanh", Op.EXP: "exp",
-              Op.EXP2: "exp2", Op.EXPM1: "expm1", Op.LOG: "log", Op.LOG2: "log2",
-              Op.LOG10: "log10", Op.LOG1P: "log1p", Op.SQRT: "sqrt", Op.CBRT: "cbrt",
-              Op.FLOOR: "floor", Op.CEIL: "ceil", Op.TRUNC: "trunc", Op.ROUND: "rint",
-              Op.ATAN2: "atan2", Op.HYPOT: "hypot", Op.COPYSIGN: "copysign", Op.FMOD: "fmod"}
-
 
 def _f(dtype: Any) -> str:
     """libdevice's suffix: `sinf` for float32, `sin` for float64."""
@@ -84,7 +76,7 @@ def _sign(e: Any, i: Instr) -> str:
 def _pow(e: Any, i: Instr) -> str:
     t: Any = i.result.type  # type: ignore[union-attr]
     if t.kind in "iu":
-        return str(cpu._pow(e, i))
+        return str(PY_TABLE[Op.POW](e, i))  # ipow / upow (cuda_intrinsics.py)
     a, b = (e.val(x) for x in i.args)
     return f"libdevice.pow{_f(t)}({a}, {b})"
 
@@ -112,35 +104,20 @@ def _atomic(name: str) -> Any:
     return spell
 
 
-def _check(e: Any, i: Instr) -> None:
-    pairs = list(zip(i.args[0::2], i.args[1::2], strict=True))
-    if not pairs:
-        return
-    test = " and ".join(f"0 <= {e.val(a)} < {e.val(n)}" for a, n in pairs)
-    vals = ", ".join(f"np.int64({e.val(x)})" for x in i.args)
-    depth = e.in_body
-    thread = ", ".join(f"np.int64(_t{k})" for k in range(depth)) or "np.int64(0)"
-    e.line(f"if not ({test}):")
-    with e.indent():
-        e.line(f"report_index_error(err, {i.attrs[0]}, {depth}, {e.stage_no}, ({thread},), "
-               f"({vals},))")
-        e.line("return")
-
-
-SIMULATED_TABLE: dict[Op, Any] = dict(cpu.TABLE)
+SIMULATED_TABLE: dict[Op, Any] = {**PY_TABLE, **numpy_math()}
 SIMULATED_TABLE.update({
-    Op.ABS: "abs({0})", Op.CHECK_INDEX: _check,
+    Op.ABS: "abs({0})",
     Op.ATOMIC_ADD: _atomic("add"), Op.ATOMIC_MIN: _atomic("min"),
     Op.ATOMIC_MAX: _atomic("max"), Op.FLOORDIV: float_divmod(Op.FLOORDIV, True),
     Op.MOD: float_divmod(Op.MOD, True),
 })
 TABLE: dict[Op, Any] = dict(SIMULATED_TABLE)
-TABLE.update({op: _libdevice(name) for op, name in _LIBDEVICE.items()})
+TABLE.update({op: _libdevice(d.c_name) for op, d in OPS.items()  # CUDA's libdevice
+              if d.family == "math" and d.c_name is not None})
 TABLE.update({Op.RSQRT: _rsqrt, Op.SIGN: _sign, Op.POW: _pow, Op.ISNAN: "math.isnan({0})",
               Op.ISINF: "math.isinf({0})", Op.ISFINITE: "math.isfinite({0})",
               Op.FLOORDIV: float_divmod(Op.FLOORDIV, False),
               Op.MOD: float_divmod(Op.MOD, False)})
-assert set(_LIBDEVICE) | {Op.RSQRT, Op.SIGN} == set(UNARY) | set(BINARY)
 
 
 @functools.cache
@@ -164,16 +141,9 @@ class NumbaCudaEmitter(PySourceEmitter):
         self.kernel = kernel
         self.debug = debug
         self.simulated = simulated
-        self.plan = plan(kernel)
-        self.stage_no = 0
-        self.in_body = 0
+        self.plan = plan_stages(kernel)
+        self.flat = flatten_nests(kernel)
         self.sums: dict[int, BlockSum] = {}
-        self.ncarry = len(self.plan.carried_values) + len(self.plan.carried_vars)
-
-    def result(self, instr: Instr, text: str) -> str:
-        if instr.op in cpu._EXACT:
-            return text
-        return f"{cpu._ctor(instr.result.type)}({text})"  # type: ignore[union-attr]
 
     def instr(self, instr: Instr, spelling: Any) -> None:
         s = self.sums.get(id(instr))
@@ -194,7 +164,7 @@ class NumbaCudaEmitter(PySourceEmitter):
 
     def stage_params(self) -> str:
         names = [f"a{p.value.id}" for p in self.kernel.params]
-        names += [f"c{k}" for k in range(self.ncarry)]
+        names += [f"c{k}" for k in range(self.plan.slots)]
         return ", ".join(names + (["err"] if self.debug else []))
 
     def prologue(self) -> None:
@@ -203,21 +173,13 @@ class NumbaCudaEmitter(PySourceEmitter):
             t = p.value.type
             src = f"a{p.value.id}"
             is_mem = isinstance(t, (ArrayType, ViewType))
-            self.line(f"{self.val(p.value)} = {src if is_mem else f'{cpu._ctor(t)}({src})'}")
+            self.line(f"{self.val(p.value)} = {src if is_mem else f'{ctor(t)}({src})'}")
         for i in self.plan.host:
             self.stmt(i)
 
-    def load_carried(self, stage: Stage) -> None:
-        own = self.defined_in(stage)
-        for v in self.plan.carried_values:
-            if v.id not in own:
-                self.line(f"{self.val(v)} = c{self.plan.slot(v)}[0]")
-        for var in self.plan.carried_vars:
-            self.line(f"{self.var(var)} = c{self.plan.slot(var)}[0]")
-
-    @staticmethod
-    def defined_in(stage: Stage) -> set[int]:
-        return {s.result.id for s in stage.stmts if isinstance(s, Instr) and s.result is not None}
+    def name(self, item: Value | Any) -> str:
+        """The name of a carried value or local."""
+        return self.val(item) if isinstance(item, Value) else self.var(item)
 
     def captures(self, nest: list[For]) -> tuple[list[Value], list[Any]]:
         return free_values(nest[-1].body, [f.index for f in nest])
@@ -236,7 +198,7 @@ class NumbaCudaEmitter(PySourceEmitter):
         self.in_body = len(nest)
         with self.indent():
             for d, loop in enumerate(nest):
-                self.line(f"{self.val(loop.index)} = {cpu._ctor(loop.index.type)}(_t{d})")
+                self.line(f"{self.val(loop.index)} = {ctor(loop.index.type)}(_t{d})")
             self.block(nest[-1].body)
         self.in_body = 0
         self.lines += ["", ""]
@@ -262,7 +224,8 @@ class NumbaCudaEmitter(PySourceEmitter):
                 with self.indent():
                     self.line("return")
             self.prologue()
-            self.load_carried(stage)
+            for item in self.plan.loads(stage):
+                self.line(f"{self.name(item)} = c{self.plan.slot(item)}[0]")
             if stage.loops:
                 self.grid_stride(k, stage.loops, sums)
             else:
@@ -277,42 +240,33 @@ class NumbaCudaEmitter(PySourceEmitter):
         start = len(self.lines)
         for s in stage.stmts:
             self.stmt(s)
-        own = self.defined_in(stage)
-        for v in self.plan.carried_values:
-            if v.id in own:
-                self.line(f"c{self.plan.slot(v)}[0] = {self.val(v)}")
-        for var in self.plan.carried_vars:
-            self.line(f"c{self.plan.slot(var)}[0] = {self.var(var)}")
+        for item in self.plan.stores(stage):
+            self.line(f"c{self.plan.slot(item)}[0] = {self.name(item)}")
         if len(self.lines) == start:
             self.line("pass")
 
     def grid_stride(self, k: int, nest: list[For], sums: list[BlockSum]) -> None:
-        for d, loop in enumerate(nest):
-            self.line(f"_b{d} = np.int64({self.val(loop.begin)})")
-            self.line(f"_n{d} = max(np.int64({self.val(loop.end)}) - _b{d}, np.int64(0))")
-        self.line(f"_total = {' * '.join(f'_n{d}' for d in range(len(nest)))}")
+        """The stage's threads: a grid-stride loop over the nest's flat index space
+        (passes/flatten.py)."""
+        flat = self.flat[id(nest[0])]
+        for i in flat.sizes:
+            self.stmt(i)
         for s in sums:
             self.line(f"{s.name} = cuda.local.array(1, np.{s.dtype.name})")
             self.line(f"{s.name}[0] = {s.identity()}")
-        self.line("for _f in range(np.int64(cuda.grid(1)), _total, "
-                  "np.int64(cuda.gridsize(1))):")
+        self.line(f"for {self.val(flat.flat)} in range(np.int64(cuda.grid(1)), "
+                  f"{self.val(flat.total)}, np.int64(cuda.gridsize(1))):")
         with self.indent():
-            rest = "_f"
-            for d in range(len(nest) - 1, 0, -1):
-                self.line(f"_t{d} = _b{d} + {rest} % _n{d}")
-                self.line(f"_q{d} = {rest} // _n{d}")
-                rest = f"_q{d}"
-            self.line(f"_t0 = _b0 + {rest}")
-            ts = [f"_t{d}" for d in range(len(nest))]
+            for i in flat.decode:
+                self.stmt(i)
+            ts = [self.val(t) for t in flat.threads]
             self.line(f"_body_{k}({', '.join(ts + self.body_args(nest, sums))})")
             if self.debug:
-                self.line(f"if err[{error_record.SITE}] != 0:")
-                with self.indent():
-                    self.line("break")
+                self.stop_after_failure("break")
         if sums:
             self.line("_tid = cuda.threadIdx.x")
         for s in sums:
-            parts = [self.val(i) if isinstance(i, Value) else cpu._const(*i) for i in s.index]
+            parts = [self.val(i) if isinstance(i, Value) else const(*i) for i in s.index]
             index = "0" if not parts else parts[0] if len(parts) == 1 else \
                 f"({', '.join(parts)})"
             emit_reduction(self, s, f"cuda.atomic.{s.kind}", index)

@@ -20,6 +20,12 @@ CTYPES: dict[str, str] = {
     "float32": "float", "float64": "double",
 }
 PTYPES = dict(CTYPES, bool="bool")
+
+
+def ct(t: Any) -> str:
+    """The C type of a value of dtype `t` in registers."""
+    return PTYPES[t.name]
+
 _UNSIGNED = {"char": "uchar", "short": "ushort", "uchar": "uchar", "ushort": "ushort"}
 
 

@@ -1,26 +1,20 @@
-"""The OpenCL C spelling of every IR op: `TABLE[op]` is a format string over the argument
-names (`"{0} + {1}"`) or a function `(emitter, instr) -> str` (empty for statements it
-emits itself). The emitter casts each result to its IR dtype, as the numba target does,
-since C's own promotion (char + char -> int) differs from the IR's."""
+"""The OpenCL C spelling of every instruction op: `TABLE[op]` is a format string over the
+argument names (`"{0} + {1}"`) or a function `(emitter, instr) -> str` (empty for statements
+it writes itself); the C walker (csource.py) declares each result in its IR dtype. Math ops
+are spelled by the C names their `defop` gives."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import numpy as np
 
 from ..._dtypes import DType
 from ..ir import Instr, Op, Value
-from ..ops.math import BINARY, PREDICATES, UNARY
+from ..ops import OPS
 from ..types import ArrayType
-from .opencl_helpers import atomic_helper, float_helpers, int_helpers
-
-_NAMES = {Op.ASIN: "asin", Op.ACOS: "acos", Op.ATAN: "atan", Op.ASINH: "asinh",
-          Op.ACOSH: "acosh", Op.ATANH: "atanh", Op.ROUND: "rint", Op.ATAN2: "atan2"}
-
-
-def _ct(t: Any) -> str:
-    from .opencl_c import ct
-
-    return ct(t)
+from .opencl_helpers import atomic_helper, ct, float_helpers, int_helpers
 
 
 def _rt(i: Instr) -> DType:
@@ -40,23 +34,39 @@ def _elem(v: Value) -> DType:
 
 def _arith_helper(e: Any, i: Instr, fn: str) -> str:
     t = _rt(i)
-    c = _ct(t)
+    c = ct(t)
     name, text = float_helpers(c) if t.kind == "f" else int_helpers(c, t.kind == "i")
     e.helper(name, text)
     a, b = (e.val(x) for x in i.args)
     return f"qd_{fn}_{c}({a}, {b})"
 
 
-def _const(e: Any, i: Instr) -> str:
-    from .opencl_c import _const as const
-
-    return const(*i.attrs)
+def const(value: Any, t: Any) -> str:
+    """A literal of dtype `t` (floats exactly, as hexadecimal)."""
+    if t.kind == "b":
+        return "true" if value else "false"
+    if t.kind == "f":
+        v = float(value)
+        suffix = "f" if t.name == "float32" else ""
+        if math.isnan(v):
+            return f"(({ct(t)})NAN)"
+        if math.isinf(v):
+            return f"(({ct(t)}){'' if v > 0 else '-'}INFINITY)"
+        if t.name == "float32":
+            v = float(np.float32(v))
+        return f"(({ct(t)}){v.hex()}{suffix})"
+    v = int(value)
+    if t.kind == "u":
+        return f"(({ct(t)}){v}UL)"
+    if v == -(1 << 63):
+        return "((long)(-9223372036854775807L - 1))"
+    return f"(({ct(t)}){v}L)"
 
 
 def _cast(e: Any, i: Instr) -> str:
     x = e.val(i.args[0])
     target = i.attrs[0]
-    return f"{x} != 0" if target.kind == "b" else f"({_ct(target)}){x}"
+    return f"{x} != 0" if target.kind == "b" else f"({ct(target)}){x}"
 
 
 def _pow(e: Any, i: Instr) -> str:
@@ -129,12 +139,8 @@ def _check(e: Any, i: Instr) -> str:
     return ""
 
 
-def _stmt(e: Any, s: Any) -> str:
-    raise AssertionError("structured statements are emitted by the Emitter")
-
-
 TABLE: dict[Op, Any] = {
-    Op.CONST: _const, Op.CAST: _cast, Op.SELECT: "{0} ? {1} : {2}",
+    Op.CONST: lambda e, i: const(*i.attrs), Op.CAST: _cast, Op.SELECT: "{0} ? {1} : {2}",
     Op.ADD: "{0} + {1}", Op.SUB: "{0} - {1}", Op.MUL: "{0} * {1}", Op.TRUEDIV: "{0} / {1}",
     Op.FLOORDIV: lambda e, i: _arith_helper(e, i, "floordiv"),
     Op.MOD: lambda e, i: _arith_helper(e, i, "mod"), Op.POW: _pow, Op.NEG: "-{0}",
@@ -150,19 +156,8 @@ TABLE: dict[Op, Any] = {
     Op.CHECK_INDEX: _check,
     Op.ATOMIC_ADD: _atomic("add"), Op.ATOMIC_MIN: _atomic("min"),
     Op.ATOMIC_MAX: _atomic("max"),
-    Op.IF: _stmt, Op.FOR: _stmt, Op.WHILE: _stmt, Op.BREAK: _stmt, Op.CONTINUE: _stmt,
 }
-for _op in list(UNARY) + list(PREDICATES):
-    TABLE[_op] = f"{_NAMES.get(_op, _op.name.lower())}({{0}})"
-for _op in BINARY:
-    TABLE[_op] = f"{_NAMES.get(_op, _op.name.lower())}({{0}}, {{1}})"
+TABLE.update({op: f"{d.c_name}({', '.join(f'{{{k}}}' for k in range(d.arity or 0))})"
+              for op, d in OPS.items() if d.family == "math" and d.c_name is not None})
 TABLE[Op.SIGN] = _sign
 TABLE[Op.RSQRT] = "1 / sqrt({0})"
-
-
-def spell(e: Any, i: Instr) -> str:
-    """The C expression (or statement) of one instruction."""
-    s = TABLE[i.op]
-    if callable(s):
-        return s(e, i)  # type: ignore[no-any-return]
-    return s.format(*(e.val(a) for a in i.args))  # type: ignore[no-any-return]

@@ -1,20 +1,11 @@
-"""Analyses of regions that code generators share: parallel loop nests and the values a
-parallel body reads from outside (which become arguments of a per-thread function)."""
+"""Analyses of regions that code generators share: the values a parallel body reads from
+outside (which become arguments of a per-thread function)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..ir import Block, For, If, Instr, Op, Value, While, walk
-
-
-def parallel_nest(s: For) -> list[For]:
-    """The parallel loops of a nest, outermost first (one loop unless qd.ndrange)."""
-    loops = [s]
-    while (len(loops[-1].body.stmts) == 1 and isinstance(loops[-1].body.stmts[0], For)
-           and loops[-1].body.stmts[0].parallel):
-        loops.append(loops[-1].body.stmts[0])
-    return loops
 
 
 def free_values(body: Block, indices: list[Value]) -> tuple[list[Value], list[Any]]:

@@ -26,8 +26,8 @@ from typing import Any
 
 from ..._dtypes import DType
 from ..ir import Block, Break, Continue, For, If, Instr, KernelIR, Op, Value, While, walk
+from ..passes.stages import Plan, Stage, plan_stages
 from ..types import ArrayType, scalar_type
-from .opencl_c import Plan, Stage, plan
 from .spirv_enums import SC, BuiltIn, Cap, Dec
 from .spirv_enums import Op as S
 from .spirv_module import Function, Loop, Module
@@ -349,8 +349,6 @@ def _bytes(m: Module, type_id: int) -> int:
 def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
                   fields: list[tuple[str, str]], push: bool, caps: dict[str, Any],
                   debug: bool, wide: frozenset[int]) -> bytes:
-    from .opencl_c import _locals
-
     ctx = Ctx(kernel, fields, push, caps, debug, wide)
     ctx.stage_no = k
     ctx.nest = len(stage.loops)
@@ -398,7 +396,7 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
             continue
         ctx.vals[v.id] = _load_carried(ctx, _itype(v), p.slot(v))
     body = stage.loops[-1].body.stmts if stage.loops else tuple(stage.stmts)
-    local_vars = _locals(list(body))
+    local_vars = {v.id: v for v in p.locals(stage)}
     for var in p.carried_vars:
         local_vars.pop(var.id, None)
         vt = scalar_type(var.dtype)
@@ -475,7 +473,7 @@ def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] 
     """
     caps = caps or {"max_push": 128, "int64_atomics": True, "float32_atomic_add": False,
                     "device": "the device"}
-    p = plan(kernel)
+    p = plan_stages(kernel)
     nest = max((len(s.loops) for s in p.stages), default=0)
     fields = block_fields(kernel, nest, wide)
     push = 8 * len(fields) <= int(caps.get("max_push", 128))

@@ -1,9 +1,11 @@
-"""One `OpDef` per IR op: its type rule, its reference semantics and its adjoint slot.
+"""One `OpDef` per IR op: its type rule, its reference semantics, its adjoint slot and its
+facts (whether the host may evaluate it, its NumPy and C names).
 
 Each family file (`arith.py`, `math.py`, `memory.py`, `atomics.py`, `control.py`) calls
 `defop(...)` once per op, so everything about an op sits in one place. Code generators keep
-their own table `Op -> spelling`; `tests/kernels/test_op_coverage.py` checks that the
-interpreter and every generator cover every op.
+their own table `Op -> spelling`, built from the names an op's `defop` gives where they can;
+`tests/kernels/test_op_coverage.py` checks that the interpreter and every generator cover
+every op.
 
 Adding an op: add the member to `ir.Op` under its banner, `defop` it in its family file (type
 rule, `impl`), give it one entry in each code generator's table, and a test against NumPy.
@@ -44,6 +46,11 @@ class OpDef:
         impl: reference semantics for the interpreter, or None when the interpreter
             executes the op structurally (locals, control flow, index checks).
         pure: no side effects and cannot fault: safe to fold, remove when unused, speculate.
+        host: the host may evaluate it on scalars with `impl` (launch sizes: trip counts of
+            parallel loops computed before a launch, passes/stages.py and the CPU launcher).
+        np_name: NumPy's function of the same semantics (`numpy.<np_name>`), if any.
+        c_name: C99's (and OpenCL C's, CUDA libdevice's) function of the same semantics on
+            floats, if any.
         adjoint: the reverse-mode rule (see `Adjoint`); None until autodiff defines it.
         doc: one line of semantics.
     """
@@ -56,17 +63,22 @@ class OpDef:
     pure: bool
     adjoint: Adjoint | None
     doc: str
+    host: bool = False
+    np_name: str | None = None
+    c_name: str | None = None
 
 
 OPS: dict[Op, OpDef] = {}
 
 
 def defop(op: Op, family: str, arity: int | None, type_rule: TypeRule, impl: Impl | None,
-          *, pure: bool = True, adjoint: Adjoint | None = None, doc: str = "") -> OpDef:
+          *, pure: bool = True, adjoint: Adjoint | None = None, doc: str = "",
+          host: bool = False, np_name: str | None = None, c_name: str | None = None) -> OpDef:
     """Define `op` once; a second definition is a programming error."""
     if op in OPS:
         raise AssertionError(f"{op} is defined twice")
-    d = OpDef(op, family, arity, type_rule, impl, pure, adjoint, doc)
+    assert not host or (pure and impl is not None), f"{op}: host ops are pure, with an impl"
+    d = OpDef(op, family, arity, type_rule, impl, pure, adjoint, doc, host, np_name, c_name)
     OPS[op] = d
     return d
 

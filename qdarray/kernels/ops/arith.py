@@ -54,10 +54,11 @@ def _cast_adj(b: Any, instr: Any, g: Any) -> None:
 
 
 defop(Op.CONST, "arith", 0, _const_rule, lambda rt, attrs: _np(rt)(attrs[0]),
-      doc="the literal attrs[0] as dtype attrs[1]")
+      doc="the literal attrs[0] as dtype attrs[1]", host=True)
 defop(Op.CAST, "arith", 1, _cast_rule, lambda rt, attrs, v: cast_value(rt, v),
       adjoint=_cast_adj,
-      doc="convert to dtype attrs[0]: ints wrap, floats round to nearest, to int truncates")
+      doc="convert to dtype attrs[0]: ints wrap, floats round to nearest, to int truncates",
+      host=True)
 
 # -- arithmetic -----------------------------------------------------------------------------
 
@@ -177,22 +178,24 @@ def _minmax_adj(wins: Op) -> Any:
 
 
 num2 = same("numeric")
-defop(Op.ADD, "arith", 2, num2, _binary(np.add), adjoint=_add_adj, doc="a + b")
-defop(Op.SUB, "arith", 2, num2, _binary(np.subtract), adjoint=_sub_adj, doc="a - b")
-defop(Op.MUL, "arith", 2, num2, _binary(np.multiply), adjoint=_mul_adj, doc="a * b")
+defop(Op.ADD, "arith", 2, num2, _binary(np.add), adjoint=_add_adj, doc="a + b", host=True)
+defop(Op.SUB, "arith", 2, num2, _binary(np.subtract), adjoint=_sub_adj, doc="a - b", host=True)
+defop(Op.MUL, "arith", 2, num2, _binary(np.multiply), adjoint=_mul_adj, doc="a * b", host=True)
 defop(Op.TRUEDIV, "arith", 2, same("float"), _binary(np.true_divide), adjoint=_truediv_adj,
       doc="a / b (floats)")
 defop(Op.FLOORDIV, "arith", 2, num2, _floordiv, adjoint=_no_gradient,
-      doc="floor(a / b); integer x // 0 is 0")
+      doc="floor(a / b); integer x // 0 is 0", host=True)
 defop(Op.MOD, "arith", 2, num2, _mod, adjoint=_mod_adj,
-      doc="a - floor(a / b) * b (sign of b); x % 0 is 0")
-defop(Op.POW, "arith", 2, num2, _pow, adjoint=_pow_adj, doc="a ** b")
-defop(Op.NEG, "arith", 1, same("numeric"), _unary(np.negative), adjoint=_neg_adj, doc="-a")
-defop(Op.ABS, "arith", 1, same("numeric"), _unary(np.absolute), adjoint=_abs_adj, doc="|a|")
+      doc="a - floor(a / b) * b (sign of b); x % 0 is 0", host=True)
+defop(Op.POW, "arith", 2, num2, _pow, adjoint=_pow_adj, doc="a ** b", np_name="power")
+defop(Op.NEG, "arith", 1, same("numeric"), _unary(np.negative), adjoint=_neg_adj, doc="-a",
+      host=True)
+defop(Op.ABS, "arith", 1, same("numeric"), _unary(np.absolute), adjoint=_abs_adj, doc="|a|",
+      host=True, np_name="absolute")
 defop(Op.MIN, "arith", 2, num2, _binary(np.minimum), adjoint=_minmax_adj(Op.LT),
-      doc="minimum, NaN-propagating")
+      doc="minimum, NaN-propagating", host=True, np_name="minimum")
 defop(Op.MAX, "arith", 2, num2, _binary(np.maximum), adjoint=_minmax_adj(Op.GT),
-      doc="maximum, NaN-propagating")
+      doc="maximum, NaN-propagating", host=True, np_name="maximum")
 
 # -- bitwise and logical --------------------------------------------------------------------
 
@@ -212,20 +215,20 @@ def _shr(rt: Any, attrs: Any, a: Any, n: Any) -> Any:
 
 
 ib2 = same("int_or_bool")
-defop(Op.BIT_AND, "arith", 2, ib2, _binary(np.bitwise_and), doc="a & b (and of bools)")
-defop(Op.BIT_OR, "arith", 2, ib2, _binary(np.bitwise_or), doc="a | b (or of bools)")
-defop(Op.BIT_XOR, "arith", 2, ib2, _binary(np.bitwise_xor), doc="a ^ b")
+defop(Op.BIT_AND, "arith", 2, ib2, _binary(np.bitwise_and), doc="a & b (and of bools)", host=True)
+defop(Op.BIT_OR, "arith", 2, ib2, _binary(np.bitwise_or), doc="a | b (or of bools)", host=True)
+defop(Op.BIT_XOR, "arith", 2, ib2, _binary(np.bitwise_xor), doc="a ^ b", host=True)
 defop(Op.BIT_NOT, "arith", 1, same("int"), _unary(np.invert), doc="~a (integers)")
 defop(Op.SHL, "arith", 2, same("int"), _shl, doc="a << n; 0 when n is outside [0, bits)")
 defop(Op.SHR, "arith", 2, same("int"), _shr, doc="a >> n (arithmetic for signed)")
-defop(Op.NOT, "arith", 1, same("bool"), _unary(np.logical_not), doc="not a (bool)")
+defop(Op.NOT, "arith", 1, same("bool"), _unary(np.logical_not), doc="not a (bool)", host=True)
 
 # -- comparisons ----------------------------------------------------------------------------
 
 cmp2 = same("scalar", result="bool")
-defop(Op.EQ, "arith", 2, cmp2, _binary(np.equal), doc="a == b")
-defop(Op.NE, "arith", 2, cmp2, _binary(np.not_equal), doc="a != b")
-defop(Op.LT, "arith", 2, cmp2, _binary(np.less), doc="a < b")
-defop(Op.LE, "arith", 2, cmp2, _binary(np.less_equal), doc="a <= b")
-defop(Op.GT, "arith", 2, cmp2, _binary(np.greater), doc="a > b")
-defop(Op.GE, "arith", 2, cmp2, _binary(np.greater_equal), doc="a >= b")
+defop(Op.EQ, "arith", 2, cmp2, _binary(np.equal), doc="a == b", host=True)
+defop(Op.NE, "arith", 2, cmp2, _binary(np.not_equal), doc="a != b", host=True)
+defop(Op.LT, "arith", 2, cmp2, _binary(np.less), doc="a < b", host=True)
+defop(Op.LE, "arith", 2, cmp2, _binary(np.less_equal), doc="a <= b", host=True)
+defop(Op.GT, "arith", 2, cmp2, _binary(np.greater), doc="a > b", host=True)
+defop(Op.GE, "arith", 2, cmp2, _binary(np.greater_equal), doc="a >= b", host=True)

@@ -31,6 +31,6 @@ def _select_adj(b: Any, instr: Any, g: Any) -> None:
 
 defop(Op.SELECT, "control", 3, _select_rule, lambda rt, attrs, c, a, b: a if c else b,
       adjoint=_select_adj,
-      doc="a if c else b (both evaluated)")
+      doc="a if c else b (both evaluated)", host=True)
 for _op in (Op.IF, Op.FOR, Op.WHILE, Op.BREAK, Op.CONTINUE):
     defop(_op, "control", None, no_result, None, pure=False, doc="structured statement")

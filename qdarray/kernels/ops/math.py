@@ -121,11 +121,22 @@ BINARY_ADJOINTS: dict[Op, Any] = {
     Op.ATAN2: _atan2_adj, Op.HYPOT: _hypot_adj, Op.COPYSIGN: _copysign_adj, Op.FMOD: _fmod_adj,
 }
 
+# C99's names (OpenCL C's, CUDA libdevice's) where they differ from the op's; RSQRT and SIGN
+# have none (C's sign functions do not propagate NaN as NumPy's does).
+_C_NAMES: dict[Op, str | None] = {Op.ROUND: "rint", Op.RSQRT: None, Op.SIGN: None}
+
+
+def _np_name(fn: Any) -> str | None:
+    return fn.__name__ if isinstance(fn, np.ufunc) else None
+
+
 for _op, _fn in UNARY.items():
     defop(_op, "math", 1, same("float"), _unary(_fn), adjoint=_chain(DERIVATIVES[_op]),
-          doc=f"numpy.{_fn.__name__}")
+          doc=f"numpy.{_fn.__name__}", np_name=_np_name(_fn),
+          c_name=_C_NAMES.get(_op, _op.name.lower()))
 for _op, _fn in PREDICATES.items():
-    defop(_op, "math", 1, same("float", result="bool"), _unary(_fn), doc=f"numpy.{_fn.__name__}")
+    defop(_op, "math", 1, same("float", result="bool"), _unary(_fn), doc=f"numpy.{_fn.__name__}",
+          np_name=_np_name(_fn), c_name=_op.name.lower())
 for _op, _fn in BINARY.items():
     defop(_op, "math", 2, same("float"), _binary(_fn), adjoint=BINARY_ADJOINTS[_op],
-          doc=f"numpy.{_fn.__name__}")
+          doc=f"numpy.{_fn.__name__}", np_name=_np_name(_fn), c_name=_op.name.lower())

@@ -132,7 +132,7 @@ defop(Op.LOAD, "memory", None, _load_rule, _load, pure=False, adjoint=_load_adj,
       doc="mem[indices]")
 defop(Op.STORE, "memory", None, _store_rule, _store, pure=False, adjoint=_store_adj,
       doc="mem[indices] = value")
-defop(Op.SHAPE, "memory", 1, _shape_rule, _shape, doc="mem.shape[attrs[0]] as int64")
+defop(Op.SHAPE, "memory", 1, _shape_rule, _shape, doc="mem.shape[attrs[0]] as int64", host=True)
 defop(Op.LOAD_VAR, "memory", 0, _load_var_rule, None, doc="the value of local attrs[0]")
 defop(Op.STORE_VAR, "memory", 1, _store_var_rule, None, pure=False,
       doc="set local attrs[0]")
