@@ -102,6 +102,14 @@ def test_stats_tests(name: str) -> None:
     np.testing.assert_allclose(_host(got.pvalue), ref.pvalue, rtol=1e-9)
 
 
+def test_stats_one_sample_t_test() -> None:
+    # SciPy creates arrays without device= here: on the default device.
+    ref = scipy.stats.ttest_1samp(A, 0.1)
+    got = scipy.stats.ttest_1samp(qd.asarray(A), 0.1)
+    np.testing.assert_allclose(_host(got.statistic), ref.statistic, rtol=1e-10)
+    np.testing.assert_allclose(_host(got.pvalue), ref.pvalue, rtol=1e-9)
+
+
 def test_stats_quantile() -> None:
     got = scipy.stats.quantile(qd.asarray(A), qd.asarray([0.1, 0.5, 0.9]))
     np.testing.assert_allclose(_host(got), scipy.stats.quantile(A, np.array([0.1, 0.5, 0.9])),

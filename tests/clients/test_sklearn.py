@@ -18,7 +18,10 @@ from sklearn.kernel_approximation import Nystroem  # noqa: E402
 from sklearn.linear_model import LogisticRegression, Ridge  # noqa: E402
 from sklearn.metrics import (  # noqa: E402
     accuracy_score,
+    confusion_matrix,
+    f1_score,
     mean_squared_error,
+    multilabel_confusion_matrix,
     r2_score,
     zero_one_loss,
 )
@@ -93,6 +96,16 @@ def test_scalers_match_numpy(data: tuple[np.ndarray, ...], scaler: type) -> None
     ref = scaler().fit_transform(X)
     got = scaler().fit_transform(qd.asarray(X))
     np.testing.assert_allclose(_host(got), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_confusion_matrices_match_numpy() -> None:
+    # These create arrays without device= inside scikit-learn: on the default device.
+    rng = np.random.default_rng(1)
+    y, pred = rng.integers(0, 3, 30), rng.integers(0, 3, 30)
+    for f in (multilabel_confusion_matrix, confusion_matrix):
+        np.testing.assert_array_equal(_host(f(qd.asarray(y), qd.asarray(pred))), f(y, pred))
+    assert float(f1_score(qd.asarray(y), qd.asarray(pred), average="macro")) == pytest.approx(
+        f1_score(y, pred, average="macro"))
 
 
 def test_metrics_match_numpy(data: tuple[np.ndarray, ...]) -> None:
