@@ -339,7 +339,7 @@ class Array:
         return _numpy_protocols.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        return _numpy_protocols.array_function(func, types, args, kwargs)
+        return _numpy_protocols.array_function(self, func, types, args, kwargs)
 
     # -- pickling and copying --------------------------------------------------------------
 
@@ -528,17 +528,23 @@ class Array:
         return _call_numpy(np.argsort, (self, *args), kwargs)
 
     def view(self, dtype: Any = None) -> Array:
-        """A new Array on the same memory: `x.view()`; `x.view(dtype)` reinterprets the bytes
-        as another dtype of the same size (uint32 <-> float32, ...)."""
+        """A new Array on the same memory: `x.view()`; on the CPU, `x.view(dtype)` reinterprets
+        the bytes as another dtype of the same size (uint32 <-> float32, ...)."""
         if dtype is None:
             return Array._new(self._data[...], self._device, self._buffer)
         target = _dtypes.normalize_dtype(dtype)
         assert target is not None
-        if target.itemsize != self._dtype.itemsize or not hasattr(self._data, "view"):
+        if self._device is not CPU:
+            raise TypeError(
+                f"x.view({target}) reinterprets memory of CPU arrays only, not on "
+                f"{self._device}; use x.to_device('cpu').view({target}), or x.astype({target}) "
+                "to convert the values."
+            )
+        if target.itemsize != self._dtype.itemsize:
             raise ValueError(
-                f"x.view({target}) reinterprets {self._dtype.itemsize}-byte elements as "
-                f"{target.itemsize}-byte ones; only a dtype of the same size is supported on "
-                f"{self._device}. Use x.astype({target}) to convert the values instead."
+                f"x.view({target}) would reinterpret {self._dtype.itemsize}-byte elements as "
+                f"{target.itemsize}-byte ones; only a dtype of the same size is supported. "
+                f"Use x.astype({target}) to convert the values instead."
             )
         return Array._new(self._data.view(target._np), self._device, self._buffer)
 

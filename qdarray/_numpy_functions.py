@@ -25,6 +25,7 @@ from . import _dtypes, fft, linalg
 from . import _elementwise_functions as ew
 from . import _linear_algebra_functions as la
 from . import _manipulation_functions as mf
+from . import _numpy_creation as nc
 from . import _numpy_linalg_fft as lf
 from . import _numpy_nan_index as ni
 from . import _searching_functions as sf
@@ -702,4 +703,11 @@ UFUNC_METHODS: dict[tuple[str, str], Callable[..., Any]] = {
     ("logical_or", "reduce"): _ufunc_reduction(ut.any, "logical_or", False),
     ("add", "accumulate"): _ufunc_accumulation(st.cumulative_sum, "add"),
     ("multiply", "accumulate"): _ufunc_accumulation(st.cumulative_prod, "multiply"),
+}
+
+# NumPy's creation functions given like= a qdarray array: adapter(device of `like`, *args, ...).
+LIKE_FUNCTIONS: dict[Any, Callable[..., Any]] = {
+    np.asarray: nc.asarray, np.array: nc.array, np.zeros: nc.zeros, np.ones: nc.ones,
+    np.empty: nc.empty, np.full: nc.full, np.arange: nc.arange, np.eye: nc.eye,
+    np.identity: nc.identity,
 }

@@ -25,7 +25,7 @@ from . import _dtypes
 from ._array import Array, Buffer
 from ._data_type_functions import astype
 from ._devices import CPU
-from ._numpy_functions import FUNCTIONS, UFUNC_METHODS, UFUNCS
+from ._numpy_functions import FUNCTIONS, LIKE_FUNCTIONS, UFUNC_METHODS, UFUNCS
 from ._numpy_operands import NotInNamespace, device_of, dtype_of, operand
 from .buffer_view import BufferView
 
@@ -45,13 +45,23 @@ def call_numpy(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
     return numpy_fallback(func, args, kwargs, _qualified_name(func), reason)
 
 
-def array_function(func: Callable[..., Any], types: Any, args: tuple[Any, ...],
+def array_function(x: Array, func: Callable[..., Any], types: Any, args: tuple[Any, ...],
                    kwargs: dict[str, Any]) -> Any:
-    """`Array.__array_function__`: NotImplemented when a type qdarray does not know takes
-    part (so its own protocol can answer), else `call_numpy`."""
+    """`x.__array_function__`: NotImplemented when a type qdarray does not know takes part (so
+    its own protocol can answer); a creation function given `like=x` creates on `x`'s device;
+    the rest goes to `call_numpy`."""
     for kind in types:
         if not issubclass(kind, _HANDLED_TYPES):
             return NotImplemented
+    create = LIKE_FUNCTIONS.get(func)
+    if create is not None:  # NumPy passes like= on to no one: x is the like= array
+        reason = None
+        try:
+            return create(x._device, *args, **kwargs)
+        except NotInNamespace as exc:
+            reason = str(exc)
+        return numpy_fallback(lambda *a, **k: func(*a, like=x._data, **k), args, kwargs,
+                              _qualified_name(func), reason, (x,))
     return call_numpy(func, args, kwargs)
 
 
@@ -118,7 +128,7 @@ def _in_dtype(ufunc: np.ufunc, operands: list[Any], target: _dtypes.DType) -> li
 
 
 def numpy_fallback(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-                   name: str, reason: str | None = None) -> Any:
+                   name: str, reason: str | None = None, also: tuple[Array, ...] = ()) -> Any:
     """Run NumPy's `func` on the NumPy storage of the qdarray arrays among `args` and `kwargs`
     (lists and tuples included), without copies, and wrap its array results as Arrays.
 
@@ -127,10 +137,11 @@ def numpy_fallback(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
     (the function may have written through it, as with `out=`).
 
     Raises:
-        TypeError: an argument lives on a device other than the CPU; the message names the
-            function (`name`), why the table could not take it (`reason`) and how to move data.
+        TypeError: an argument (or an array in `also`, which `func` uses besides its
+            arguments) lives on a device other than the CPU; the message names the function
+            (`name`), why the table could not take it (`reason`) and how to move data.
     """
-    arrays: list[Array] = []
+    arrays: list[Array] = list(also)
     passed: list[Any] = []
     native_args = _unwrap(args, arrays, passed)
     native_kwargs = {k: _unwrap(v, arrays, passed) for k, v in kwargs.items()}

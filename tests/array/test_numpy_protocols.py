@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray._numpy_functions import FUNCTIONS, UFUNC_METHODS, UFUNCS
+from qdarray._numpy_functions import FUNCTIONS, LIKE_FUNCTIONS, UFUNC_METHODS, UFUNCS
 
 OPENCL = next((str(d) for d in qd.__array_namespace_info__().devices() if d.kind == "opencl"),
               None)
@@ -39,6 +39,30 @@ def test_adapter_takes_the_numpy_signature(func: Any) -> None:
     for name, p in theirs.items():
         default = ours[name].default
         assert default is p.default or default == p.default, name
+
+
+@pytest.mark.parametrize("func", list(LIKE_FUNCTIONS), ids=lambda f: f.__name__)
+def test_like_adapter_takes_the_numpy_signature(func: Any) -> None:
+    """The device of `like=` first, then NumPy's parameters but `like` (NumPy drops it)."""
+    ours = list(inspect.signature(LIKE_FUNCTIONS[func]).parameters.values())[1:]
+    theirs = [p for p in inspect.signature(func).parameters.values() if p.name != "like"]
+    assert [(p.name, p.kind, p.default) for p in ours] == [
+        (p.name, p.kind, p.default) for p in theirs]
+
+
+@pytest.mark.parametrize("device", ["cpu", *([OPENCL] if OPENCL else [])])
+def test_creation_functions_given_like_create_on_its_device(device: str) -> None:
+    like = qd.ones(1, device=device)
+    for result, expected in [(np.asarray([1, 2], like=like), np.asarray([1, 2])),
+                             (np.zeros((2, 3), like=like), np.zeros((2, 3))),
+                             (np.full(2, 1.5, dtype=np.float32, like=like),
+                              np.full(2, 1.5, dtype=np.float32)),
+                             (np.arange(1, 7, 2, like=like), np.arange(1, 7, 2)),
+                             (np.eye(3, k=1, like=like), np.eye(3, k=1)),
+                             (np.array([1.0], like=like), np.array([1.0])),
+                             (np.identity(2, like=like), np.identity(2))]:
+        assert result.device == device
+        check(result, expected)
 
 
 def test_ufunc_table_names_numpy_ufuncs_and_namespace_functions() -> None:
@@ -202,6 +226,16 @@ def test_numpy_data_beside_device_arrays_raises_cupys_error() -> None:
         x * [1.0, 2.0, 3.0]
     with pytest.raises(TypeError, match=r"Unsupported type numpy.ndarray in concatenate"):
         np.concatenate([x, np.ones(2)])
+
+
+@needs_opencl
+def test_views_on_device_arrays() -> None:
+    x = qd.asarray([1.0, 2.0], device=OPENCL)
+    view = x.view()
+    view[0] = 5.0
+    check(x, [5.0, 2.0])
+    with pytest.raises(TypeError, match="reinterprets memory of CPU arrays only"):
+        x.view(qd.int64)
 
 
 @needs_opencl

@@ -11,8 +11,15 @@ import pytest
 
 import qdarray as qd
 
-DEVICES = ["cpu"] + [str(d) for d in qd.__array_namespace_info__().devices()
-                     if d.kind == "opencl"][:1]
+
+def _first_of_each_kind() -> list[str]:
+    first: dict[str, str] = {}
+    for d in qd.__array_namespace_info__().devices():
+        first.setdefault(d.kind, str(d))
+    return list(first.values())
+
+
+DEVICES = _first_of_each_kind()  # the CPU, then one device of every other kind present
 VALUES = {
     "float64": np.array([[1.5, -2.0, 0.0], [np.inf, np.nan, -0.0]]),
     "float32": np.array([1.25, -3.5], np.float32),
@@ -93,9 +100,11 @@ def test_arrays_sharing_storage_share_it_after_unpickling() -> None:
 @pytest.mark.parametrize("device", DEVICES)
 def test_buffer_views_pickle_as_windows_of_their_base(device: str) -> None:
     base = qd.arange(8, dtype=qd.int32, device=device)
-    view = pickle.loads(pickle.dumps(qd.BufferView(base, offset=3, size=2)))
+    original = qd.BufferView(base, offset=3, size=2)
+    view = pickle.loads(pickle.dumps(original))
     assert type(view) is qd.BufferView and view.device == device
-    assert (view.offset, view.size, view.base.shape) == (3, 2, (8,))
+    # (a device may allocate more than the array: the view's base is what it allocated)
+    assert (view.offset, view.size, view.base.shape) == (3, 2, original.base.shape)
     same(qd.asarray(view), np.array([3, 4], np.int32), device)
 
 

@@ -1,6 +1,6 @@
 """The client tests run with each device as the default device: the CPU, and the first OpenCL
-device when one is present (PoCL in CI). Arrays the tests make with `qd.asarray(numpy_data)`, and
-those SciPy and scikit-learn make without `device=`, are then on that device."""
+(PoCL in CI) and CUDA devices where present. Arrays the tests make with `qd.asarray(numpy_data)`,
+and those SciPy and scikit-learn make without `device=`, are then on that device."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import pytest
 
 import qdarray as qd
 
-DEVICES = ["cpu"] + [str(d) for d in qd.__array_namespace_info__().devices()
-                     if d.kind == "opencl"][:1]
+DEVICES = ["cpu"]
+for _kind in ("opencl", "cuda"):
+    DEVICES += [str(d) for d in qd.__array_namespace_info__().devices() if d.kind == _kind][:1]
 
 
 @pytest.fixture(params=DEVICES)

@@ -4,8 +4,8 @@ Each script below is written for NumPy (calls `np.*`, NumPy's methods and operat
 in NumPy arrays such as `np.hamming(n)`). It runs once on NumPy arrays and once on qdarray
 arrays made from the same values; every result must match NumPy's in value, dtype and shape,
 and results NumPy gives as arrays or NumPy scalars must be qdarray arrays. Scripts that only
-use functions the protocol table maps to the namespace also run on the OpenCL device (NumPy
-data and unmapped functions are CPU-only by design: see docs/numpy.md).
+use functions the protocol table maps to the namespace also run on the first device of every
+other kind present (NumPy data and unmapped functions are CPU-only by design: docs/numpy.md).
 """
 
 from __future__ import annotations
@@ -261,27 +261,31 @@ def test_script_matches_numpy_on_the_cpu(name: str) -> None:
     _compare(func(*qd_args), expected, name)
 
 
-def _other_device() -> str | None:
-    devices = [d for d in qd.__array_namespace_info__().devices() if d.kind == "opencl"]
-    return str(devices[0]) if devices else None
+def _one_device_per_kind() -> list[str]:
+    """The first device of each kind besides the CPU (OpenCL, Vulkan, CUDA where present)."""
+    first: dict[str, str] = {}
+    for d in qd.__array_namespace_info__().devices():
+        if d.kind != "cpu":
+            first.setdefault(d.kind, str(d))
+    return list(first.values())
 
 
-OTHER = _other_device()
+OTHERS = _one_device_per_kind()
 
 
-@pytest.mark.skipif(OTHER is None, reason="no OpenCL device (pip install 'qdarray[pocl]')")
+@pytest.mark.skipif(not OTHERS, reason="no device besides the CPU (pip install 'qdarray[pocl]')")
+@pytest.mark.parametrize("device", OTHERS)
 @pytest.mark.parametrize("name", sorted(n for n, (_, _, on_devices) in SCRIPTS.items()
                                         if on_devices))
-def test_script_matches_numpy_on_another_device(name: str) -> None:
-    assert OTHER is not None
+def test_script_matches_numpy_on_another_device(name: str, device: str) -> None:
     func, args, _ = SCRIPTS[name]
-    numpy_args, qd_args = _inputs(args, OTHER)
+    numpy_args, qd_args = _inputs(args, device)
     with np.errstate(all="ignore"):
         expected = func(*numpy_args)
     got = func(*qd_args)
     _compare(got, expected, name)
     for leaf in _arrays(got):
-        assert leaf.device == OTHER
+        assert leaf.device == device
 
 
 def _arrays(value: Any) -> list[qd.Array]:
