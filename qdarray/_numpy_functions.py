@@ -1,11 +1,14 @@
 """The one table from NumPy's functions and ufuncs to the namespace.
 
 `FUNCTIONS` maps a NumPy function (what `__array_function__` receives) to an adapter that takes
-the NumPy function's own parameters (same names, order and kinds: tests/clients check each
-against `inspect.signature`) and calls namespace functions, so the result is a qdarray array on
-the arguments' device, computed the way `qd.<name>` computes it (and recorded where namespace
-operations are recorded). `UFUNCS` maps ufunc names to namespace functions of the same
-arguments; `UFUNC_METHODS` maps `ufunc.reduce` / `ufunc.accumulate` pairs.
+the NumPy function's own parameters (same names, order, kinds and defaults:
+tests/array/test_numpy_protocols.py checks each against `inspect.signature`) and calls namespace
+functions, so the result is a qdarray array on the arguments' device, computed the way
+`qd.<name>` computes it (and recorded where namespace operations are recorded). `UFUNCS` maps
+ufunc names to namespace functions of the same arguments, `UFUNC_METHODS` the `ufunc.reduce` /
+`ufunc.accumulate` pairs, and `LIKE_FUNCTIONS` NumPy's creation functions given `like=` a qdarray
+array. The adapters of numpy.linalg and numpy.fft live in `_numpy_linalg_fft`, those of the
+creation functions in `_numpy_creation`.
 
 An argument the namespace has no equivalent for (`out=`, `where=`, `order="F"`, a float16
 dtype, ...) raises `NotInNamespace` before anything is computed; `_numpy_protocols` then runs
