@@ -21,7 +21,7 @@ from ..kernels.error_record import LENGTH as RECORD_LENGTH
 from ..kernels.error_record import SITE
 from ..kernels.ir import KernelIR
 from ..kernels.launch import bump_generations
-from ..kernels.target import Launcher, ReductionLayout
+from ..kernels.target import DeviceKernels, Launcher, ReductionLayout
 
 # Launches whose parallel loops have fewer iterations than this run serially (no threads).
 PARALLEL_MIN = 32768
@@ -65,11 +65,10 @@ class NumbaLauncher(Launcher):
             bump_generations(args, self.bumps)
 
 
-class CpuKernels:
+class CpuKernels(DeviceKernels):
     """The kernel target of the CPU device (module docstring)."""
 
     name = "numba_cpu"
-    lowers_views = True
     caches_modules = True
     reduction = ReductionLayout(serial_below=PARALLEL_MIN)
 

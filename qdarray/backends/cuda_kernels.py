@@ -39,7 +39,7 @@ from ..kernels.ir import KernelIR
 from ..kernels.launch import bump_generations
 from ..kernels.ops import OPS
 from ..kernels.passes.stages import plan_stages
-from ..kernels.target import Launcher, ReductionLayout
+from ..kernels.target import DeviceKernels, Launcher, ReductionLayout
 from ..kernels.types import ArrayType
 from .cuda_direct import direct_launch, layout_key
 
@@ -262,12 +262,10 @@ def _simulated_array(x: Any) -> Any:
     return FakeCUDAArray(x) if type(x) is np.ndarray else x  # type: ignore[no-untyped-call]
 
 
-class CudaKernels:
+class CudaKernels(DeviceKernels):
     """The kernel target of CUDA devices (module docstring)."""
 
     name = "numba_cuda"
-    lowers_views = True
-    caches_modules = False
     # One pass, each block's maxima reduced in the block before one atomic (codegen's
     # block_sums.py), over `reduction_items` work-items.
     reduction = ReductionLayout(strided=True, single_pass=True,
@@ -280,12 +278,7 @@ class CudaKernels:
                  debug: bool, device: Device) -> CudaLauncher:
         return CudaLauncher(kernel, packers, bumps, debug, device)
 
-    def cached_launcher(self, key: str, kernel: KernelIR, packers: list[Any],
-                        bumps: list[Any], *, debug: bool, device: Device) -> None:
-        return None
 
-    def buffer_device(self, device: Device) -> Device:
-        return device
 
 
 TARGET = CudaKernels()

@@ -29,7 +29,7 @@ from ..kernels.error_record import LENGTH as RECORD_LENGTH
 from ..kernels.ir import For, KernelIR, Value, walk
 from ..kernels.ops import OPS, Impl
 from ..kernels.passes.stages import plan_stages
-from ..kernels.target import Launcher, ReductionLayout
+from ..kernels.target import DeviceKernels, Launcher, ReductionLayout
 from ..kernels.types import ArrayType, Type
 from .opencl_xp import ClArray
 from .opencl_xp import _runtime as runtime
@@ -213,12 +213,10 @@ class OpenCLLauncher(Launcher):
         return int(raw)
 
 
-class OpenCLKernels:
+class OpenCLKernels(DeviceKernels):
     """The kernel target of OpenCL devices (module docstring)."""
 
     name = "opencl_c"
-    lowers_views = True
-    caches_modules = False
     reduction = ReductionLayout(strided=True)
 
     def render(self, kernel: KernelIR, *, debug: bool, device: Device) -> str:
@@ -228,12 +226,7 @@ class OpenCLKernels:
                  debug: bool, device: Device) -> OpenCLLauncher:
         return OpenCLLauncher(kernel, packers, bumps, debug, device)
 
-    def cached_launcher(self, key: str, kernel: KernelIR, packers: list[Any],
-                        bumps: list[Any], *, debug: bool, device: Device) -> None:
-        return None
 
-    def buffer_device(self, device: Device) -> Device:
-        return device
 
 
 TARGET = OpenCLKernels()

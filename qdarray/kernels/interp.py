@@ -26,7 +26,7 @@ from .ir import Block, Break, Continue, For, If, Instr, KernelIR, Op, While, for
 from .launch import bump_generations
 from .ops import OPS
 from .ops.memory import ViewValue
-from .target import Launcher, ReductionLayout
+from .target import DeviceKernels, Launcher, ReductionLayout
 
 _BREAK = 1
 _CONTINUE = 2
@@ -200,12 +200,11 @@ class InterpLauncher(Launcher):
             bump_generations(args, self.bumps)
 
 
-class InterpTarget:
+class InterpTarget(DeviceKernels):
     """The interpreter as a kernel target (module docstring)."""
 
     name = "interp"
     lowers_views = False
-    caches_modules = False
     reduction = ReductionLayout(serial_below=32768)
 
     def render(self, kernel: KernelIR, *, debug: bool, device: Any) -> str:
@@ -215,9 +214,6 @@ class InterpTarget:
                  debug: bool, device: Any) -> InterpLauncher:
         return InterpLauncher(kernel, packers, bumps)
 
-    def cached_launcher(self, key: str, kernel: KernelIR, packers: list[Any],
-                        bumps: list[Any], *, debug: bool, device: Any) -> None:
-        return None
 
     def buffer_device(self, device: Any) -> None:
         return None

@@ -122,6 +122,32 @@ class KernelTarget(Protocol):
         ...
 
 
+class DeviceKernels:
+    """The defaults of a device's kernel target, which a target subclasses: views lowered,
+    no disk cache of compiled code, the reducer's chunked layout, the launch's own buffers in
+    the device's memory. A subclass sets `name` (and `reduction` where the device wants
+    another layout) and writes `render` and `launcher`."""
+
+    name = "device"
+    lowers_views = True
+    caches_modules = False
+    reduction = ReductionLayout()
+
+    def render(self, kernel: KernelIR, *, debug: bool, device: Any) -> str:
+        raise NotImplementedError
+
+    def launcher(self, kernel: KernelIR, packers: list[Any], bumps: list[Any], *,
+                 debug: bool, device: Any) -> Launcher:
+        raise NotImplementedError
+
+    def cached_launcher(self, key: str, kernel: KernelIR, packers: list[Any],
+                        bumps: list[Any], *, debug: bool, device: Any) -> Launcher | None:
+        return None
+
+    def buffer_device(self, device: Any) -> Any:
+        return device
+
+
 def target_of(device: Any) -> KernelTarget:
     """The kernel target of `device`'s backend; NotImplementedError for a device whose
     backend has none yet."""

@@ -27,7 +27,7 @@ from ...kernels.error_record import SITE
 from ...kernels.ir import For, KernelIR, Value, walk
 from ...kernels.launch import bump_generations
 from ...kernels.ops import OPS, Impl
-from ...kernels.target import Launcher, ReductionLayout
+from ...kernels.target import DeviceKernels, Launcher, ReductionLayout
 from ...kernels.types import ArrayType, Type
 from . import _instance, _pipelines
 from ._array import VkArray
@@ -245,12 +245,10 @@ class VulkanLauncher(Launcher):
         return int(raw)
 
 
-class VulkanKernels:
+class VulkanKernels(DeviceKernels):
     """The kernel target of Vulkan devices (module docstring)."""
 
     name = "spirv"
-    lowers_views = True
-    caches_modules = False
     reduction = ReductionLayout(strided=True)
 
     def render(self, kernel: KernelIR, *, debug: bool, device: Device) -> str:
@@ -264,12 +262,7 @@ class VulkanKernels:
                  debug: bool, device: Device) -> VulkanLauncher:
         return VulkanLauncher(kernel, packers, bumps, debug, device)
 
-    def cached_launcher(self, key: str, kernel: KernelIR, packers: list[Any],
-                        bumps: list[Any], *, debug: bool, device: Device) -> None:
-        return None
 
-    def buffer_device(self, device: Device) -> Device:
-        return device
 
 
 TARGET = VulkanKernels()
