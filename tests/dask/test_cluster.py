@@ -36,7 +36,7 @@ def client() -> Iterator[Any]:
     # Two worker processes of one thread each; the workers import qdarray.dask at start
     # (preload), which registers qdarray's chunk sizes and element counts with Dask.
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, preload=["qdarray.dask"],
+                                       dashboard_address=":0", preload=["qdarray.dask"],
                                        silence_logs=50)
     with distributed.Client(cluster) as c:
         yield c
