@@ -15,16 +15,16 @@ from typing import Any
 
 from .. import _dtypes
 from .._errors import AutodiffError
+from ..kernels.emit import Emitter, block
 from ..kernels.frontend.diagnostics import format_location
 from ..kernels.ir import For, If, Instr, KernelIR, Op, Param, Stmt, Value, While, instrs, walk
+from ..kernels.passes.cse import eliminate_common
+from ..kernels.passes.dce import eliminate, stacks_read
+from ..kernels.passes.factor import factor_adjoints
 from ..kernels.types import ArrayType, ViewType, is_float
 from .activity import analyze, trace
 from .adstack import StackInfo
-from .cse import eliminate_common
-from .dce import eliminate, stacks_read
-from ..kernels.emit import Emitter, block
 from .exits import lower_exits
-from .factor import factor_adjoints
 from .materialize import materialize
 from .structure import Node, Structure
 from .transform import Gen, nest_loops

@@ -31,7 +31,7 @@ import numpy as np
 from .. import _dtypes
 from .._array import Array
 from ..buffer_view import BufferView
-from ..kernels.ir import For, If, Instr, KernelIR, Op, Param, While, walk
+from ..kernels.ir import Instr, KernelIR, Op, Param, operands, walk
 from ..kernels.target import KernelTarget
 from ..kernels.types import ArrayType, ViewType
 from .reducer import Chain, Reducer, Unsized, chain_of, shape_of
@@ -287,16 +287,9 @@ def counting_deps(params: Sequence[Param], counting: KernelIR) -> list[tuple[int
     by_id = {p.value.id: k for k, p in enumerate(params)}
     items: list[tuple[int, int]] = []
     for s in walk(counting.body):
-        if isinstance(s, For):
-            used: tuple[Any, ...] = (s.begin, s.end)
-        elif isinstance(s, (If, While)):
-            used = (s.cond,)
-        elif isinstance(s, Instr):
-            used = s.args
-            if s.op is Op.SHAPE and s.args[0].id in by_id:
-                items.append((_SHAPE, by_id[s.args[0].id]))
-                used = ()
-        else:
+        used = operands(s)
+        if isinstance(s, Instr) and s.op is Op.SHAPE and s.args[0].id in by_id:
+            items.append((_SHAPE, by_id[s.args[0].id]))
             used = ()
         for v in used:
             if v.id in by_id:

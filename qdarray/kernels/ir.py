@@ -297,6 +297,18 @@ def child_blocks(stmt: Stmt) -> tuple[Block, ...]:
     return ()
 
 
+def operands(stmt: Stmt) -> tuple[Value, ...]:
+    """The Values a statement reads itself (not those of its nested regions): an
+    instruction's arguments, a for loop's bounds, an if's or a while's condition."""
+    if isinstance(stmt, Instr):
+        return stmt.args
+    if isinstance(stmt, For):
+        return (stmt.begin, stmt.end)
+    if isinstance(stmt, (If, While)):
+        return (stmt.cond,)
+    return ()
+
+
 def walk(block: Block) -> Any:
     """Every statement of `block` and its nested regions, in source order."""
     for stmt in block.stmts:

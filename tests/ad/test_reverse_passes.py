@@ -9,12 +9,12 @@ import numpy as np
 
 import qdarray as qd
 from qdarray import _dtypes
-from qdarray.ad.cse import eliminate_common
-from qdarray.ad.dce import eliminate
-from qdarray.kernels.emit import Emitter, block
-from qdarray.ad.factor import factor_adjoints
 from qdarray.kernels import interp
+from qdarray.kernels.emit import Emitter, block
 from qdarray.kernels.ir import For, Instr, KernelIR, Op, Param, instrs
+from qdarray.kernels.passes.cse import eliminate_common
+from qdarray.kernels.passes.dce import eliminate
+from qdarray.kernels.passes.factor import factor_adjoints
 from qdarray.kernels.types import ArrayType
 
 F32 = _dtypes.float32

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir import Block, For, If, Instr, Op, Value, While, walk
+from ..ir import Block, Instr, Op, Value, operands, walk
 
 _KIND = {Op.ATOMIC_ADD: "add", Op.ATOMIC_MIN: "min", Op.ATOMIC_MAX: "max"}
 
@@ -67,15 +67,7 @@ class BlockSum:
 def _uses(body: Block) -> dict[int, list[Any]]:
     out: dict[int, list[Any]] = {}
     for stmt in walk(body):
-        if isinstance(stmt, Instr):
-            vals: tuple[Value, ...] = stmt.args
-        elif isinstance(stmt, For):
-            vals = (stmt.begin, stmt.end)
-        elif isinstance(stmt, (If, While)):
-            vals = (stmt.cond,)
-        else:
-            vals = ()
-        for v in vals:
+        for v in operands(stmt):
             out.setdefault(v.id, []).append(stmt)
     return out
 

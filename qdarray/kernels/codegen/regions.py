@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import Block, For, If, Instr, Op, Value, While, walk
+from ..ir import Block, For, Instr, Op, Value, operands, walk
 
 
 def free_values(body: Block, indices: list[Value]) -> tuple[list[Value], list[Any]]:
@@ -16,7 +16,6 @@ def free_values(body: Block, indices: list[Value]) -> tuple[list[Value], list[An
     loaded: dict[int, Any] = {}
     for stmt in walk(body):
         if isinstance(stmt, Instr):
-            vals = stmt.args
             if stmt.result is not None:
                 defined.add(stmt.result.id)
             if stmt.op is Op.STORE_VAR:
@@ -25,12 +24,7 @@ def free_values(body: Block, indices: list[Value]) -> tuple[list[Value], list[An
                 loaded[stmt.attrs[0].id] = stmt.attrs[0]
         elif isinstance(stmt, For):
             defined.add(stmt.index.id)
-            vals = (stmt.begin, stmt.end)
-        elif isinstance(stmt, (If, While)):
-            vals = (stmt.cond,)
-        else:
-            vals = ()
-        for v in vals:
+        for v in operands(stmt):
             used[v.id] = v
     values = [v for k, v in sorted(used.items()) if k not in defined]
     locals_ = [var for k, var in sorted(loaded.items()) if k not in stored]

@@ -1,5 +1,12 @@
 """IR -> IR passes, one per file, and the pipeline the compiler runs.
 
+- the pipeline of every compile: `resolve_views`, `simplify`, `bounds_checks` (debug mode),
+  and for targets that compile code `lower_views` and `lower_adstack`;
+- passes reverse mode runs on the kernels it generates: `cse` (common subexpressions),
+  `dce` (dead code and unused adstacks), `factor` (linear seeds factored out);
+- analyses of lowered kernels for targets that launch grids: `stages` (launches, host
+  values, carries) and `flatten` (a parallel nest's flat index space, in IR).
+
 Adding a pass: write `passes/<verb>.py` with a function `verb(kernel) -> kernel` that builds
 new nodes (subclass `rewrite.Rewriter`), add it to `pipeline` below, and test it with random
 kernels run through the interpreter before and after (tests/kernels/passes/).

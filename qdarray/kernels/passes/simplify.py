@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir import Block, For, If, Instr, KernelIR, Op, Stmt, While, walk
+from ..ir import Block, If, Instr, KernelIR, Op, Stmt, operands, walk
 from ..ops import OPS
 from .rewrite import Rewriter
 
@@ -47,17 +47,7 @@ class _Fold(Rewriter):
 
 def _uses(block: Block, counts: dict[int, int]) -> None:
     for stmt in walk(block):
-        if isinstance(stmt, Instr):
-            vals = stmt.args
-        elif isinstance(stmt, If):
-            vals = (stmt.cond,)
-        elif isinstance(stmt, For):
-            vals = (stmt.begin, stmt.end)
-        elif isinstance(stmt, While):
-            vals = (stmt.cond,)
-        else:
-            continue
-        for v in vals:
+        for v in operands(stmt):
             counts[v.id] = counts.get(v.id, 0) + 1
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ir import Block, For, If, Instr, KernelIR, Op, Stmt, Value, Var, While, walk
+from ..ir import Block, For, Instr, KernelIR, Op, Stmt, Value, Var, operands, walk
 from ..ops import OPS
 
 
@@ -98,16 +98,6 @@ class Plan:
         return [v for k, v in found.items() if k not in carried]
 
 
-def _operands(stmt: Stmt) -> tuple[Value, ...]:
-    if isinstance(stmt, Instr):
-        return stmt.args
-    if isinstance(stmt, For):
-        return (stmt.begin, stmt.end)
-    if isinstance(stmt, (If, While)):
-        return (stmt.cond,)
-    return ()
-
-
 def plan_stages(kernel: KernelIR) -> Plan:
     """Split the top level of `kernel` into host-computable instructions and stages."""
     known = {p.value.id for p in kernel.params}
@@ -133,7 +123,7 @@ def plan_stages(kernel: KernelIR) -> Plan:
             if v.id in defined:
                 used_later[v.id] = v
         for stmt in walk(Block(st.body)):
-            for a in _operands(stmt):
+            for a in operands(stmt):
                 if a.id in defined and defined[a.id] != k:
                     used_later[a.id] = a
             if (isinstance(stmt, Instr) and stmt.op in (Op.LOAD_VAR, Op.STORE_VAR)

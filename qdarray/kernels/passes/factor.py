@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..kernels.ir import Block, For, If, Instr, Op, Stmt, Value, While
-from ..kernels.types import is_float
-from ..kernels.emit import Emitter
+from ..emit import Emitter
+from ..ir import Block, For, If, Instr, Op, Stmt, Value, While
+from ..types import is_float
 
 # Coefficients: ONE, ("val", v), ("neg", c), ("mul", c, v), ("div", c, v), ("add", c, d),
 # ("sub", c, d); hashable, so equal coefficients are built once per block.

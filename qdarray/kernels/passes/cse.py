@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..kernels.ir import Block, For, If, Instr, Op, Stmt, Value, While
-from ..kernels.ops import OPS
-from ..kernels.types import is_float
+from ..ir import Block, For, If, Instr, Op, Stmt, Value, While
+from ..ops import OPS
+from ..types import is_float
 
 _COMMUTATIVE = (Op.ADD, Op.MUL)
 # Pure but not a function of its arguments: a local's value changes with each store.

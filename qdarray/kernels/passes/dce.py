@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..kernels.ir import Block, For, If, Instr, Op, Stmt, While, walk
-from ..kernels.ops import OPS
+from ..ir import Block, For, If, Instr, Op, Stmt, While, operands, walk
+from ..ops import OPS
 
 _REMOVABLE = frozenset(op for op, d in OPS.items() if d.pure) | {
     Op.LOAD, Op.LOAD_VAR, Op.ADSTACK_TOP}
@@ -50,14 +50,9 @@ def _mark(code: list[Any], drop_stacks: set[int], drop_vars: set[int]
                 if s.op is Op.LOAD_VAR and s.attrs[0].id not in live_vars:
                     live_vars.add(s.attrs[0].id)
                     changed = True
-                vals: tuple[Any, ...] = s.args
-            elif isinstance(s, (If, While)):
-                vals = (s.cond,)
-            elif isinstance(s, For):
-                vals = (s.begin, s.end)
-            else:
+            elif not isinstance(s, (If, While, For)):
                 continue
-            for v in vals:
+            for v in operands(s):
                 if v.id not in live:
                     live.add(v.id)
                     changed = True
