@@ -144,6 +144,17 @@ def _driver_name(handle: Any) -> str:
     return text(driver.driverName)
 
 
+def _max_allocation(handle: Any) -> int:
+    """The largest single allocation the device takes (maxMemoryAllocationSize, Vulkan 1.1)."""
+    vk = api()
+    m3 = _new_struct("VkPhysicalDeviceMaintenance3Properties",
+                     "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES")
+    props2 = _new_struct("VkPhysicalDeviceProperties2",
+                         "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2", m3)
+    vk.lib.vkGetPhysicalDeviceProperties2(handle, props2)
+    return int(m3.maxMemoryAllocationSize)
+
+
 def _compute_family(handle: Any) -> tuple[int, int] | None:
     """(queue family, timestamp valid bits) of the family compute work goes to: one with
     compute and timestamps, preferring a compute-only family (no graphics)."""
@@ -264,6 +275,7 @@ def _create(index: int, p: Physical) -> DeviceState:
         "nonCoherentAtomSize")}
     limits["maxComputeWorkGroupCountX"] = int(lim.maxComputeWorkGroupCount[0])
     limits["maxComputeWorkGroupSizeX"] = int(lim.maxComputeWorkGroupSize[0])
+    limits["maxMemoryAllocationSize"] = _max_allocation(p.handle)
     mem = vk.vkGetPhysicalDeviceMemoryProperties(p.handle)
     types = [(int(mem.memoryTypes[i].propertyFlags), int(mem.memoryTypes[i].heapIndex))
              for i in range(mem.memoryTypeCount)]

@@ -154,6 +154,12 @@ class Pool:
             vk.lib.vkFreeMemory(self.st.device, a.memory, vk.ffi.NULL)
 
     def _create(self, size: int, staging: bool) -> Block:
+        heap = self.st.heap_sizes[self.st.memory_types[
+            self.staging_type if staging else self.device_type][1]]
+        largest = min(heap, self.st.limits["maxMemoryAllocationSize"])
+        if size > largest:  # drivers need not refuse these themselves (lavapipe does not)
+            raise MemoryError(f"{self.st.label} allocates at most {largest:,} bytes at once "
+                              f"(its heap and maxMemoryAllocationSize); asked for {size:,}.")
         vk = api()
         ffi, lib, dev = vk.ffi, vk.lib, self.st.device
         info = ffi.new("VkBufferCreateInfo*")
