@@ -18,8 +18,10 @@
 #      Vulkan at >= 70% of cupy.max's bandwidth, the "qd.max" line of the cuda:0 run).
 # It prints everything a report needs and, when $OUT is set, writes the logs there.
 #
-#   bash benchmarks/gpu/vulkan_gpu.sh
+#   bash benchmarks/gpu/vulkan_gpu.sh [all|tests|saxpy|compare|reducer]   (default all; each
+#   step alone fits a 10-minute command)
 set -uo pipefail
+STEP="${1:-all}"
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-/tmp/qdarray-vulkan}"
 VK=/tmp/qdarray-vk
@@ -66,7 +68,8 @@ export QDARRAY_VULKAN_DEVICE="${QDARRAY_VULKAN_DEVICE:-nvidia}"
 
 # -- Python packages ---------------------------------------------------------------------------
 WHEELS=$(ls .whl/numpy-2.4*.whl .whl/array_api_compat-*.whl .whl/pytest-[0-9]*.whl \
-    .whl/pluggy-*.whl .whl/iniconfig-*.whl .whl/hypothesis-*.whl .whl/sortedcontainers-*.whl \
+    .whl/pluggy-*.whl .whl/iniconfig-*.whl .whl/pytest_xdist-*.whl .whl/execnet-*.whl \
+    .whl/hypothesis-*.whl .whl/sortedcontainers-*.whl \
     .whl/attrs-*.whl .whl/vulkan-*.whl .whl/cffi-*.whl .whl/pycparser-*.whl 2>/dev/null)
 python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$SITE" \
     $WHEELS || { echo "installing the carried wheels failed"; exit 1; }
@@ -87,25 +90,33 @@ print(st.label, st.kind, st.features, st.limits)
 PY
 } 2>&1 | tee "$OUT/machine.log"
 
-echo "== tests/vulkan on the GPU"
-timeout 300 python3 -m pytest -q -p no:cacheprovider -rfEs tests/vulkan \
-    > "$OUT/tests_vulkan.log" 2>&1
-echo "exit status $?"
-tail -40 "$OUT/tests_vulkan.log"
+if [ "$STEP" = all ] || [ "$STEP" = tests ]; then
+    echo "== tests/vulkan on the GPU"
+    timeout 420 python3 -m pytest -q -p no:cacheprovider -n 4 -rfEs tests/vulkan \
+        > "$OUT/tests_vulkan.log" 2>&1
+    echo "exit status $?"
+    tail -40 "$OUT/tests_vulkan.log"
+fi
 
-echo "== saxpy 1e8 float32: the Vulkan runtime against CuPy"
-timeout 300 python3 benchmarks/compare_vulkan_runtime.py --n 100000000 --repeat 20 \
-    --json "$OUT/vulkan_saxpy.json" 2>&1 | tee "$OUT/vulkan_saxpy.log"
+if [ "$STEP" = all ] || [ "$STEP" = saxpy ]; then
+    echo "== saxpy 1e8 float32: the Vulkan runtime against CuPy"
+    timeout 300 python3 benchmarks/compare_vulkan_runtime.py --n 100000000 --repeat 20 \
+        --json "$OUT/vulkan_saxpy.json" 2>&1 | tee "$OUT/vulkan_saxpy.log"
+fi
 
-echo "== compare.py: saxpy 1e8 and the dynamic loop at N = 1e7, Vulkan then CUDA"
-for dev in vulkan:0 cuda:0; do
-    timeout 600 python3 benchmarks/compare.py --device "$dev" --n 10000000 \
-        --saxpy-n 100000000 --repeat 7 --peers --png "" \
-        --json "$OUT/compare_${dev%%:*}.json" 2>&1 | tee "$OUT/compare_${dev%%:*}.log"
-done
+if [ "$STEP" = all ] || [ "$STEP" = compare ]; then
+    echo "== compare.py: saxpy 1e8 and the dynamic loop at N = 1e7, Vulkan then CUDA"
+    for dev in vulkan:0 cuda:0; do
+        timeout 280 python3 benchmarks/compare.py --device "$dev" --n 10000000 \
+            --saxpy-n 100000000 --repeat 7 --peers --png "" \
+            --json "$OUT/compare_${dev%%:*}.json" 2>&1 | tee "$OUT/compare_${dev%%:*}.log"
+    done
+fi
 
-echo "== the max-reducer at 1e8 int32, Vulkan then CUDA (cupy.max is the cuda:0 qd.max line)"
-for dev in vulkan:0 cuda:0; do
-    timeout 300 python3 benchmarks/compare_reducer.py "$dev" 100000000 2>&1 \
-        | tee "$OUT/reducer_${dev%%:*}.log"
-done
+if [ "$STEP" = all ] || [ "$STEP" = reducer ]; then
+    echo "== the max-reducer at 1e8 int32, Vulkan then CUDA (cupy.max: the cuda:0 qd.max line)"
+    for dev in vulkan:0 cuda:0; do
+        timeout 280 python3 benchmarks/compare_reducer.py "$dev" 100000000 2>&1 \
+            | tee "$OUT/reducer_${dev%%:*}.log"
+    done
+fi
