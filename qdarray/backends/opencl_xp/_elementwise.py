@@ -68,8 +68,9 @@ def _helpers(name: str, t: np.dtype) -> str:
                 f"  if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
                 f"  return r;\n}}\n")
     if name == "floor_divide" and t.kind == "f":
+        # The standard's floor(a / b) where an operand is infinite (special_cases.py).
         return (f"inline {c} qd_floordiv_{c}({c} a, {c} b) {{\n"
-                f"  if (b == 0) return a / b;\n"
+                f"  if (b == 0 || isinf(a) || isinf(b)) return floor(a / b);\n"
                 f"  {c} mod = fmod(a, b);\n"
                 f"  {c} div = (a - mod) / b;\n"
                 f"  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;\n"
