@@ -1,10 +1,12 @@
 """The frontend: a kernel's Python AST -> typed IR.
 
-`build(src, specs)` walks the kernel's statements once with `KernelBuilder`, whose visitors
-are split by construct: `exprs.py` (operators, names, subscripts), `stmts.py` (assignments,
-if, return), `loops.py` (for, while, static unrolling) and `calls.py` (casts, math, atomics,
-func inlining). Types come from the argument specs of the call; every error is raised as a
-`KernelSyntaxError` or `KernelTypeError` carrying the source line and a caret.
+`build(src, specs)` walks the kernel's statements once with one visitor, `Builder`
+(builder.py), which owns the compile's state and hands each AST node to the helper of its
+construct: `exprs.py` (operators, names, subscripts), `stmts.py` (assignments, if, return),
+`loops.py` (for, while, static unrolling), `calls.py` (casts, math, atomics, func inlining)
+and `views.py` (kernel-side BufferView subviews). Types come from the argument specs of the
+call; every error is raised as a `KernelSyntaxError` or `KernelTypeError` carrying the source
+line and a caret.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Any
 from ..args import ArgSpec
 from ..ir import KernelIR, Param
 from ..source import FunctionSource, parse_function
-from .calls import CallVisitor
+from . import calls, exprs, loops, stmts
+from .builder import Builder, Visit
 from .diagnostics import CompileError, public_error
 from .scope import FuncCtx, Scope
 from .values import MemRef, StructVal, TVal
@@ -22,40 +25,43 @@ from .values import MemRef, StructVal, TVal
 __all__ = ["build", "parse_function", "FunctionSource"]
 
 
-class KernelBuilder(CallVisitor):
-    """Builds one kernel for one signature."""
+# Every construct of the kernel language, by AST node type.
+VISITORS: dict[type, Visit] = {**exprs.VISITORS, **stmts.VISITORS, **loops.VISITORS,
+                               **calls.VISITORS}
 
-    def param(self, name: str, spec: ArgSpec, params: list[Param]) -> Any:
-        if spec.kind == "struct":
-            fields = tuple((fname, self.param(f"{name}.{fname}", fspec, params))
-                           for fname, fspec in spec.fields)
-            return StructVal(spec.cls, fields)  # type: ignore[arg-type]
-        value = self.new_value(spec.type)
-        params.append(Param(name, value))
-        if spec.kind in ("array", "view"):
-            return MemRef(value, name)
-        return TVal(value, spec.weak)
+
+def _param(kb: Builder, name: str, spec: ArgSpec, params: list[Param]) -> Any:
+    """The kernel-language value of one parameter (dataclass fields flattened)."""
+    if spec.kind == "struct":
+        fields = tuple((fname, _param(kb, f"{name}.{fname}", fspec, params))
+                       for fname, fspec in spec.fields)
+        return StructVal(spec.cls, fields)  # type: ignore[arg-type]
+    value = kb.new_value(spec.type)
+    params.append(Param(name, value))
+    if spec.kind in ("array", "view"):
+        return MemRef(value, name)
+    return TVal(value, spec.weak)
 
 
 def build(src: FunctionSource, specs: list[tuple[str, ArgSpec]], recorder: Any = None
           ) -> KernelIR:
     """The IR of kernel `src` for arguments described by `specs` (name, spec) in order;
     `recorder` (an `env.Recorder`) notes what the compile reads from Python."""
-    b = KernelBuilder(src.name)
+    b = Builder(src.name, VISITORS)
     b.recorder = recorder
     b.ctx = FuncCtx(src, Scope(), (), is_kernel=True, params=frozenset(n for n, _ in specs))
     try:
         params: list[Param] = []
-        bindings = [(name, b.param(name, spec, params)) for name, spec in specs]
+        bindings = [(name, _param(b, name, spec, params)) for name, spec in specs]
         b.node = src.tree
         for name, value in bindings:
             if src.assign_counts[name]:
-                b.assign_name(name, value, src.tree)  # reassigned in the body: a local
+                stmts.assign_name(b, name, value, src.tree)  # reassigned in the body: a local
             else:
                 b.ctx.scope.bind(name, value)
         b.body(src.tree.body)
     except CompileError as err:
         raise public_error(err) from None
-    body = b.block(b._blocks[0])
+    body = b.block(b.blocks[0])
     meta = (("written", tuple(sorted(b.written))),)
     return KernelIR(src.name, tuple(params), body, src.loc(src.tree, src.name, ()), meta)

@@ -1,8 +1,13 @@
-"""The frontend's core: IR emission, regions, locations, errors, names and conversions.
+"""The frontend's visitor: one `Builder` per kernel compile walks the kernel's Python AST
+and emits typed IR.
 
-`KernelBuilder` (in `__init__.py`) combines this core with the statement, expression and
-call visitors; each visitor method is `visit_<AST node>` and anything without one is rejected
-with a message that says what to use instead.
+The Builder owns the state of a compile (the function being built and its scopes, the open
+regions, the written parameters) and the operations every construct uses: emission, source
+locations, errors, constants and conversions, names, memory references, compile-time
+evaluation. It hands each AST node to the helper of its construct (`visitors`: one function
+per node type, from `exprs.py`, `stmts.py`, `loops.py` and `calls.py`; `views.py` builds
+kernel-side subviews); a node without one is rejected with a message that says what to use
+instead.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 import ast
 import builtins
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, NoReturn
 
@@ -20,9 +25,9 @@ from ... import _dtypes
 from ..._array import Array
 from ..._dtypes import DType
 from .. import types as T
-from ..ir import Block, Frame, Instr, Op, SourceLoc, Stmt, Value, Var
+from ..ir import Block, Break, Frame, If, Instr, Op, SourceLoc, Stmt, Value, Var
 from .diagnostics import CompileError
-from .scope import MISSING, FuncCtx
+from .scope import MISSING, FuncCtx, merge
 from .values import (
     PY_CONSTANTS,
     MemRef,
@@ -34,6 +39,52 @@ from .values import (
     describe,
 )
 
+Visit = Callable[["Builder", Any], Any]
+"""A construct's helper: `visit(builder, node)` builds an AST node (expressions return their
+value)."""
+
+# Why a construct is not in the kernel language, and what to use instead.
+UNSUPPORTED_EXPR: dict[str, str] = {
+    "List": "Use a tuple (a, b) for compile-time sequences; kernels have no lists.",
+    "Dict": "Pass values as separate arguments or a frozen dataclass.",
+    "Set": "Use a tuple (a, b) for compile-time sequences.",
+    "ListComp": "Use a for loop.",
+    "SetComp": "Use a for loop.",
+    "DictComp": "Use a for loop.",
+    "GeneratorExp": "Use a for loop.",
+    "Lambda": "Define the helper at module level with @qd.func.",
+    "JoinedStr": "Kernels have no strings; write numbers to an output array instead.",
+    "Starred": "Pass arguments one by one.",
+    "NamedExpr": "Assign with = on its own line.",
+    "Await": "Kernels are not coroutines.",
+}
+
+UNSUPPORTED_STMT: dict[str, str] = {
+    "With": "Kernels have no context managers; write the statements directly.",
+    "AsyncWith": "Kernels have no context managers; write the statements directly.",
+    "Try": "Kernels cannot catch exceptions; check conditions with if, and use debug mode "
+           "(qd.set_debug(True)) to find out-of-bounds accesses.",
+    "Raise": "Kernels cannot raise; use debug mode (qd.set_debug(True)) to check indices, or "
+             "write an error flag into an output array.",
+    "Assert": "Use debug mode (qd.set_debug(True)) for index checks, or write a flag into an "
+              "output array.",
+    "FunctionDef": "Define helpers at module level with @qd.func.",
+    "AsyncFunctionDef": "Define helpers at module level with @qd.func.",
+    "ClassDef": "Define classes outside kernels; pass frozen dataclass instances as arguments.",
+    "Global": "Pass values as kernel arguments.",
+    "Nonlocal": "Pass values as kernel arguments.",
+    "Delete": "Locals live until the kernel ends; just stop using the name.",
+    "Import": "Import at module level.",
+    "ImportFrom": "Import at module level.",
+    "Match": "Use if / elif / else.",
+    "AsyncFor": "Use a plain for loop.",
+    "TypeAlias": "Define type aliases outside kernels.",
+}
+
+
+def contains_return(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Return) for n in ast.walk(node))
+
 
 def _count(n: int, noun: str) -> str:
     """`1 index`, `2 indices`, `1 dimension`, `3 dimensions`."""
@@ -42,16 +93,18 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {'indices' if noun == 'index' else noun + 's'}"
 
 
-class BuilderCore:
-    """Emission and bookkeeping shared by every visitor."""
+class Builder:
+    """Builds the IR of one kernel for one signature (see the module docstring)."""
 
     ctx: FuncCtx
 
-    def __init__(self, kernel_name: str) -> None:
+    def __init__(self, kernel_name: str, visitors: dict[type, Visit]) -> None:
         self.kernel_name = kernel_name
+        self.visitors = visitors
+        self.func_result: Any = None  # the value of a func's single final return
         self._next_value = 0
         self._next_var = 0
-        self._blocks: list[list[Stmt]] = [[]]
+        self.blocks: list[list[Stmt]] = [[]]
         self.node: ast.AST | None = None
         self.top = True            # building the kernel's top-level statement list
         self.in_parallel = False   # building the body of the parallel loop
@@ -59,6 +112,104 @@ class BuilderCore:
         self.written: set[str] = set()
         self.inline_stack: list[Any] = []
         self.recorder: Any = None  # env.Recorder: what the compile reads from Python
+
+    # -- dispatch -----------------------------------------------------------------------
+
+    def expr(self, node: ast.AST) -> Any:
+        """The value of an expression."""
+        saved = self.node
+        self.node = node
+        try:
+            visit = self.visitors.get(type(node))
+            if visit is None or not isinstance(node, ast.expr):
+                name = type(node).__name__
+                hint = UNSUPPORTED_EXPR.get(name, "Use the kernel language's scalar "
+                                            "expressions (see docs/kernels.md).")
+                self.fail(f"{name} expressions are not supported in kernels.", hint)
+            return visit(self, node)
+        finally:
+            self.node = saved
+
+    def stmt(self, node: ast.stmt) -> None:
+        """Build one statement."""
+        self.node = node
+        visit = self.visitors.get(type(node))
+        if visit is None or not isinstance(node, ast.stmt):
+            name = type(node).__name__
+            hint = UNSUPPORTED_STMT.get(name, "See docs/kernels.md for the kernel language.")
+            self.fail(f"{name} statements are not supported in kernels.", hint, node)
+        visit(self, node)
+
+    def body(self, stmts: list[ast.stmt]) -> None:
+        for k, node in enumerate(stmts):
+            if self.ctx.scope.terminated:
+                return  # unreachable code after break / continue / return
+            self.stmt(node)
+            ret = self.ctx.ret
+            if (ret is None or isinstance(node, ast.Return) or self.ctx.scope.terminated
+                    or not contains_return(node)):
+                continue
+            self.node = node
+            returned = TVal(self.emit(Op.LOAD_VAR, (), (ret.flag,), _dtypes.bool))  # type: ignore
+            if self.dynamic_loops():
+                self.emit_stmt(If(returned.value, self.block([Break(self.loc())]),
+                                  self.block([]), self.loc()))
+                continue
+            rest = stmts[k + 1:]
+            if rest:
+                self.guarded(returned, rest)
+            return
+
+    def guarded(self, returned: TVal, stmts: list[ast.stmt]) -> None:
+        """Build `stmts` under `if not returned`."""
+        go = TVal(self.emit(Op.NOT, (returned.value,), (), _dtypes.bool))  # type: ignore
+        scope0 = self.ctx.scope
+        self.ctx.scope = scope0.copy()
+        with self.region() as stmts_ir:
+            self.body(stmts)
+        self.ctx.scope = merge(self.ctx.scope, scope0, getattr(stmts[0], "lineno", 0))
+        self.emit_stmt(If(go.value, self.block(stmts_ir), self.block([]), self.loc()))
+
+    def dynamic_loops(self) -> bool:
+        return any(loop.kind != "static" for loop in self.ctx.loops)
+
+    @contextmanager
+    def reopen(self, stmts: list[Stmt]) -> Iterator[None]:
+        self.blocks.append(stmts)
+        try:
+            yield
+        finally:
+            self.blocks.pop()
+
+    def static_eval(self, node: ast.expr) -> Any:
+        """Evaluate `node` as Python while the kernel compiles (qd.static, annotations)."""
+        namespace: dict[str, Any] = {}
+        runtime = set()
+        for name, value in self.ctx.scope.names.items():
+            if type(value) in (TVal, VarRef):
+                runtime.add(name)
+            else:
+                namespace[name] = value
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id in runtime:
+                self.fail(f"qd.static(...) needs compile-time values, but '{n.id}' is a value "
+                          "computed when the kernel runs.",
+                          "Use a Python constant, a global, or a value derived from array "
+                          "shapes' ndim/dtype.", n)
+        src = self.ctx.src
+        scope = {**src.globals, **src.closure}
+        if self.recorder is not None:
+            self.recorder.static(src, node, namespace, scope)
+        env = {**scope, **namespace}
+        expr = ast.Expression(body=node)
+        ast.fix_missing_locations(expr)
+        try:
+            value = eval(compile(expr, src.file, "eval"), env)  # noqa: S307
+        except Exception as exc:  # noqa: BLE001 - reported with the kernel's location
+            self.fail(f"Evaluating `{ast.unparse(node)}` when the kernel compiles failed: "
+                      f"{type(exc).__name__}: {exc}.",
+                      "Use only compile-time values (constants, globals, ndim, dtype).", node)
+        return value
 
     # -- values and instructions --------------------------------------------------------
 
@@ -81,23 +232,23 @@ class BuilderCore:
     def emit(self, op: Op, args: tuple[Value, ...], attrs: tuple[Any, ...] = (),
              rtype: Any = None) -> Value | None:
         result = None if rtype is None else self.new_value(rtype)
-        self._blocks[-1].append(Instr(op, result, args, attrs, self.loc()))
+        self.blocks[-1].append(Instr(op, result, args, attrs, self.loc()))
         return result
 
     def emit_stmt(self, stmt: Stmt) -> None:
-        self._blocks[-1].append(stmt)
+        self.blocks[-1].append(stmt)
 
     @contextmanager
     def region(self) -> Iterator[list[Stmt]]:
         stmts: list[Stmt] = []
-        self._blocks.append(stmts)
+        self.blocks.append(stmts)
         try:
             yield stmts
         finally:
-            self._blocks.pop()
+            self.blocks.pop()
 
     def splice(self, stmts: list[Stmt]) -> None:
-        self._blocks[-1].extend(stmts)
+        self.blocks[-1].extend(stmts)
 
     @staticmethod
     def block(stmts: list[Stmt]) -> Block:
