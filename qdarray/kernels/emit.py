@@ -1,11 +1,11 @@
-"""IR emission for generated kernels: fresh ids, nested regions, typed instructions.
+"""IR emission: fresh ids, nested regions, typed instructions; the one IR builder.
 
-The reverse-mode passes (`qdarray.ad`), the max-reducer and the namespace kernels
-(`kernels/library/`) build new IR through one `Emitter`, which hands out Value and Var ids
-above those of the kernel it started from (`Emitter.after`), so the ids of a forward kernel
-stay valid. Result types come from each op's own type rule.
+The frontend, the compile passes, the reverse-mode passes (`qdarray.ad`), the max-reducer and
+the namespace kernels (`kernels/library/`) build IR through an `Emitter`, which hands out
+Value and Var ids above those of the kernel it started from (`Emitter.after`), so the ids of a
+forward kernel stay valid. Result types come from each op's own type rule (`emit`), or from
+the caller that derived them (`emit_typed`: the frontend).
 """
-
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -70,6 +70,15 @@ class Emitter:
             self.blocks.pop()
 
     @contextmanager
+    def reopen(self, stmts: list[Stmt]) -> Iterator[None]:
+        """Append to a region built earlier (`stmts`) again."""
+        self.blocks.append(stmts)
+        try:
+            yield
+        finally:
+            self.blocks.pop()
+
+    @contextmanager
     def at(self, loc: SourceLoc) -> Iterator[None]:
         saved = self.loc
         self.loc = loc
@@ -88,6 +97,14 @@ class Emitter:
         rt = OPS[op].type_rule(tuple(a.type for a in args), attrs)
         result = None if rt is None else self.value(rt)
         self.out.append(Instr(op, result, tuple(args), attrs, self.loc))
+        return result
+
+    def emit_typed(self, rtype: Any, op: Op, args: tuple[Value, ...], attrs: tuple[Any, ...],
+                   loc: SourceLoc) -> Value | None:
+        """Append `op(args)` whose result type `rtype` (None: no result) the caller derived
+        itself (the frontend, which checks operands with its own messages first)."""
+        result = None if rtype is None else self.value(rtype)
+        self.out.append(Instr(op, result, args, attrs, loc))
         return result
 
     def emit_into(self, result: Value, op: Op, *args: Value, attrs: tuple[Any, ...] = ()

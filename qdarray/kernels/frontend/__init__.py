@@ -62,6 +62,6 @@ def build(src: FunctionSource, specs: list[tuple[str, ArgSpec]], recorder: Any =
         b.body(src.tree.body)
     except CompileError as err:
         raise public_error(err) from None
-    body = b.block(b.blocks[0])
+    body = b.block(b.em.blocks[0])
     meta = (("written", tuple(sorted(b.written))),)
     return KernelIR(src.name, tuple(params), body, src.loc(src.tree, src.name, ()), meta)

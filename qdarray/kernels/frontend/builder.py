@@ -15,8 +15,8 @@ from __future__ import annotations
 import ast
 import builtins
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any, Literal, NoReturn
 
 import numpy as np
@@ -25,7 +25,8 @@ from ... import _dtypes
 from ..._array import Array
 from ..._dtypes import DType
 from .. import types as T
-from ..ir import Block, Break, Frame, If, Instr, Op, SourceLoc, Stmt, Value, Var
+from ..emit import Emitter
+from ..ir import Block, Break, Frame, If, Op, SourceLoc, Stmt, Value, Var
 from .diagnostics import CompileError
 from .scope import MISSING, FuncCtx, merge
 from .values import (
@@ -102,9 +103,7 @@ class Builder:
         self.kernel_name = kernel_name
         self.visitors = visitors
         self.func_result: Any = None  # the value of a func's single final return
-        self._next_value = 0
-        self._next_var = 0
-        self.blocks: list[list[Stmt]] = [[]]
+        self.em = Emitter(0, 0)  # ids and open regions (kernels/emit.py)
         self.node: ast.AST | None = None
         self.top = True            # building the kernel's top-level statement list
         self.in_parallel = False   # building the body of the parallel loop
@@ -173,14 +172,6 @@ class Builder:
     def dynamic_loops(self) -> bool:
         return any(loop.kind != "static" for loop in self.ctx.loops)
 
-    @contextmanager
-    def reopen(self, stmts: list[Stmt]) -> Iterator[None]:
-        self.blocks.append(stmts)
-        try:
-            yield
-        finally:
-            self.blocks.pop()
-
     def static_eval(self, node: ast.expr) -> Any:
         """Evaluate `node` as Python while the kernel compiles (qd.static, annotations)."""
         namespace: dict[str, Any] = {}
@@ -214,14 +205,10 @@ class Builder:
     # -- values and instructions --------------------------------------------------------
 
     def new_value(self, t: Any) -> Value:
-        v = Value(self._next_value, t)
-        self._next_value += 1
-        return v
+        return self.em.value(t)
 
     def new_var(self, name: str, dtype: DType) -> Var:
-        var = Var(self._next_var, name, dtype)
-        self._next_var += 1
-        return var
+        return self.em.var(name, dtype)
 
     def loc(self, node: ast.AST | None = None) -> SourceLoc:
         node = node if node is not None else self.node
@@ -231,24 +218,21 @@ class Builder:
 
     def emit(self, op: Op, args: tuple[Value, ...], attrs: tuple[Any, ...] = (),
              rtype: Any = None) -> Value | None:
-        result = None if rtype is None else self.new_value(rtype)
-        self.blocks[-1].append(Instr(op, result, args, attrs, self.loc()))
-        return result
+        return self.em.emit_typed(rtype, op, args, attrs, self.loc())
 
     def emit_stmt(self, stmt: Stmt) -> None:
-        self.blocks[-1].append(stmt)
+        self.em.stmt(stmt)
 
-    @contextmanager
-    def region(self) -> Iterator[list[Stmt]]:
-        stmts: list[Stmt] = []
-        self.blocks.append(stmts)
-        try:
-            yield stmts
-        finally:
-            self.blocks.pop()
+    def region(self) -> AbstractContextManager[list[Stmt]]:
+        """A nested region (`with kb.region() as stmts:`)."""
+        return self.em.region()
+
+    def reopen(self, stmts: list[Stmt]) -> AbstractContextManager[None]:
+        """Append to a region built earlier again."""
+        return self.em.reopen(stmts)
 
     def splice(self, stmts: list[Stmt]) -> None:
-        self.blocks[-1].extend(stmts)
+        self.em.out.extend(stmts)
 
     @staticmethod
     def block(stmts: list[Stmt]) -> Block:
