@@ -39,7 +39,7 @@ from ..kernels.ir import KernelIR
 from ..kernels.launch import bump_generations
 from ..kernels.ops import OPS
 from ..kernels.passes.stages import plan_stages
-from ..kernels.target import DeviceKernels, Launcher, ReductionLayout
+from ..kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
 from ..kernels.types import ArrayType
 from .cuda_direct import direct_launch, layout_key
 
@@ -270,6 +270,8 @@ class CudaKernels(DeviceKernels):
     # block_sums.py), over `reduction_items` work-items.
     reduction = ReductionLayout(strided=True, single_pass=True,
                                 work_items=lambda device: reduction_items(device.index))
+    # Adstacks depth-major within each warp: a warp's pushes at one depth are one run.
+    adstack = StackLayout(group=32)
 
     def render(self, kernel: KernelIR, *, debug: bool, device: Device) -> str:
         return render_numba_cuda(kernel, debug=debug, simulated=SIMULATED)

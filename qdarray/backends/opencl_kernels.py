@@ -29,7 +29,7 @@ from ..kernels.error_record import LENGTH as RECORD_LENGTH
 from ..kernels.ir import For, KernelIR, Value, walk
 from ..kernels.ops import OPS, Impl
 from ..kernels.passes.stages import plan_stages
-from ..kernels.target import DeviceKernels, Launcher, ReductionLayout
+from ..kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
 from ..kernels.types import ArrayType, Type
 from .opencl_xp import ClArray
 from .opencl_xp import _runtime as runtime
@@ -218,6 +218,8 @@ class OpenCLKernels(DeviceKernels):
 
     name = "opencl_c"
     reduction = ReductionLayout(strided=True)
+    # Adstacks depth-major within groups of 32 work-items (a sub-group or warp of most GPUs).
+    adstack = StackLayout(group=32)
 
     def render(self, kernel: KernelIR, *, debug: bool, device: Device) -> str:
         return render_opencl_c(kernel, debug=debug, caps=caps_of(device))

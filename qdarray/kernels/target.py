@@ -45,6 +45,32 @@ class ReductionLayout:
     work_items: Callable[[Any], int] | None = None
 
 
+@dataclass(frozen=True)
+class StackLayout:
+    """Where reverse mode keeps adstack entries on a target (qdarray/ad/adstack.py).
+
+    The threads of a parallel loop are taken in groups of `group` consecutive threads (flat
+    index t: group t // group, lane t % group). Within a group the entries of one depth are
+    adjacent (depth-major), so a warp, work-group or SIMD register whose threads push at the
+    same depth writes one contiguous run, and one thread's entries are `group` apart; with
+    `group` 1 each thread's stack is one contiguous slice.
+
+    Attributes:
+        group: threads per group: a GPU's warp or sub-group (coalesced pushes and pops), 1 on
+            CPUs whose threads run one at a time.
+        scratch: False: the whole launch's entries live in one heap per dtype, packed: each
+            group's region is as large as its threads' own capacities (a prefix sum of them
+            places the regions), and a thread at depth d whose group-mates' stacks are
+            shallower shares no slot with them (the entries of one depth stay adjacent).
+            True: each worker thread of the host owns one region of `group` x capacity
+            entries, reused by every group it runs one after the other, with every lane of a
+            group at the same depth (SIMD lanes in lockstep push together).
+    """
+
+    group: int = 1
+    scratch: bool = False
+
+
 class Launcher:
     """Per-signature launch: pack, run, bump generations, report debug errors. A target's
     launcher adds `__call__(args)`; `module_key` names its compiled code in the disk cache
@@ -91,12 +117,14 @@ class KernelTarget(Protocol):
             a key (`Launcher.module_key`), so that reverse-mode plans can name it and a later
             process can load it again (`cached_launcher`).
         reduction: the max-reducer's layout on this target.
+        adstack: where reverse kernels keep their adstack entries on this target.
     """
 
     name: str
     lowers_views: bool
     caches_modules: bool
     reduction: ReductionLayout
+    adstack: StackLayout
 
     def render(self, kernel: KernelIR, *, debug: bool, device: Any) -> str:
         """The source the target generates for `kernel` (after the compile pipeline)."""
@@ -124,14 +152,16 @@ class KernelTarget(Protocol):
 
 class DeviceKernels:
     """The defaults of a device's kernel target, which a target subclasses: views lowered,
-    no disk cache of compiled code, the reducer's chunked layout, the launch's own buffers in
-    the device's memory. A subclass sets `name` (and `reduction` where the device wants
-    another layout) and writes `render` and `launcher`."""
+    no disk cache of compiled code, the reducer's chunked layout, each thread's adstacks
+    contiguous, the launch's own buffers in the device's memory. A subclass sets `name` (and
+    `reduction` or `adstack` where the device wants another layout) and writes `render` and
+    `launcher`."""
 
     name = "device"
     lowers_views = True
     caches_modules = False
     reduction = ReductionLayout()
+    adstack = StackLayout()
 
     def render(self, kernel: KernelIR, *, debug: bool, device: Any) -> str:
         raise NotImplementedError

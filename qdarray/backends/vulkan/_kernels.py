@@ -27,7 +27,7 @@ from ...kernels.error_record import SITE
 from ...kernels.ir import For, KernelIR, Value, walk
 from ...kernels.launch import bump_generations
 from ...kernels.ops import OPS, Impl
-from ...kernels.target import DeviceKernels, Launcher, ReductionLayout
+from ...kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
 from ...kernels.types import ArrayType, Type
 from . import _instance, _pipelines
 from ._array import VkArray
@@ -250,6 +250,8 @@ class VulkanKernels(DeviceKernels):
 
     name = "spirv"
     reduction = ReductionLayout(strided=True)
+    # Adstacks depth-major within groups of 32 invocations (a subgroup of most GPUs).
+    adstack = StackLayout(group=32)
 
     def render(self, kernel: KernelIR, *, debug: bool, device: Device) -> str:
         """The stages' SPIR-V modules, as words in hex under a header line each
