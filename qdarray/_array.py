@@ -99,13 +99,16 @@ class Array:
     the constructor is private.
     """
 
-    __slots__ = ("_data", "_dtype", "_device", "_buffer", "_grad", "__weakref__")
+    __slots__ = ("_data", "_dtype", "_device", "_buffer", "_grad", "_node", "__weakref__")
 
     _data: Any
     _dtype: DType
     _device: Device
     _buffer: Buffer
     _grad: Array | None
+    # The tape node of an array computed from arrays with gradients inside a `qd.ad.Tape`
+    # (qdarray/_autodiff.py); None for every other array.
+    _node: Any
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Array:
         raise TypeError(
@@ -125,6 +128,7 @@ class Array:
         self._device = device
         self._buffer = Buffer() if buffer is None else buffer
         self._grad = None
+        self._node = None
         return self
 
     def __class_getitem__(cls, params: Any) -> Any:
@@ -173,14 +177,25 @@ class Array:
                 f"x.T is defined for arrays of at most 2 dimensions; got {self.ndim}. "
                 "Use x.mT to transpose the last two axes, or qd.permute_dims."
             )
-        return Array._new(self._data.T, self._device, self._buffer)
+        return self._view(_transposed)
 
     @property
     def mT(self) -> Array:
         """The transpose of the last two axes (a view)."""
         if self.ndim < 2:
             raise ValueError(f"x.mT needs at least 2 dimensions; got shape {self.shape}.")
-        return Array._new(self._data.swapaxes(-1, -2), self._device, self._buffer)
+        return self._view(_swapped)
+
+    def _view(self, fn: Any) -> Array:
+        """The view `fn(native)` of this array, with the same view of its gradient companion
+        (see `_manipulation_functions._view`)."""
+        out = Array._new(fn(self._data), self._device, self._buffer)
+        g = self._grad
+        if g is None and self._node is not None:
+            g = _autodiff.companion(self)
+        if g is not None:
+            out._grad = Array._new(fn(g._data), g._device, g._buffer)
+        return out
 
     @property
     def grad(self) -> Array | None:
@@ -189,8 +204,10 @@ class Array:
 
     @property
     def requires_grad(self) -> bool:
-        """Whether this array has a `.grad` companion."""
-        return self._grad is not None
+        """Whether gradients flow to this array: it has a `.grad` companion, or a recording
+        `qd.ad.Tape` computed it from arrays that have one."""
+        node = self._node
+        return self._grad is not None or (node is not None and node.tape.recording)
 
     # -- device transfer ---------------------------------------------------------------------
 
@@ -656,7 +673,16 @@ SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 builtins_bool = bool
 
+
+def _transposed(data: Any) -> Any:
+    return data.T
+
+
+def _swapped(data: Any) -> Any:
+    return data.swapaxes(-1, -2)
+
+
 # Operators, indexing and the NumPy protocols call these; they import Array. Bound once, since
 # a function-level import costs about 0.5 us per call.
-from . import _dispatch, _indexing, _numpy_operands, _numpy_protocols  # noqa: E402
+from . import _autodiff, _dispatch, _indexing, _numpy_operands, _numpy_protocols  # noqa: E402
 from . import _elementwise_functions as _elementwise  # noqa: E402

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes
+from . import _autodiff, _dtypes
 from ._array import Array
+from ._autodiff import TAPES, defvjp, record
 from ._devices import CPU, Device, as_device
 from ._dtypes import DType
 from ._errors import DeviceMismatchError
@@ -87,6 +88,14 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: Any = None,
     shares = native is data or (copy is not True and np.dtype(native.dtype) == data.dtype
                                 and _shares(native, data))
     result = Array._new(native, target, buffer if shares else None)
+    if type(obj) is Array and not requires_grad:
+        if native is obj._data:
+            # The same memory as obj: the same gradient companion too.
+            g = obj._grad if obj._node is None else _autodiff.companion(obj)
+            if g is not None:
+                result._grad = Array._new(g._data, g._device, g._buffer)
+        elif TAPES:
+            return record("asarray", result, (obj,), {"src": obj._device})  # type: ignore[no-any-return]
     return _with_grad(result, requires_grad)
 
 
@@ -417,7 +426,14 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
             )
     device = arrays[0]._device
     grids = device.backend.xp.meshgrid(*(a._data for a in arrays), indexing=indexing)
-    return tuple(Array._new(device.backend.normalize(g), device) for g in grids)
+    outs = tuple(Array._new(device.backend.normalize(g), device) for g in grids)
+    if TAPES:
+        # Output i varies along one axis only (the first two swap for 'xy').
+        axes = [1, 0] + list(range(2, len(arrays))) if indexing == "xy" and len(arrays) > 1 \
+            else list(range(len(arrays)))
+        return tuple(record("meshgrid", o, (a,), {"axis": ax})
+                     for o, a, ax in zip(outs, arrays, axes, strict=True))
+    return outs
 
 
 def _triangle(func: str, x: Array, k: Any) -> Array:
@@ -435,8 +451,11 @@ def _triangle(func: str, x: Array, k: Any) -> Array:
     except TypeError:
         raise TypeError(f"{func} expects an integer k; got {type(k).__name__} {k!r}.") from None
     device = x._device
-    return Array._new(device.backend.normalize(getattr(device.backend.xp, func)(x._data, k=k)),
-                      device)
+    out = Array._new(device.backend.normalize(getattr(device.backend.xp, func)(x._data, k=k)),
+                     device)
+    if TAPES:
+        return record(func, out, (x,), {"k": k})  # type: ignore[no-any-return]
+    return out
 
 
 def tril(x: Array, /, *, k: int = 0) -> Array:
@@ -463,3 +482,22 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
         a new array of `x`'s shape and dtype.
     """
     return _triangle("triu", x, k)
+
+
+# -- vector-Jacobian products (qdarray/_autodiff.py) ------------------------------------------
+
+
+def _meshgrid_rule(g: Array, axis: int, shape: tuple[int, ...]) -> Array:
+    others = tuple(i for i in range(g.ndim) if i != axis)
+    summed = g._device.backend.xp.sum(g._data, axis=others)
+    return _reshape(Array._new(g._device.backend.normalize(summed), g._device), shape)
+
+
+def _reshape(x: Array, shape: tuple[int, ...]) -> Array:
+    return Array._new(x._device.backend.xp.reshape(x._data, shape), x._device)
+
+
+defvjp("asarray", x=lambda g, src: g if g.device is src else g.to_device(src))
+defvjp("meshgrid", x=_meshgrid_rule)
+defvjp("tril", x=lambda g, k: tril(g, k=k))
+defvjp("triu", x=lambda g, k: triu(g, k=k))

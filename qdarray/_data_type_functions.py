@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _dtypes
 from ._array import Array
+from ._autodiff import TAPES, defvjp, record
 from ._devices import as_device
 from ._dispatch import PY_SCALARS, require_array, wrap
 from ._dtypes import DType
@@ -288,4 +289,11 @@ def astype(x: Array, dtype: DType, /, *, copy: bool = True, device: Any = None) 
         return astype(x.to_device(dst), target_dtype, copy=False)
     if not copy and target_dtype is x._dtype:
         return x
-    return wrap(src.backend.xp.astype(x._data, target_dtype._np, copy=True), src)
+    out = wrap(src.backend.xp.astype(x._data, target_dtype._np, copy=True), src)
+    if TAPES:
+        return record("astype", out, (x,))  # type: ignore[no-any-return]
+    return out
+
+
+# The tape casts a cotangent back to its input's dtype (the real part for a real input).
+defvjp("astype", x=lambda g: g)

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes
+from . import _autodiff, _dtypes
 from ._array import Array
+from ._autodiff import TAPES, record
 from ._devices import Device
 from ._dtypes import DType
 from ._errors import DeviceMismatchError
@@ -140,7 +141,10 @@ def unary(name: str, x: Any, category: str | None = None) -> Array:
         raise category_error(name, category, x._dtype)
     device = x._device
     backend = device.backend
-    return Array._new(backend.normalize(getattr(backend.xp, name)(x._data)), device)
+    out = Array._new(backend.normalize(getattr(backend.xp, name)(x._data)), device)
+    if TAPES:
+        return record(name, out, (x,))  # type: ignore[no-any-return]
+    return out
 
 
 def float_unary(name: str, x: Any, category: str) -> Array:
@@ -155,7 +159,10 @@ def float_unary(name: str, x: Any, category: str) -> Array:
     data = x._data
     if kind in "biu":
         data = to_float(data, x._dtype, device, name)
-    return Array._new(backend.normalize(getattr(backend.xp, name)(data)), device)
+    out = Array._new(backend.normalize(getattr(backend.xp, name)(data)), device)
+    if TAPES:
+        return record(name, out, (x,))  # type: ignore[no-any-return]
+    return out
 
 
 def to_float(data: Any, dtype: DType, device: Device, func: str) -> Any:
@@ -254,11 +261,17 @@ def binary(name: str, x1: Any, x2: Any, category: str | None = None) -> Array:
         if x2._dtype._np.kind not in kinds:
             raise category_error(name, category, x2._dtype)
         backend = device.backend
-        return Array._new(backend.normalize(getattr(backend.xp, name)(x1._data, x2._data)),
-                          device)
+        out = Array._new(backend.normalize(getattr(backend.xp, name)(x1._data, x2._data)),
+                         device)
+        if TAPES:
+            return record(name, out, (x1, x2))  # type: ignore[no-any-return]
+        return out
     d1, d2, device = operands(x1, x2, name, category)
     backend = device.backend
-    return Array._new(backend.normalize(getattr(backend.xp, name)(d1, d2)), device)
+    out = Array._new(backend.normalize(getattr(backend.xp, name)(d1, d2)), device)
+    if TAPES:
+        return record(name, out, (x1, x2))  # type: ignore[no-any-return]
+    return out
 
 
 def float_binary(name: str, x1: Any, x2: Any, category: str) -> Array:
@@ -276,7 +289,10 @@ def float_binary(name: str, x1: Any, x2: Any, category: str) -> Array:
             if type(x2) is Array:
                 d2 = to_float(d2, common, device, name)
     backend = device.backend
-    return Array._new(backend.normalize(getattr(backend.xp, name)(d1, d2)), device)
+    out = Array._new(backend.normalize(getattr(backend.xp, name)(d1, d2)), device)
+    if TAPES:
+        return record(name, out, (x1, x2))  # type: ignore[no-any-return]
+    return out
 
 
 def inplace(name: str, x1: Array, x2: Any, category: str | None = None) -> Array:
@@ -288,6 +304,8 @@ def inplace(name: str, x1: Array, x2: Any, category: str | None = None) -> Array
     """
     if category is None:
         category = CATEGORIES[name]
+    if TAPES and (taped := _autodiff.inplace(name, x1, x2, category)) is not None:
+        return taped
     kind = x1._dtype._np.kind
     t2 = type(x2)
     if name in _INPLACE_DIRECT and not (name == "pow" and kind in "iu") and not (
@@ -309,6 +327,14 @@ def inplace(name: str, x1: Array, x2: Any, category: str | None = None) -> Array
             x1._buffer.generation += 1
             return x1
     result = binary(name, x1, x2, category)
+    check_inplace_result(name, x1, result)
+    x1._data[...] = result._data
+    x1._buffer.generation += 1
+    return x1
+
+
+def check_inplace_result(name: str, x1: Array, result: Array) -> None:
+    """Raise unless `x1 op= x2` can store `result` in x1 (same dtype and shape)."""
     if result._dtype is not x1._dtype:
         raise TypeError(
             f"In-place {name} would change dtype {x1._dtype} to {result._dtype}; "
@@ -319,9 +345,6 @@ def inplace(name: str, x1: Array, x2: Any, category: str | None = None) -> Array
             f"In-place {name} cannot broadcast shape {x1.shape} to {result.shape}; "
             "the left operand's shape must not change."
         )
-    x1._data[...] = result._data
-    x1._buffer.generation += 1
-    return x1
 
 
 _OPERATOR_SPELLING = {

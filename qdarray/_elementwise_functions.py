@@ -17,6 +17,7 @@ integers gives float64; the logical functions take any dtype by truthiness.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +25,9 @@ import numpy as np
 
 from . import _dispatch
 from ._array import Array
+from ._autodiff import TAPES, defvjp, record
 from ._dispatch import CATEGORIES, binary, check_kind, float_binary, float_unary, unary
+from ._searching_functions import where
 
 _UnaryFunc = Callable[[Array], Array]
 _BinaryFunc = Callable[[Any, Any], Array]
@@ -198,10 +201,14 @@ def _part(name: str, x: Array) -> Array:
     device = x._device
     xp = device.backend.xp
     if x._dtype.kind == "c":
-        return Array._new(getattr(xp, name)(x._data), device, x._buffer)
-    if name == "real":
-        return Array._new(xp.asarray(x._data, copy=True), device)
-    return Array._new(xp.zeros_like(x._data), device)
+        out = Array._new(getattr(xp, name)(x._data), device, x._buffer)
+    elif name == "real":
+        out = Array._new(xp.asarray(x._data, copy=True), device)
+    else:
+        out = Array._new(xp.zeros_like(x._data), device)
+    if TAPES:
+        return record(name, out, (x,))  # type: ignore[no-any-return]
+    return out
 
 
 def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002
@@ -230,7 +237,10 @@ def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002
     lo = _clip_bound(x, min, "min")
     hi = _clip_bound(x, max, "max")
     device = x._device
-    return _dispatch.wrap(device.backend.xp.clip(x._data, lo, hi), device)
+    out = _dispatch.wrap(device.backend.xp.clip(x._data, lo, hi), device)
+    if TAPES:
+        return record("clip", out, (x, min, max))  # type: ignore[no-any-return]
+    return out
 
 
 def _clip_bound(x: Array, bound: Any, name: str) -> Any:
@@ -280,3 +290,117 @@ def _int_bound_outside(x: Array, bound: int, name: str, info: Any) -> None:
 def _can_cast(src: Any, dst: Any) -> bool:
     # Dtype metadata only (no array data), so NumPy's casting table serves every backend.
     return bool(np.can_cast(src, dst))
+
+
+# -- vector-Jacobian products (qdarray/_autodiff.py) ------------------------------------------
+# Complex values follow JAX's convention: a rule is the transpose of the derivative, without
+# conjugation (holomorphic functions multiply by f'(z)); `conj`, `real`, `imag` and `abs`
+# are where conjugates appear.
+
+
+def _balanced(g: Array, x: Any, z: Array, y: Any) -> Array:
+    """`g` where `x` alone equals `z`, half of it where `y` equals `z` too (a tie), else 0:
+    how JAX splits the gradient of max and min between equal operands."""
+    return where(equal(x, z), where(equal(y, z), g * 0.5, g), 0.0)
+
+
+def _abs_rule(g: Array, x: Array, out: Array) -> Array:
+    if x._dtype.kind == "c":
+        return where(equal(out, 0.0), 0.0, g * conj(x) / out)
+    return g * sign(x)
+
+
+def _pow_x1(g: Array, x1: Array, x2: Any) -> Array:
+    if type(x2) is not Array:
+        return g * (x2 * x1 ** (x2 - 1)) if x2 != 0 else g * 0.0
+    return g * where(equal(x2, 0), 0.0, x2 * x1 ** (x2 - 1))
+
+
+def _pow_x2(g: Array, x1: Any, out: Array) -> Array:
+    if type(x1) is not Array:
+        return g * out * (0.0 if x1 == 0 else (math.log(x1) if type(x1) is not complex
+                                               else complex(np.log(x1))))
+    return g * out * log(where(equal(x1, 0), 1.0, x1))
+
+
+def _sign_of(x: Any) -> Any:
+    if type(x) is Array:
+        return where(signbit(x), -1.0, 1.0)
+    return -1.0 if math.copysign(1.0, x) < 0 else 1.0
+
+
+def _clip_lo(x: Array, lo: Any) -> Any:
+    return x if lo is None else maximum(x, lo)
+
+
+def _clip_x(g: Array, x: Array, lo: Any, hi: Any, out: Array) -> Array:
+    y1 = _clip_lo(x, lo)
+    g1 = g if hi is None else _balanced(g, y1, out, hi)
+    return g1 if lo is None else _balanced(g1, x, y1, lo)
+
+
+def _clip_lo_rule(g: Array, x: Array, lo: Any, hi: Any, out: Array) -> Array | None:
+    if type(lo) is not Array:
+        return None
+    y1 = maximum(x, lo)
+    g1 = g if hi is None else _balanced(g, y1, out, hi)
+    return _balanced(g1, lo, y1, x)
+
+
+def _clip_hi_rule(g: Array, x: Array, lo: Any, hi: Any, out: Array) -> Array | None:
+    if type(hi) is not Array:
+        return None
+    return _balanced(g, hi, out, _clip_lo(x, lo))
+
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+defvjp("abs", x=_abs_rule)
+defvjp("add", x1=lambda g: g, x2=lambda g: g)
+defvjp("subtract", x1=lambda g: g, x2=lambda g: negative(g))
+defvjp("multiply", x1=lambda g, x2: g * x2, x2=lambda g, x1: g * x1)
+defvjp("divide", x1=lambda g, x2: g / x2, x2=lambda g, out, x2: negative(g) * out / x2)
+defvjp("negative", x=lambda g: negative(g))
+defvjp("positive", x=lambda g: g)
+defvjp("pow", x1=_pow_x1, x2=_pow_x2)
+defvjp("reciprocal", x=lambda g, out: negative(g) * out * out)
+defvjp("remainder", x1=lambda g: g, x2=lambda g, x1, x2: negative(g) * floor(x1 / x2))
+defvjp("square", x=lambda g, x: g * (x * 2.0))
+defvjp("exp", x=lambda g, out: g * out)
+defvjp("expm1", x=lambda g, out: g * (out + 1.0))
+defvjp("log", x=lambda g, x: g / x)
+defvjp("log1p", x=lambda g, x: g / (x + 1.0))
+defvjp("log2", x=lambda g, x: g / (x * _LN2))
+defvjp("log10", x=lambda g, x: g / (x * _LN10))
+defvjp("logaddexp", x1=lambda g, x1, out: g * exp(x1 - out),
+       x2=lambda g, x2, out: g * exp(x2 - out))
+defvjp("sqrt", x=lambda g, out: g / (out * 2.0))
+defvjp("hypot", x1=lambda g, x1, out: where(equal(out, 0.0), 0.0, g * x1 / out),
+       x2=lambda g, x2, out: where(equal(out, 0.0), 0.0, g * x2 / out))
+defvjp("sin", x=lambda g, x: g * cos(x))
+defvjp("cos", x=lambda g, x: negative(g) * sin(x))
+defvjp("tan", x=lambda g, out: g * (out * out + 1.0))
+defvjp("asin", x=lambda g, x: g / sqrt(1.0 - x * x))
+defvjp("acos", x=lambda g, x: negative(g) / sqrt(1.0 - x * x))
+defvjp("atan", x=lambda g, x: g / (x * x + 1.0))
+defvjp("atan2", x1=lambda g, x1, x2: g * x2 / (x1 * x1 + x2 * x2),
+       x2=lambda g, x1, x2: negative(g) * x1 / (x1 * x1 + x2 * x2))
+defvjp("sinh", x=lambda g, x: g * cosh(x))
+defvjp("cosh", x=lambda g, x: g * sinh(x))
+defvjp("tanh", x=lambda g, out: g * (1.0 - out * out))
+defvjp("asinh", x=lambda g, x: g / sqrt(x * x + 1.0))
+defvjp("acosh", x=lambda g, x: g / sqrt(x * x - 1.0))
+defvjp("atanh", x=lambda g, x: g / (1.0 - x * x))
+defvjp("copysign", x1=lambda g, x1, x2: g * sign(x1) * _sign_of(x2), x2=lambda g: None)
+defvjp("maximum", x1=lambda g, x1, x2, out: _balanced(g, x1, out, x2),
+       x2=lambda g, x1, x2, out: _balanced(g, x2, out, x1))
+defvjp("minimum", x1=lambda g, x1, x2, out: _balanced(g, x1, out, x2),
+       x2=lambda g, x1, x2, out: _balanced(g, x2, out, x1))
+defvjp("conj", x=lambda g: conj(g))
+defvjp("real", x=lambda g: g)
+defvjp("imag", x=lambda g, dtype: g * -1j if dtype.kind == "c" else None)
+defvjp("clip", x=_clip_x, lo=_clip_lo_rule, hi=_clip_hi_rule)
+# Piecewise constant: the derivative is 0 wherever it exists (JAX gives 0 too).
+for _name in ("ceil", "floor", "round", "sign", "trunc", "floor_divide", "nextafter"):
+    defvjp(_name)

@@ -17,9 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes
+from . import _autodiff, _dtypes
 from ._array import Array
+from ._autodiff import TAPES, Scatter, defvjp, record
 from ._axis import normalize_axis
+from ._creation_functions import arange, asarray, zeros
 from ._dispatch import require_array, same_device
 from ._dtypes import DType
 from .backends.quiet import quiet
@@ -283,17 +285,26 @@ def getitem(x: Array, key: Any) -> Array:
     fast = _simple_key(x, key)
     if fast is not None:
         result = Array._new(x._data[fast], device, x._buffer)
-        if x._grad is not None:
-            result._grad = _grad_view(x._grad, fast)
+        g = x._grad
+        if g is None and x._node is not None:
+            g = _autodiff.companion(x)
+        if g is not None:
+            result._grad = _grad_view(g, fast)
         return result
     native_key, view = normalize_key(x, key)
     data = x._data[native_key]
     if view:
         result = Array._new(data, device, x._buffer)
-        if x._grad is not None:
-            result._grad = _grad_view(x._grad, native_key)
+        g = x._grad
+        if g is None and x._node is not None:
+            g = _autodiff.companion(x)
+        if g is not None:
+            result._grad = _grad_view(g, native_key)
         return result
-    return Array._new(device.backend.normalize(data), device)
+    result = Array._new(device.backend.normalize(data), device)
+    if TAPES:
+        return record("getitem", result, (x,), {"key": key})  # type: ignore[no-any-return]
+    return result
 
 
 def _grad_view(grad: Array, native_key: Any) -> Array:
@@ -317,6 +328,8 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     if native_key is None:
         native_key = normalize_key(x, key)[0]
     native_value = _native_value(x, value)
+    taped = bool(TAPES)
+    old = _autodiff.before_write(x, "x[key] = value") if taped else None
     try:
         if x._dtype in _NARROW_FLOATS:
             # A wider float value can overflow to inf here: IEEE's result, with no NumPy
@@ -326,6 +339,21 @@ def setitem(x: Array, key: Any, value: Any) -> None:
             x._data[native_key] = native_value
     except ValueError as exc:
         raise _assignment_error(x, native_key, native_value, exc) from None
+    x._buffer.generation += 1
+    if taped:
+        _autodiff.write("x[key] = value", x, key, value, old)
+
+
+def add_at(x: Array, key: Any, values: Array) -> None:
+    """`x[key] += values` where repeated indices accumulate (NumPy's `np.add.at`): the reverse
+    of a gather, used by the tape's rules for indexing and `take`. Bumps x's generation."""
+    native_key, view = normalize_key(x, key)
+    backend = x._device.backend
+    if view:
+        region = x._data[native_key]
+        backend.xp.add(region, values._data, out=region)
+    else:
+        backend.index_add(x._data, native_key, values._data)
     x._buffer.generation += 1
 
 
@@ -454,8 +482,11 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
         axis = normalize_axis(axis, x.ndim, "take")
     xp = device.backend.xp
     check_index_array(indices._data, x.shape[axis], axis, xp)
-    return Array._new(device.backend.normalize(xp.take(x._data, indices._data, axis=axis)),
-                      device)
+    out = Array._new(device.backend.normalize(xp.take(x._data, indices._data, axis=axis)),
+                     device)
+    if TAPES:
+        return record("take", out, (x,), {"indices": indices, "axis": axis})  # type: ignore[no-any-return]
+    return out
 
 
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
@@ -492,7 +523,52 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     xp = device.backend.xp
     check_index_array(indices._data, x.shape[axis], axis, xp)
     result = xp.take_along_axis(x._data, indices._data, axis=axis)
-    return Array._new(device.backend.normalize(result), device)
+    out = Array._new(device.backend.normalize(result), device)
+    if TAPES:
+        return record("take_along_axis", out, (x,),  # type: ignore[no-any-return]
+                      {"indices": indices, "axis": axis})
+    return out
 
+
+# -- vector-Jacobian products (qdarray/_autodiff.py) ------------------------------------------
+
+
+def _zero_at(g: Array, key: Any) -> Array | None:
+    """`g` with the elements a write replaced set to 0 (their old values had no effect)."""
+    if key is Ellipsis:
+        return None
+    z = asarray(g, copy=True)
+    setitem(z, key, 0)
+    return z
+
+
+def along_axis_key(indices: Array, axis: int, shape: tuple[int, ...],
+                   out_shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """An index key that selects what `take_along_axis(x, indices, axis)` read, for an x of
+    `shape` and a result of `out_shape`: `indices` on `axis`, open grids of positions on the
+    other axes (all 0 where x has length 1, which broadcast)."""
+    device = indices._device
+    key: list[Any] = []
+    for k, n in enumerate(out_shape):
+        if k == axis:
+            key.append(indices)
+            continue
+        where = [1] * len(out_shape)
+        where[k] = n
+        grid = (zeros(n, dtype=_dtypes.int64, device=device) if shape[k] == 1
+                else arange(n, dtype=_dtypes.int64, device=device))
+        key.append(_reshaped(grid, where))
+    return tuple(key)
+
+
+def _reshaped(x: Array, shape: list[int]) -> Array:
+    return Array._new(x._device.backend.xp.reshape(x._data, tuple(shape)), x._device)
+
+
+defvjp("getitem", x=lambda g, key: Scatter(key, g))
+defvjp("setitem", x=lambda g, key: _zero_at(g, key), value=lambda g, key: g[key])
+defvjp("take", x=lambda g, indices, axis: Scatter((slice(None),) * axis + (indices,), g))
+defvjp("take_along_axis", x=lambda g, indices, axis, shape: Scatter(
+    along_axis_key(indices, axis, shape, g.shape), g))
 
 builtins_bool = bool

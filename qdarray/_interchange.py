@@ -6,7 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from . import _autodiff
 from ._array import Array, Buffer
+from ._autodiff import TAPES, record
 from ._devices import CPU, Device, as_device
 from ._errors import NotDLPackError
 from .backends import dlpack_device, dlpack_kind
@@ -60,8 +62,20 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
         )
     target = None if device is None else as_device(device)
     if type(x) is Array and (target is None or target is x._device) and copy is not True:
-        # The same memory: keep the buffer token, so writes through either count for both.
-        return Array._new(x._data, x._device, x._buffer)
+        # The same memory: keep the buffer token, so writes through either count for both,
+        # and the gradient companion.
+        out = Array._new(x._data, x._device, x._buffer)
+        g = x._grad if x._node is None else _autodiff.companion(x)
+        if g is not None:
+            out._grad = Array._new(g._data, g._device, g._buffer)
+        return out
+    if TAPES and type(x) is Array:
+        return record("asarray", _from_dlpack(x, target, copy), (x,),  # type: ignore[no-any-return]
+                      {"src": x._device})
+    return _from_dlpack(x, target, copy)
+
+
+def _from_dlpack(x: Any, target: Device | None, copy: bool | None) -> Array:
     dev_type, dev_id = x.__dlpack_device__()
     if copy is False and target is not None and (dev_type, dev_id) != dlpack_device(target):
         raise BufferError(

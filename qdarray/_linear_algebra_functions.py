@@ -10,9 +10,12 @@ from typing import Any
 
 from . import _dtypes
 from ._array import Array
+from ._autodiff import TAPES, defvjp, record
 from ._axis import normalize_axis
 from ._devices import Device
 from ._dispatch import require_array, same_device
+from ._elementwise_functions import conj
+from ._manipulation_functions import _view, expand_dims, permute_dims
 
 
 def numeric_pair(x1: Any, x2: Any, func: str) -> Device:
@@ -56,7 +59,10 @@ def matmul(x1: Array, x2: Array, /) -> Array:
             f"matmul cannot multiply shapes {x1.shape} and {x2.shape}: the contracted "
             f"dimensions differ ({k1} vs {k2})."
         )
-    return wrap(device.backend.xp.matmul(x1._data, x2._data), device)
+    out = wrap(device.backend.xp.matmul(x1._data, x2._data), device)
+    if TAPES:
+        return record("matmul", out, (x1, x2))  # type: ignore[no-any-return]
+    return out
 
 
 def matrix_transpose(x: Array, /) -> Array:
@@ -66,7 +72,7 @@ def matrix_transpose(x: Array, /) -> Array:
         raise ValueError(
             f"matrix_transpose needs an array of at least 2 dimensions; got shape {x.shape}."
         )
-    return Array._new(x._device.backend.xp.matrix_transpose(x._data), x._device, x._buffer)
+    return _view(x, x._device.backend.xp.matrix_transpose)
 
 
 def tensordot(x1: Array, x2: Array, /, *,
@@ -107,7 +113,10 @@ def tensordot(x1: Array, x2: Array, /, *,
                 f"tensordot cannot contract axis {i} of x1 (size {x1.shape[i]}, shape "
                 f"{x1.shape}) with axis {j} of x2 (size {x2.shape[j]}, shape {x2.shape})."
             )
-    return wrap(device.backend.xp.tensordot(x1._data, x2._data, axes=native_axes), device)
+    out = wrap(device.backend.xp.tensordot(x1._data, x2._data, axes=native_axes), device)
+    if TAPES:
+        return record("tensordot", out, (x1, x2), {"a1": a1, "a2": a2})  # type: ignore[no-any-return]
+    return out
 
 
 def _nonnegative(axes: Any) -> int:
@@ -148,4 +157,65 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
             f"{x2.shape}."
         )
     xp = device.backend.xp
-    return wrap(xp.vecdot(x1._data, x2._data, axis=axis), device)
+    out = wrap(xp.vecdot(x1._data, x2._data, axis=axis), device)
+    if TAPES:
+        return record("vecdot", out, (x1, x2), {"axis": axis})  # type: ignore[no-any-return]
+    return out
+
+
+# -- vector-Jacobian products (qdarray/_autodiff.py) ------------------------------------------
+# Without conjugation (JAX's convention, see _elementwise_functions.py), except where the
+# operation conjugates (vecdot's x1).
+
+
+def _matmul_x1(g: Array, x2: Array, shape: tuple[int, ...]) -> Array:
+    if x2.ndim == 1:
+        return expand_dims(g, axis=-1) * x2
+    if len(shape) == 1:
+        return (expand_dims(g, axis=-2) @ matrix_transpose(x2))[..., 0, :]
+    return g @ matrix_transpose(x2)
+
+
+def _matmul_x2(g: Array, x1: Array, shape: tuple[int, ...]) -> Array:
+    if x1.ndim == 1:
+        if len(shape) == 1:
+            return g * x1
+        return expand_dims(x1, axis=-1) * expand_dims(g, axis=-2)
+    if len(shape) == 1:
+        return (matrix_transpose(x1) @ expand_dims(g, axis=-1))[..., 0]
+    return matrix_transpose(x1) @ g
+
+
+def _inverse(order: list[int]) -> tuple[int, ...]:
+    return tuple(order.index(i) for i in range(len(order)))
+
+
+def _tensordot_x1(g: Array, x2: Array, a1: list[int], a2: list[int], shape: tuple[int, ...]
+                  ) -> Array:
+    free1 = [i for i in range(len(shape)) if i not in a1]
+    free2 = [j for j in range(x2.ndim) if j not in a2]
+    moved = tensordot(g, x2, axes=(list(range(len(free1), len(free1) + len(free2))), free2))
+    # moved's axes: x1's free axes, then x1's contracted ones in the order of x2's partners
+    return permute_dims(moved, _inverse(free1 + [a1[a2.index(b)] for b in sorted(a2)]))
+
+
+def _tensordot_x2(g: Array, x1: Array, a1: list[int], a2: list[int], shape: tuple[int, ...]
+                  ) -> Array:
+    free1 = [i for i in range(x1.ndim) if i not in a1]
+    free2 = [j for j in range(len(shape)) if j not in a2]
+    moved = tensordot(x1, g, axes=(free1, list(range(len(free1)))))
+    return permute_dims(moved, _inverse([a2[a1.index(a)] for a in sorted(a1)] + free2))
+
+
+def _vecdot_x1(g: Array, x2: Any, axis: int) -> Array:
+    ct = expand_dims(g, axis=axis) * x2
+    return conj(ct) if ct._dtype.kind == "c" else ct
+
+
+def _vecdot_x2(g: Array, x1: Array, axis: int) -> Array:
+    return expand_dims(g, axis=axis) * (conj(x1) if x1._dtype.kind == "c" else x1)
+
+
+defvjp("matmul", x1=_matmul_x1, x2=_matmul_x2)
+defvjp("tensordot", x1=_tensordot_x1, x2=_tensordot_x2)
+defvjp("vecdot", x1=_vecdot_x1, x2=_vecdot_x2)

@@ -3,7 +3,10 @@
 Functions that return views of their input (`reshape` when no copy is needed, `permute_dims`,
 `expand_dims`, `squeeze`, `broadcast_to`, `broadcast_arrays`, `flip`, `moveaxis`, `unstack`)
 pass the input's `Buffer` token on, so writes through the view count as writes of the base.
-Broadcast views are read-only: their elements alias each other.
+Views of an array with a gradient companion get the same view of the companion as theirs, so
+a kernel (or a tape) given the view accumulates into the base's gradient. Broadcast views are
+read-only (their elements alias each other) and have no companion: inside a `qd.ad.Tape` they
+are recorded, and their gradient is summed back.
 """
 
 from __future__ import annotations
@@ -11,16 +14,31 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from . import _dtypes
+from . import _autodiff, _dtypes
 from ._array import Array
+from ._autodiff import TAPES, Scatter, defvjp, record
 from ._axis import normalize_axes, normalize_axis
+from ._creation_functions import arange
 from ._devices import Device
 from ._dispatch import require_array
 from ._errors import AxisError, DeviceMismatchError
 
 
-def _view(x: Array, data: Any) -> Array:
+def _alias(x: Array, data: Any) -> Array:
+    """A read-only view of `x` (a broadcast): shares x's buffer token, not its gradient."""
     return Array._new(data, x._device, x._buffer)
+
+
+def _view(x: Array, fn: Any, *args: Any, **kwargs: Any) -> Array:
+    """The view `fn(x, ...)` of `x`, with the same view of x's gradient companion as its own
+    (inside a tape, an array the tape computed gets a companion first)."""
+    out = Array._new(fn(x._data, *args, **kwargs), x._device, x._buffer)
+    g = x._grad
+    if g is None and x._node is not None:
+        g = _autodiff.companion(x)
+    if g is not None:
+        out._grad = Array._new(fn(g._data, *args, **kwargs), g._device, g._buffer)
+    return out
 
 
 def _new(data: Any, device: Device) -> Array:
@@ -109,7 +127,10 @@ def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
             f"Cannot broadcast an array of shape {x.shape} to shape {shape}; each dimension "
             "of x must equal the target's trailing dimension or be 1."
         )
-    return _view(x, x._device.backend.xp.broadcast_to(x._data, shape))
+    out = _alias(x, x._device.backend.xp.broadcast_to(x._data, shape))
+    if TAPES:
+        return record("broadcast_to", out, (x,))  # type: ignore[no-any-return]
+    return out
 
 
 def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
@@ -119,7 +140,10 @@ def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
     items, device = _arrays(arrays, "broadcast_arrays")
     shape = broadcast_shapes(*(a.shape for a in items))
     xp = device.backend.xp
-    return tuple(_view(a, xp.broadcast_to(a._data, shape)) for a in items)
+    outs = tuple(_alias(a, xp.broadcast_to(a._data, shape)) for a in items)
+    if TAPES:
+        return tuple(record("broadcast_to", o, (a,)) for o, a in zip(outs, items, strict=True))
+    return outs
 
 
 def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) -> Array:
@@ -148,7 +172,11 @@ def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) 
                 )
     xp = device.backend.xp
     natives = [a._data if a._dtype is dtype else xp.astype(a._data, dtype._np) for a in items]
-    return _new(xp.concat(natives, axis=axis), device)
+    out = _new(xp.concat(natives, axis=axis), device)
+    if TAPES:
+        sizes = [a.size if axis is None else a.shape[axis] for a in items]
+        return record("concat", out, tuple(items), {"axis": axis, "sizes": sizes})  # type: ignore[no-any-return]
+    return out
 
 
 def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
@@ -170,7 +198,10 @@ def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array
     dtype = _dtypes.result_type(*(a._dtype for a in items))
     xp = device.backend.xp
     natives = [a._data if a._dtype is dtype else xp.astype(a._data, dtype._np) for a in items]
-    return _new(xp.stack(natives, axis=axis), device)
+    out = _new(xp.stack(natives, axis=axis), device)
+    if TAPES:
+        return record("stack", out, tuple(items), {"axis": axis})  # type: ignore[no-any-return]
+    return out
 
 
 def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
@@ -179,8 +210,12 @@ def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
     if x.ndim == 0:
         raise ValueError("unstack needs an array of at least 1 dimension; got a 0-D array.")
     axis = normalize_axis(axis, x.ndim, "unstack")
-    moved = x._device.backend.xp.moveaxis(x._data, axis, 0)
-    return tuple(_view(x, moved[i, ...]) for i in range(moved.shape[0]))
+    moveaxis = x._device.backend.xp.moveaxis
+    return tuple(_view(x, _slice_of_moved, moveaxis, axis, i) for i in range(x.shape[axis]))
+
+
+def _slice_of_moved(data: Any, moveaxis: Any, axis: int, i: int) -> Any:
+    return moveaxis(data, axis, 0)[i, ...]
 
 
 def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
@@ -199,7 +234,7 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
                 f"into an array of {x.ndim} dimensions takes positions in [{-m}, {m})."
             )
     axes = normalize_axes(axis, m, "expand_dims")
-    return _view(x, x._device.backend.xp.expand_dims(x._data, axes))
+    return _view(x, x._device.backend.xp.expand_dims, axes)
 
 
 def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
@@ -216,7 +251,7 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
                 f"squeeze can only remove axes of size 1; axis {ax} of shape {x.shape} has "
                 f"size {x.shape[ax]}."
             )
-    return _view(x, x._device.backend.xp.squeeze(x._data, axis=axes))
+    return _view(x, x._device.backend.xp.squeeze, axis=axes)
 
 
 def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
@@ -228,7 +263,7 @@ def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
         raise AxisError(
             f"permute_dims needs a permutation of all {x.ndim} axes; got axes={tuple(axes)}."
         )
-    return _view(x, x._device.backend.xp.permute_dims(x._data, perm))
+    return _view(x, x._device.backend.xp.permute_dims, perm)
 
 
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...],
@@ -242,14 +277,14 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
             f"moveaxis needs as many destinations as sources; got source={source!r} and "
             f"destination={destination!r}."
         )
-    return _view(x, x._device.backend.xp.moveaxis(x._data, src, dst))
+    return _view(x, x._device.backend.xp.moveaxis, src, dst)
 
 
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     """A view of `x` with the order of elements reversed along `axis` (all axes when None)."""
     x = require_array(x, "flip")
     axes = tuple(range(x.ndim)) if axis is None else normalize_axes(axis, x.ndim, "flip")
-    return _view(x, x._device.backend.xp.flip(x._data, axis=axes))
+    return _view(x, x._device.backend.xp.flip, axis=axes)
 
 
 def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Array:
@@ -268,17 +303,19 @@ def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) ->
     x = require_array(x, "reshape")
     shape = _check_reshape(x, _int_tuple(shape, "reshape"))
     xp = x._device.backend.xp
-    if copy is True:
-        return _new(xp.reshape(x._data, shape, copy=True), x._device)
-    try:
-        return _view(x, xp.reshape(x._data, shape, copy=False))
-    except ValueError:
-        if copy is False:
-            raise ValueError(
-                f"reshape(copy=False) cannot view an array of shape {x.shape} and strides "
-                f"{x.strides} with shape {shape} without copying; use copy=None or True."
-            ) from None
-    return _new(xp.reshape(x._data, shape, copy=True), x._device)
+    if copy is not True:
+        try:
+            return _view(x, xp.reshape, shape, copy=False)
+        except ValueError:
+            if copy is False:
+                raise ValueError(
+                    f"reshape(copy=False) cannot view an array of shape {x.shape} and strides "
+                    f"{x.strides} with shape {shape} without copying; use copy=None or True."
+                ) from None
+    out = _new(xp.reshape(x._data, shape, copy=True), x._device)
+    if TAPES:
+        return record("reshape", out, (x,))  # type: ignore[no-any-return]
+    return out
 
 
 def _check_reshape(x: Array, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -314,7 +351,11 @@ def roll(x: Array, /, shift: int | tuple[int, ...], *,
     if axis is None:
         if isinstance(shift, (tuple, list)):
             raise ValueError(f"roll with axis=None takes one integer shift; got {shift!r}.")
-        return _new(xp.roll(x._data, _int_tuple(shift, "roll", "shift")[0]), x._device)
+        out = _new(xp.roll(x._data, _int_tuple(shift, "roll", "shift")[0]), x._device)
+        if TAPES:
+            return record("roll", out, (x,), {"shift": -_int_tuple(shift, "roll")[0],  # type: ignore[no-any-return]
+                                             "axis": None})
+        return out
     axes = normalize_axes(axis, x.ndim, "roll")
     shifts = _int_tuple(shift, "roll", "shift")
     if isinstance(shift, (tuple, list)):
@@ -324,7 +365,11 @@ def roll(x: Array, /, shift: int | tuple[int, ...], *,
             )
     else:
         shifts = shifts * len(axes)
-    return _new(xp.roll(x._data, shifts, axis=axes), x._device)
+    out = _new(xp.roll(x._data, shifts, axis=axes), x._device)
+    if TAPES:
+        return record("roll", out, (x,),  # type: ignore[no-any-return]
+                      {"shift": tuple(-n for n in shifts), "axis": axes})
+    return out
 
 
 def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
@@ -363,7 +408,10 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
         reps = reps[0]
         if reps < 0:
             raise ValueError(f"repeat needs non-negative repeats; got {reps}.")
-    return _new(xp.repeat(x._data, reps, axis=axis), x._device)
+    out = _new(xp.repeat(x._data, reps, axis=axis), x._device)
+    if TAPES:
+        return record("repeat", out, (x,), {"repeats": repeats, "axis": axis})  # type: ignore[no-any-return]
+    return out
 
 
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
@@ -372,4 +420,60 @@ def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     reps = _int_tuple(repetitions, "tile", "repetitions")
     if any(r < 0 for r in reps):
         raise ValueError(f"tile needs non-negative repetitions; got {reps}.")
-    return _new(x._device.backend.xp.tile(x._data, reps), x._device)
+    out = _new(x._device.backend.xp.tile(x._data, reps), x._device)
+    if TAPES:
+        return record("tile", out, (x,), {"reps": reps})  # type: ignore[no-any-return]
+    return out
+
+
+# -- vector-Jacobian products (qdarray/_autodiff.py) ------------------------------------------
+
+
+def _piece(g: Array, index: int, axis: int | None, sizes: list[int], shape: tuple[int, ...]
+           ) -> Array:
+    start = sum(sizes[:index])
+    stop = start + sizes[index]
+    if axis is None:
+        return reshape(g[start:stop], shape)
+    return g[(slice(None),) * axis + (slice(start, stop),)]
+
+
+def _tile_rule(g: Array, shape: tuple[int, ...], reps: tuple[int, ...]) -> Array:
+    # g holds reps[i] copies of x along axis i: view it as (r0, s0, r1, s1, ...) and sum
+    # the copies.
+    d = max(len(shape), len(reps))
+    sizes = (1,) * (d - len(shape)) + shape
+    counts = (1,) * (d - len(reps)) + reps
+    split = reshape(g, tuple(v for pair in zip(counts, sizes, strict=True) for v in pair))
+    summed = g._device.backend.xp.sum(split._data, axis=tuple(range(0, 2 * d, 2)))
+    return reshape(_new(summed, g._device), shape)
+
+
+def _repeat_rule(g: Array, shape: tuple[int, ...], repeats: Any, axis: int | None) -> Any:
+    n = 1
+    for s in shape:
+        n *= s
+    length = n if axis is None else shape[axis]
+    source = repeat(arange(length, dtype=_dtypes.int64, device=g.device), repeats)
+    if axis is not None:
+        return Scatter((slice(None),) * axis + (source,), g)
+    return Scatter(_unravel(source, shape), g)
+
+
+def _unravel(flat: Array, shape: tuple[int, ...]) -> tuple[Array, ...]:
+    """Row-major multi-indices of positions `flat` in an array of `shape`."""
+    out = []
+    stride = 1
+    for s in reversed(shape):
+        out.append((flat // stride) % s)
+        stride *= s
+    return tuple(reversed(out))
+
+
+defvjp("broadcast_to", x=lambda g: g)
+defvjp("concat", each=lambda g, index, axis, sizes, shape: _piece(g, index, axis, sizes, shape))
+defvjp("stack", each=lambda g, index, axis: g[(slice(None),) * axis + (index,)])
+defvjp("reshape", x=lambda g, shape: reshape(g, shape))
+defvjp("roll", x=lambda g, shift, axis: roll(g, shift, axis=axis))
+defvjp("repeat", x=_repeat_rule)
+defvjp("tile", x=_tile_rule)

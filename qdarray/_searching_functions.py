@@ -7,6 +7,7 @@ from typing import Any
 
 from . import _dtypes
 from ._array import Array
+from ._autodiff import TAPES, defvjp, record
 from ._axis import normalize_axes, normalize_axis
 from ._devices import Device
 from ._dispatch import PY_SCALARS, operands, require_array, same_device
@@ -158,4 +159,11 @@ def where(condition: Array, x1: Array | int | float | complex | bool | None = No
                 f"move them with x.to_device('{condition._device}') first."
             )
     xp = device.backend.xp
-    return Array._new(device.backend.normalize(xp.where(condition._data, d1, d2)), device)
+    out = Array._new(device.backend.normalize(xp.where(condition._data, d1, d2)), device)
+    if TAPES:
+        return record("where", out, (x1, x2), {"condition": condition})
+    return out
+
+
+defvjp("where", x1=lambda g, condition: where(condition, g, 0.0),
+       x2=lambda g, condition: where(condition, 0.0, g))

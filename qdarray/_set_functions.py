@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from . import _dtypes
 from ._array import Array
 from ._devices import Device
+from ._autodiff import TAPES, no_vjp
 from ._dispatch import PY_SCALARS, require_array, same_device
 
 
@@ -55,6 +56,8 @@ def unique_all(x: Array, /) -> UniqueAllResult:
         r.values, r.indices, r.inverse_indices, r.counts   # [1, 3], [1, 0], [1, 0, 1], [1, 2]
     """
     x = require_array(x, "unique_all")
+    if TAPES:
+        no_vjp("unique_all", x)
     d = x._device
     r = d.backend.xp.unique_all(x._data)
     return UniqueAllResult(_wrap(r.values, d), _wrap(r.indices, d, True),
@@ -64,6 +67,8 @@ def unique_all(x: Array, /) -> UniqueAllResult:
 def unique_counts(x: Array, /) -> UniqueCountsResult:
     """Unique values of `x` (flattened) and how often each occurs (int64)."""
     x = require_array(x, "unique_counts")
+    if TAPES:
+        no_vjp("unique_counts", x)
     d = x._device
     r = d.backend.xp.unique_counts(x._data)
     return UniqueCountsResult(_wrap(r.values, d), _wrap(r.counts, d, True))
@@ -73,6 +78,8 @@ def unique_inverse(x: Array, /) -> UniqueInverseResult:
     """Unique values of `x` (flattened) and int64 indices into them shaped like `x`, so that
     `values[inverse_indices]` rebuilds `x`."""
     x = require_array(x, "unique_inverse")
+    if TAPES:
+        no_vjp("unique_inverse", x)
     d = x._device
     r = d.backend.xp.unique_inverse(x._data)
     return UniqueInverseResult(_wrap(r.values, d), _wrap(r.inverse_indices, d, True))
@@ -81,6 +88,8 @@ def unique_inverse(x: Array, /) -> UniqueInverseResult:
 def unique_values(x: Array, /) -> Array:
     """Unique values of `x` (flattened), sorted, as a 1-D array."""
     x = require_array(x, "unique_values")
+    if TAPES:
+        no_vjp("unique_values", x)
     d = x._device
     return _wrap(d.backend.xp.unique_values(x._data), d)
 

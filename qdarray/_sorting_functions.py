@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from ._array import Array
+from ._autodiff import TAPES, defvjp, record
 from ._axis import normalize_axis
+from ._indexing import take_along_axis
 from ._dispatch import require_array
 from ._dtypes import int64
 
@@ -62,4 +64,17 @@ def sort(x: Array, /, *, axis: int = -1, descending: bool = False,
         result = xp.flip(flipped, axis=axis)
     else:
         result = xp.sort(x._data, axis=axis, descending=descending, stable=stable)
-    return Array._new(device.backend.normalize(result), device)
+    out = Array._new(device.backend.normalize(result), device)
+    if TAPES:
+        return record("sort", out, (x,), {"axis": axis, "descending": descending})  # type: ignore[no-any-return]
+    return out
+
+
+def _sort_rule(g: Array, x: Array, axis: int, descending: bool) -> Array:
+    # Each sorted position takes its element's gradient back: the stable order of the
+    # forward sort, inverted (equal values get theirs in that order, as in JAX).
+    order = argsort(x, axis=axis, descending=descending, stable=True)
+    return take_along_axis(g, argsort(order, axis=axis), axis=axis)
+
+
+defvjp("sort", x=_sort_rule)

@@ -15,9 +15,14 @@ from typing import Any
 
 from . import _dtypes
 from ._array import Array
+from ._autodiff import TAPES, defvjp, record
 from ._axis import normalize_axes, normalize_axis
+from ._data_type_functions import astype
 from ._dispatch import category_error, require_array, wrap
 from ._dtypes import DType
+from ._elementwise_functions import conj
+from ._manipulation_functions import flip, permute_dims, reshape
+from ._searching_functions import where
 
 
 def _acc_dtype(dtype: Any, x: Array, func: str) -> Any:
@@ -42,7 +47,11 @@ def _reduce(func: str, x: Array, axis: Any, keepdims: bool, **kwargs: Any) -> Ar
     axes = None if axis is None else normalize_axes(axis, x._data.ndim, func)
     device = x._device
     result = getattr(device.backend.xp, func)(x._data, axis=axes, keepdims=keepdims, **kwargs)
-    return wrap(result, device)
+    out = wrap(result, device)
+    if TAPES:
+        return record(func, out, (x,),  # type: ignore[no-any-return]
+                      {"axis": axes, "keepdims": keepdims, "correction": kwargs.get("correction")})
+    return out
 
 
 def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None,  # noqa: A001
@@ -101,7 +110,10 @@ def _extremum(func: str, x: Array, axis: Any, keepdims: bool) -> Array:
             f"{func} has no identity value. Try checking x.shape before reducing."
         )
     device = x._device
-    return wrap(getattr(device.backend.xp, func)(data, axis=axes, keepdims=keepdims), device)
+    out = wrap(getattr(device.backend.xp, func)(data, axis=axes, keepdims=keepdims), device)
+    if TAPES:
+        return record(func, out, (x,), {"axis": axes, "keepdims": keepdims})  # type: ignore[no-any-return]
+    return out
 
 
 def max(x: Array, /, *, axis: int | tuple[int, ...] | None = None,  # noqa: A001
@@ -226,7 +238,11 @@ def _scan(func: str, x: Array, axis: Any, dtype: Any, include_initial: Any) -> A
         axis = normalize_axis(axis, ndim, func)
     acc = None if dtype is None else _acc_dtype(dtype, x, func)
     result = getattr(xp, func)(data, axis=axis, dtype=acc, include_initial=include_initial)
-    return wrap(result, device)
+    out = wrap(result, device)
+    if TAPES:
+        return record(func, out, (x,),  # type: ignore[no-any-return]
+                      {"axis": axis, "include_initial": include_initial})
+    return out
 
 
 def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: DType | None = None,
@@ -264,3 +280,70 @@ def cumulative_prod(x: Array, /, *, axis: int | None = None, dtype: DType | None
     """
     return _scan("cumulative_prod", x, axis, dtype, include_initial)
 
+
+
+# -- vector-Jacobian products (qdarray/_autodiff.py) ------------------------------------------
+
+
+def _kept(g: Array, shape: tuple[int, ...], axis: tuple[int, ...] | None) -> Array:
+    """A reduction's cotangent with the reduced axes back as length 1 (the tape broadcasts
+    it to the input's shape)."""
+    axes = range(len(shape)) if axis is None else axis
+    return reshape(g, tuple(1 if i in axes else n for i, n in enumerate(shape)))
+
+
+def _count(shape: tuple[int, ...], axis: tuple[int, ...] | None) -> int:
+    n = 1
+    for i, size in enumerate(shape):
+        if axis is None or i in axis:
+            n *= size
+    return n
+
+
+def _centered(x: Array, axis: tuple[int, ...] | None) -> Array:
+    d = x - mean(x, axis=axis, keepdims=True)
+    return conj(d) if x._dtype.kind == "c" else d
+
+
+def _extremum_rule(g: Array, x: Array, out: Array, shape: tuple[int, ...],
+                   axis: tuple[int, ...] | None) -> Array:
+    # Ties share the gradient equally, as in JAX: g / (number of elements equal to the result).
+    hit = x == _kept(out, shape, axis)
+    counts = astype(sum(hit, axis=axis, keepdims=True), g._dtype)
+    return where(hit, _kept(g, shape, axis) / counts, 0.0)
+
+
+def _prod_rule(g: Array, x: Array, shape: tuple[int, ...], axis: tuple[int, ...] | None
+               ) -> Array:
+    # The product of all the other elements, from running products on both sides (exact with
+    # zeros, unlike out / x).
+    axes = tuple(range(len(shape))) if axis is None else axis
+    rest = tuple(i for i in range(len(shape)) if i not in axes)
+    order = rest + axes
+    moved = permute_dims(x, order)
+    lead = moved.shape[:len(rest)]
+    flat = reshape(moved, lead + (-1,))
+    left = cumulative_prod(flat, axis=-1, include_initial=True)[..., :-1]
+    right = flip(cumulative_prod(flip(flat, axis=-1), axis=-1, include_initial=True)[..., :-1],
+                 axis=-1)
+    others = reshape(left * right, moved.shape)
+    inverse = tuple(order.index(i) for i in range(len(shape)))
+    return permute_dims(others, inverse) * _kept(g, shape, axis)
+
+
+def _scan_rule(g: Array, axis: int, include_initial: bool) -> Array:
+    if include_initial:
+        g = g[(slice(None),) * axis + (slice(1, None),)]
+    return flip(cumulative_sum(flip(g, axis=axis), axis=axis), axis=axis)
+
+
+defvjp("sum", x=lambda g, shape, axis: _kept(g, shape, axis))
+defvjp("mean", x=lambda g, shape, axis: _kept(g, shape, axis) / _count(shape, axis))
+defvjp("prod", x=_prod_rule)
+defvjp("max", x=_extremum_rule)
+defvjp("min", x=_extremum_rule)
+defvjp("var", x=lambda g, x, shape, axis, correction: _kept(g, shape, axis) * _centered(x, axis)
+       * (2.0 / (_count(shape, axis) - correction)))
+defvjp("std", x=lambda g, x, out, shape, axis, correction: _kept(g / out, shape, axis)
+       * _centered(x, axis) * (1.0 / (_count(shape, axis) - correction)))
+defvjp("cumulative_sum", x=_scan_rule)

@@ -6,8 +6,11 @@ import operator
 from typing import Any
 
 from ._array import Array
+from ._autodiff import TAPES, defvjp, record
 from ._axis import normalize_axes, normalize_axis
+from ._creation_functions import zeros
 from ._dispatch import PY_SCALARS, require_array, same_device, wrap
+from ._manipulation_functions import concat
 
 
 def _truth(func: str, x: Array, axis: Any, keepdims: bool) -> Array:
@@ -103,4 +106,45 @@ def diff(x: Array, /, n: int = 1, axis: int = -1, *, prepend: Any = None,
                 f"{type(value).__name__}. Use qd.asarray(...) to convert it."
             )
     device = x._device
-    return wrap(device.backend.xp.diff(x._data, n=n, axis=ax, **extra), device)
+    out = wrap(device.backend.xp.diff(x._data, n=n, axis=ax, **extra), device)
+    if TAPES:
+        return record("diff", out, (x, prepend, append), {"n": n, "axis": ax})  # type: ignore[no-any-return]
+    return out
+
+
+# -- vector-Jacobian products (qdarray/_autodiff.py) ------------------------------------------
+
+
+def _diff_back(g: Array, n: int, axis: int) -> Array:
+    """The cotangent of diff's (prepended and appended) input: diff's transpose, n times."""
+    for _ in range(n):
+        shape = list(g.shape)
+        shape[axis] = 1
+        zero = zeros(tuple(shape), dtype=g.dtype, device=g.device)
+        g = concat([zero, g], axis=axis) - concat([g, zero], axis=axis)
+    return g
+
+
+def _part(g: Array, n: int, axis: int, start: int, stop: int | None) -> Array:
+    return _diff_back(g, n, axis)[(slice(None),) * axis + (slice(start, stop),)]
+
+
+def _length(value: Any, axis: int) -> int:
+    return 1 if type(value) is not Array or value.ndim == 0 else value.shape[axis]
+
+
+def _diff_x(g: Array, n: int, axis: int, prepend: Any, append: Any, shape: tuple[int, ...]
+            ) -> Array:
+    start = 0 if prepend is None else _length(prepend, axis)
+    return _part(g, n, axis, start, start + shape[axis])
+
+
+def _diff_prepend(g: Array, n: int, axis: int, prepend: Any) -> Array:
+    return _part(g, n, axis, 0, _length(prepend, axis))
+
+
+def _diff_append(g: Array, n: int, axis: int, append: Any) -> Array:
+    return _part(g, n, axis, -_length(append, axis), None)
+
+
+defvjp("diff", x=_diff_x, prepend=_diff_prepend, append=_diff_append)

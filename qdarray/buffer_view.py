@@ -16,6 +16,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from . import _autodiff
 from ._array import Array
 from ._devices import Device
 from ._dtypes import DType
@@ -101,6 +102,8 @@ class BufferView:
         self._offset = base_offset + off
         self._size = n
         grad = arr._grad
+        if grad is None and arr._node is not None:
+            grad = _autodiff.companion(arr)  # an array a tape computed: it gets one now
         if grad is not None:
             self._grad_base, _ = _root_window(grad)
         else:

@@ -1,9 +1,11 @@
-"""Reverse-mode autodiff of kernels (`qd.ad`).
+"""Reverse-mode autodiff of whole programs: kernels and namespace operations (`qd.ad`).
 
 - `kernel.grad(*args)` runs the reverse of a kernel with the same arguments, accumulating into
   the `.grad` of every argument created with `requires_grad=True`;
-- `qd.ad.Tape(loss=y)` records the kernel launches of a block and, on exit, seeds `y.grad`
-  with 1 and runs their reverses in reverse order.
+- `qd.ad.Tape()` records the kernel launches and namespace operations of a block;
+  `tape.backward(loss)` runs their reverses, last first (`Tape(loss=y)` does it on exit);
+- `qd.ad.grad(f)` / `qd.ad.value_and_grad(f)`: the functional form, as in JAX;
+- `qd.ad.stop_gradient(x)`: a constant view of `x`.
 
 Loop-carried locals of dynamic loops live on per-thread adstacks sized exactly at launch from
 the loop bounds (`qdarray.ad.sizing`, `qdarray.ad.sizer`): max-reducer kernels evaluate the
@@ -18,10 +20,12 @@ from typing import Any
 
 from .._errors import AdStackOverflowError, AdStackSizingError, AutodiffError
 from ..kernels.kernel import set_reverse
+from . import tape as _tape
+from .functional import grad, stop_gradient, value_and_grad
 from .tape import Tape
 
-__all__ = ["Tape", "AdStackOverflowError", "AdStackSizingError", "AutodiffError", "stats",
-           "reset_stats"]
+__all__ = ["Tape", "AdStackOverflowError", "AdStackSizingError", "AutodiffError", "grad",
+           "reset_stats", "stats", "stop_gradient", "value_and_grad"]
 
 
 def stats() -> dict[str, Any]:
@@ -30,7 +34,11 @@ def stats() -> dict[str, Any]:
     Returns:
         A dict with `max_reducer_dispatches` (max-reduction kernels launched),
         `counting_passes` (launches sized by the counting kernel), `cache_hits` (reverse
-        launches sized entirely from the sizing cache) and `fresh_sizings` (the others).
+        launches sized entirely from the sizing cache), `fresh_sizings` (the others),
+        `tape_operations` and `tape_kernel_launches` (namespace operations and kernel
+        launches recorded on tapes), and `tape_bytes_held` (what the tapes not yet run
+        keep for their reverses now: arrays the VJP rules need, kernel arguments, gradient
+        companions they made; `tape.stats()` gives one tape's).
 
     Example::
 
@@ -41,7 +49,7 @@ def stats() -> dict[str, Any]:
     """
     from . import sizer
 
-    return dict(sizer.STATS)
+    return {**sizer.STATS, **_tape.COUNTS, "tape_bytes_held": _tape.bytes_held()}
 
 
 def _grad_kernel(kernel: Any) -> Any:
@@ -60,3 +68,5 @@ def reset_stats() -> None:
 
     for k in sizer.STATS:
         sizer.STATS[k] = 0
+    for k in _tape.COUNTS:
+        _tape.COUNTS[k] = 0

@@ -1,28 +1,42 @@
-"""`qd.ad.Tape`: record the kernel launches of a block, then run their reverses.
+"""`qd.ad.Tape`: record a block's kernel launches and namespace operations, then run their
+reverses.
 
-Inside `with qd.ad.Tape(loss=y):` every kernel launch runs as usual and is recorded. On exit
-the tape sets `y.grad` to 1 (the loss has one element) and runs the reverse of each recorded
-launch, last first, each accumulating into the `.grad` of the arrays that have one. Before a
-reverse runs, the tape checks that the arrays the launch only read still hold what it read:
-a changed integer array (a loop bound) raises `AdStackSizingError`, a changed float input an
-`AutodiffError` (either would make the gradients silently wrong).
+Inside `with qd.ad.Tape() as tape:` every kernel launch runs as usual and is recorded, and so
+is every namespace operation on arrays that gradients flow to (with its VJP rule; see
+qdarray/_autodiff.py). `tape.backward(loss)` seeds the loss's cotangent with 1 and runs the
+reverse of each record, last first: a kernel launch's reverse kernel, which accumulates into
+the `.grad` companions of its arguments, or an operation's VJP rules, which accumulate into
+its inputs' cotangents. `Tape(loss=y)` runs the reverse when the block ends.
+
+What the reverse needs must still hold when it runs. Before a launch's reverse the tape checks
+that the arrays the launch only read are unchanged (a changed integer array, a loop bound,
+raises `AdStackSizingError`, a changed float input `AutodiffError`); before an operation's
+VJP, that the arrays its rules kept are unchanged, naming the operation and, when the tape
+saw it, the write.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
+import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from .. import _dispatch
 from .._array import Array
+from .._autodiff import TAPES, VJPS, Node, current
+from .._creation_functions import asarray, ones_like, zeros_like
 from .._errors import AdStackSizingError, AutodiffError
+from .._indexing import setitem
 from ..buffer_view import BufferView
-from ..kernels.kernel import RECORDERS
+from .records import Record, backprop, nbytes, saved_arrays
+
+_LIVE: weakref.WeakSet[Tape] = weakref.WeakSet()
+COUNTS = {"tape_operations": 0, "tape_kernel_launches": 0}
 
 
-@dataclass
+@dataclasses.dataclass
 class _Launch:
     kernel: Any
     args: tuple[Any, ...]
@@ -47,58 +61,220 @@ def _token(a: Any) -> tuple[Any, Any]:
     return arr._buffer, arr._dtype
 
 
+def _has_grad(a: Any) -> bool:
+    return (a._grad_base if type(a) is BufferView else a._grad) is not None
+
+
 class Tape:
-    """Records kernel launches and runs their reverses on exit.
+    """Records kernel launches and namespace operations; runs their reverses.
 
     Args:
-        loss: a one-element array created with `requires_grad=True`; its gradient is set to
-            1 before the reverses run.
-        validation: check every recorded launch for overwrites of elements it read (slow:
-            runs each launch through the interpreter first; see `qdarray.ad.validate`).
+        loss: optional. A one-element array computed in the block (a kernel output created
+            with `requires_grad=True`): its cotangent is set to 1 and the reverses run when
+            the block ends. Without it, call `tape.backward(loss)` after the block.
+        validation: check every recorded kernel launch for overwrites of elements it read
+            (slow: runs each launch through the interpreter first; see `qdarray.ad.validate`).
 
     Example::
 
-        x = qd.ones(4, dtype=qd.float32, requires_grad=True)
-        y = qd.zeros(1, dtype=qd.float32, requires_grad=True)
-        with qd.ad.Tape(loss=y):
-            square_sum(x, y)          # y[0] += x[i] * x[i]
-        print(x.grad)                 # 2 * x
+        x = qd.asarray([0.5, 1.0, 2.0], requires_grad=True)
+        with qd.ad.Tape() as tape:
+            loss = qd.sum(qd.sin(x) * x)
+        tape.backward(loss)
+        print(x.grad)                 # cos(x) * x + sin(x)
     """
 
-    def __init__(self, loss: Any, *, validation: bool = False) -> None:
-        if type(loss) is not Array:
-            raise TypeError(f"Tape(loss=...) needs a qdarray Array; got {type(loss).__name__}.")
-        if loss.grad is None:
-            raise AutodiffError(
-                f"The loss (an array of shape {loss.shape}, dtype {loss.dtype}) has no gradient, "
-                "so the tape has nothing to start from. Use requires_grad=True when creating "
-                "it, e.g. qd.zeros(1, dtype=qd.float32, requires_grad=True).")
-        if loss.size != 1:
-            raise ValueError(
-                f"Tape(loss=...) needs a loss with one element; got shape {loss.shape}. Use a "
-                "kernel that reduces it to one element first (e.g. out[0] += v).")
+    def __init__(self, loss: Any = None, *, validation: bool = False) -> None:
+        if loss is not None:
+            if type(loss) is not Array:
+                raise TypeError(
+                    f"Tape(loss=...) needs a qdarray Array; got {type(loss).__name__}.")
+            if loss.grad is None:
+                raise AutodiffError(
+                    f"The loss (an array of shape {loss.shape}, dtype {loss.dtype}) has no "
+                    "gradient, so the tape has nothing to start from. Use requires_grad=True "
+                    "when creating it, e.g. qd.zeros(1, dtype=qd.float32, requires_grad=True),"
+                    " or compute the loss inside the block and call tape.backward(loss).")
+            if loss.size != 1:
+                raise ValueError(
+                    f"Tape(loss=...) needs a loss with one element; got shape {loss.shape}. "
+                    "Use a kernel that reduces it to one element first (e.g. out[0] += v).")
         self.loss = loss
         self.validation = validation
-        self.launches: list[_Launch] = []
+        self.records: list[Any] = []
         self.done = False
+        self.recording = False
         self.thread = threading.get_ident()
+        self.writers: dict[Any, str] = {}  # memory -> the last write the tape saw
+        self.orphans: dict[Any, str] = {}  # memory kernels wrote, companion elsewhere
+        self.companions: list[Array] = []  # companions the tape made
+        self._counts = (0, 0)
+        _LIVE.add(self)
+
+    @property
+    def launches(self) -> list[_Launch]:
+        """The kernel launches recorded so far, in order."""
+        return [r for r in self.records if type(r) is _Launch]
 
     def __enter__(self) -> Tape:
-        RECORDERS.append(self)
+        TAPES.append(self)
+        self.recording = not self.done
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        RECORDERS.remove(self)
-        if exc_type is None:
-            self.grad()
+        TAPES.remove(self)
+        self.recording = False
+        if exc_type is None and self.loss is not None and not self.done:
+            self.backward(self.loss)
+
+    # -- recording -----------------------------------------------------------------------------
+
+    def tracked(self, x: Any) -> bool:
+        """Whether gradients flow to `x` on this tape."""
+        if type(x) is BufferView:
+            return x._grad_base is not None
+        if type(x) is not Array:
+            return False
+        node = x._node
+        return x._grad is not None or (node is not None and node.tape is self)
+
+    def _target(self, x: Array, op: str) -> Any:
+        """Where `x`'s cotangent goes (its companion or node), None when untracked."""
+        g = x._grad
+        if g is not None:
+            return g
+        node = x._node
+        if node is None or node.tape is not self:
+            if self.orphans and x._buffer in self.orphans:
+                raise AutodiffError(
+                    f"An input of {op} shares memory with {self.orphans[x._buffer]}, which a "
+                    "kernel computed from arrays with gradients inside this tape, but the "
+                    "gradient companion went to the array passed to the kernel. Use that "
+                    "array itself, or create it with requires_grad=True before the kernel.")
+            return None
+        if node.gen != x._buffer.generation:
+            by = self.writers.get(x._buffer)
+            raise AutodiffError(
+                f"An input of {op} is the result of {node.op}, whose memory was written "
+                f"afterwards{f' by {by}' if by else ''} through another array (a view, "
+                "np.asarray or DLPack export, or a kernel), so the tape's record of it no "
+                "longer holds. Use qd.asarray(x, copy=True) before the write, or write "
+                "before computing from it.")
+        return node
+
+    def op(self, name: str, out: Any, ins: tuple[Any, ...], params: dict[str, Any] | None
+           ) -> Any:
+        """Record a namespace operation `out = name(*ins, **params)` when an input is
+        tracked (see qdarray/_autodiff.py)."""
+        if not self.recording:
+            return out
+        targets: list[Any] | None = None
+        for i, x in enumerate(ins):
+            if type(x) is not Array:
+                continue
+            t = self._target(x, name)
+            if t is None:
+                continue
+            if targets is None:
+                targets = [None] * len(ins)
+            targets[i] = t
+        if targets is None or type(out) is not Array or out._dtype._np.kind not in "fc":
+            return out
+        for x in ins:
+            if x is out:
+                return out  # the operation returned its input: nothing to record
+        rule = VJPS.get(name)
+        if rule is None:
+            raise AutodiffError(
+                f"{name} has no gradient rule, and an input of it needs gradients inside this "
+                "qd.ad.Tape. Use qd.ad.stop_gradient(x) on its input if no gradient should "
+                "flow through it, or compute it outside the tape.")
+        if rule.zero:
+            return out
+        node = Node(self, out._buffer.generation, name)
+        self._keep(rule, targets, ins, out, params or {}, node, False)
+        out._node = node
+        return out
+
+    def _keep(self, rule: Any, targets: list[Any], ins: tuple[Any, ...], out: Any,
+              params: dict[str, Any], out_target: Any, inplace: bool) -> None:
+        saved: dict[str, Any] = {}
+        gens: list[tuple[str, Array, int]] = []
+        metas: list[Any] = [None] * len(targets)
+        inputs = rule.inputs
+        for i, t in enumerate(targets):
+            if t is None:
+                continue
+            x = ins[i]
+            metas[i] = (x.shape, x._dtype)
+            for need in rule.needs[0 if rule.variadic else i]:
+                if need in saved or need in ("shape", "dtype", "index"):
+                    continue
+                if need == "out":
+                    value = out
+                elif need in inputs:
+                    value = ins[inputs.index(need)]
+                else:
+                    value = params[need]
+                saved[need] = value
+                for a in saved_arrays(value):
+                    gens.append((need, a, a._buffer.generation))
+        self.records.append(Record(rule, targets, saved, gens, metas, out_target, inplace,
+                                   len(self.records)))
+        COUNTS["tape_operations"] += 1
+
+    def write(self, name: str, x: Array, key: Any, value: Any, old: Any) -> None:
+        """Record `x[key] = value`, `old` being where x's cotangent went before the write
+        (`_target`, taken before it)."""
+        if not self.recording:
+            return
+        self.writers[x._buffer] = name
+        old_target = old
+        if type(old) is Node and old.companion is not None:
+            old_target = old.companion
+        value_target = self._target(value, name) if type(value) is Array else None
+        if old_target is None and value_target is None:
+            return
+        rule = VJPS["setitem"]
+        ins = (x, value)
+        if type(old_target) is Array:  # a companion: the write replaces its contents
+            self._keep(rule, [old_target, value_target], ins, x, {"key": key}, old_target,
+                       True)
+            return
+        node = Node(self, x._buffer.generation, name)
+        self._keep(rule, [old_target, value_target], ins, x, {"key": key}, node, False)
+        x._node = node
+
+    def inplace(self, name: str, x1: Array, x2: Any, category: str | None) -> Array | None:
+        """`x1 op= x2` when an operand is tracked: computed out of place (recorded), then
+        written into x1 (recorded as a write); None when neither operand is tracked."""
+        if not self.recording or not (self.tracked(x1) or self.tracked(x2)):
+            return None
+        rule = VJPS.get(name)
+        operand = x1
+        if rule is not None and not rule.zero and (
+                (self.tracked(x2) and "x1" in rule.needs[1])
+                or (self.tracked(x1) and "x1" in rule.needs[0])):
+            operand = asarray(x1, copy=True)  # the write below would change what is kept
+        result = _dispatch.binary(name, operand, x2, category)
+        _dispatch.check_inplace_result(name, x1, result)
+        setitem(x1, Ellipsis, result)
+        return x1
+
+    def materialize(self, x: Array) -> Array:
+        """Give `x` (computed on this tape) a zero gradient companion."""
+        comp = zeros_like(x)
+        x._grad = comp
+        x._node.companion = comp
+        self.companions.append(comp)
+        return comp
 
     def record(self, kernel: Any, args: tuple[Any, ...], target: Any,
                launcher: Any) -> None:
-        """Run one launch (checking it first in validation mode) and remember it, on the
-        innermost tape of the launching thread (tapes of other threads do not see it)."""
-        me = threading.get_ident()
-        tape = next((t for t in reversed(RECORDERS) if t.thread == me), None)
-        if tape is None:
+        """Run one kernel launch (checking it first in validation mode) and remember it, on
+        the innermost tape of the launching thread (tapes of other threads do not see it)."""
+        tape = self if self.thread == threading.get_ident() else current()
+        if tape is None or not tape.recording:
             launcher(args)
         else:
             tape.keep(kernel, args, target, launcher)
@@ -109,32 +285,121 @@ class Tape:
             from .validate import check_launch
 
             check_launch(kernel, args)
+        arrays = _arrays(kernel.param_names, args)
+        tracked = False
+        for _, a in arrays:
+            if type(a) is Array and a._grad is None and self._target(a, kernel.__name__):
+                self.materialize(a)
+            tracked = tracked or _has_grad(a)
         launcher(args)
         written = set(dict(getattr(launcher.kernel, "meta", ())).get("written", ()))
         inputs = []
-        for name, a in _arrays(kernel.param_names, args):
+        for name, a in arrays:
+            buf, dtype = _token(a)
             if name not in written:
-                buf, dtype = _token(a)
                 inputs.append((name, buf, buf.generation, dtype))
-        self.launches.append(_Launch(kernel, args, target, inputs))
+                continue
+            self.writers[buf] = f"kernel '{kernel.__name__}'"
+            if tracked and not _has_grad(a) and dtype.kind in "fc":
+                self._give_companion(kernel, name, a)
+        self.records.append(_Launch(kernel, args, target, inputs))
+        COUNTS["tape_kernel_launches"] += 1
 
-    def grad(self) -> None:
-        """Seed the loss's gradient with 1 and run the recorded reverses, last first."""
+    def _give_companion(self, kernel: Any, name: str, a: Any) -> None:
+        """A kernel output computed from arrays with gradients gets a companion, so what
+        follows it on the tape is differentiated too."""
+        if type(a) is BufferView:
+            base = a._base
+            base._grad = zeros_like(base)
+            a._grad_base = base._grad
+            comp = base._grad
+        else:
+            a._grad = zeros_like(a)
+            comp = a._grad
+        self.companions.append(comp)
+        self.orphans[_token(a)[0]] = f"argument '{name}' of kernel '{kernel.__name__}'"
+
+    # -- the reverse ---------------------------------------------------------------------------
+
+    def backward(self, loss: Any, grad: Any = None) -> None:
+        """Seed `loss`'s cotangent and run the recorded reverses, last first.
+
+        Args:
+            loss: an array computed in the block (or a kernel output with a gradient); one
+                element unless `grad` is given.
+            grad: the cotangent to start from (an array of `loss`'s shape); 1 by default.
+
+        Raises:
+            AutodiffError: when the loss does not depend on any array with a gradient, or an
+                array a reverse needs was written after it was recorded.
+            RuntimeError: when this tape's reverses already ran.
+        """
         if self.done:
             raise RuntimeError("This tape's reverses have already run. Use a new Tape.")
+        if type(loss) is not Array:
+            raise TypeError(f"backward needs a qdarray Array; got {type(loss).__name__}.")
+        target = loss._grad
+        if target is None and loss._node is not None and loss._node.tape is self:
+            target = loss._node
+        if target is None:
+            raise AutodiffError(
+                f"The loss (an array of shape {loss.shape}, dtype {loss.dtype}) does not depend"
+                " on any array with a gradient inside this tape, so there is nothing to "
+                "differentiate. Use requires_grad=True when creating the inputs, e.g. "
+                "qd.asarray(x, requires_grad=True).")
+        if grad is None:
+            if loss.size != 1:
+                raise ValueError(
+                    f"backward needs a loss with one element, or grad= of its shape; got a "
+                    f"loss of shape {loss.shape}. Reduce it first (qd.sum(y)).")
+            seed = ones_like(loss)
+        else:
+            seed = grad if type(grad) is Array else asarray(grad, device=loss.device)
+            if seed.shape != loss.shape:
+                raise ValueError(
+                    f"backward's grad has shape {seed.shape}; the loss has shape {loss.shape}.")
         self.done = True
+        self.recording = False
+        pause = _Paused()
+        TAPES.append(pause)
+        try:
+            if type(target) is Node and target.companion is None:
+                target.cot = seed
+            else:
+                comp = target.companion if type(target) is Node else target
+                comp._data[...] = seed._data
+                comp._buffer.generation += 1
+            self._run()
+        finally:
+            TAPES.remove(pause)
+            self._release()
+
+    def _release(self) -> None:
+        """Drop what the reverses needed; keep which kernels ran (`launches`) and counts."""
+        self._counts = (sum(1 for r in self.records if type(r) is Record),
+                        sum(1 for r in self.records if type(r) is _Launch))
+        self.records = [_Launch(r.kernel, (), r.target, []) for r in self.records
+                        if type(r) is _Launch]
+        self.writers = {}
+        self.orphans = {}
+        self.companions = []
+
+    def grad(self) -> None:
+        """Seed the loss given to the constructor with 1 and run the recorded reverses."""
+        self.backward(self.loss)
+
+    def _run(self) -> None:
         from .launch import grad_of, launch_reverse
 
-        g = self.loss.grad
-        assert g is not None
-        g._data[...] = 1
-        g._buffer.generation += 1
-        for launch in reversed(self.launches):
-            if not any(grad_of(a) is not None for _, a in _arrays(launch.kernel.param_names,
-                                                                   launch.args)):
+        for rec in reversed(self.records):
+            if type(rec) is Record:
+                backprop(rec, self.writers)
+                continue
+            if not any(grad_of(a) is not None for _, a in _arrays(rec.kernel.param_names,
+                                                                   rec.args)):
                 continue  # no gradient in or out (e.g. a kernel filling an index array)
-            self.check_inputs(launch)
-            launch_reverse(launch.kernel, launch.args, launch.target)
+            self.check_inputs(rec)
+            launch_reverse(rec.kernel, rec.args, rec.target)
 
     @staticmethod
     def check_inputs(launch: _Launch) -> None:
@@ -151,3 +416,60 @@ class Tape:
             raise AutodiffError(
                 f"{what}, so its reverse would use the new values. Use a copy for the later "
                 "writes, or record the launches in separate tapes.")
+
+    # -- memory --------------------------------------------------------------------------------
+
+    def stats(self) -> dict[str, int]:
+        """What this tape holds: `operations` (namespace operations recorded),
+        `kernel_launches`, and `bytes_held` (the arrays its records keep for the reverse
+        and the gradient companions it made, each counted once)."""
+        if self.done:
+            return {"operations": self._counts[0], "kernel_launches": self._counts[1],
+                    "bytes_held": 0}
+        seen: dict[int, int] = {}
+        ops = 0
+        for rec in self.records:
+            if type(rec) is Record:
+                ops += 1
+                for value in rec.saved.values():
+                    for a in saved_arrays(value):
+                        seen[id(a._data)] = nbytes(a)
+            else:
+                for _, a in _arrays(rec.kernel.param_names, rec.args):
+                    arr = a._base if type(a) is BufferView else a
+                    seen[id(arr._data)] = nbytes(arr)
+        for comp in self.companions:
+            seen[id(comp._data)] = nbytes(comp)
+        return {"operations": ops, "kernel_launches": len(self.records) - ops,
+                "bytes_held": sum(seen.values())}
+
+
+class _Paused:
+    """Pushed on `TAPES` while a reverse runs: the rules' own operations and kernel launches
+    are not recorded."""
+
+    recording = False
+
+    def __init__(self) -> None:
+        self.thread = threading.get_ident()
+
+    def op(self, name: str, out: Any, ins: tuple[Any, ...], params: Any) -> Any:
+        return out
+
+    def write(self, name: str, x: Array, key: Any, value: Any, old: Any) -> None:
+        return None
+
+    def inplace(self, name: str, x1: Array, x2: Any, category: str | None) -> None:
+        return None
+
+    def tracked(self, x: Any) -> bool:
+        return False
+
+    def record(self, kernel: Any, args: tuple[Any, ...], target: str | None,
+               launcher: Any) -> None:
+        launcher(args)
+
+
+def bytes_held() -> int:
+    """Bytes held by the records of every tape not yet run."""
+    return sum(t.stats()["bytes_held"] for t in list(_LIVE) if not t.done)

@@ -61,6 +61,11 @@ class Backend(Protocol):
         """Turn what an `xp` function returned into a native array (0-d scalars included)."""
         ...
 
+    def index_add(self, native: Any, key: tuple[Any, ...], values: Any) -> None:
+        """`native[key] += values` where repeated indices of the (advanced) key accumulate,
+        as NumPy's `np.add.at` (the reverse of gathers: `take`, array-indexed reads)."""
+        ...
+
     def asarray(self, obj: Any, np_dtype: np.dtype | None, copy: bool | None,
                 device: Any) -> Any:
         """A native array on `device` from a native array, host data or nested sequences."""

@@ -78,6 +78,9 @@ class CpuBackend:
     def cuda_array_interface(self, native: np.ndarray) -> None:
         return None
 
+    def index_add(self, native: np.ndarray, key: tuple[Any, ...], values: Any) -> None:
+        np.add.at(native, key, values)
+
     def window_root(self, native: np.ndarray) -> tuple[np.ndarray, int]:
         """The outermost 1-D contiguous array of the same dtype that `native` (1-D, contiguous)
         is a slice of, and `native`'s element offset in it."""

@@ -113,6 +113,9 @@ class SimulatedCudaBackend(_CudaBase):
         # A copy, as from a real device: writing the result never changes the array.
         return np.array(native, copy=True)
 
+    def index_add(self, native: np.ndarray, key: tuple[Any, ...], values: Any) -> None:
+        np.add.at(native, key, values)
+
     def window_root(self, native: np.ndarray) -> tuple[np.ndarray, int]:
         return self._cpu.window_root(native)
 
@@ -217,6 +220,12 @@ class CupyBackend(_CudaBase):
 
     def to_host(self, native: Any) -> np.ndarray:
         return native.get()  # type: ignore[no-any-return]
+
+    def index_add(self, native: Any, key: tuple[Any, ...], values: Any) -> None:
+        import cupyx  # type: ignore[import-not-found]  # with CuPy
+
+        with self.cp.cuda.Device(native.device.id):
+            cupyx.scatter_add(native, key, values)
 
     def window_root(self, native: Any) -> tuple[Any, int]:
         """The outermost 1-D contiguous array of the same dtype that `native` views, and

@@ -80,6 +80,13 @@ class OpenCLBackend:
         self._check_dtype(host.dtype, device)
         return ClArray.from_host(st, host)
 
+    def index_add(self, native: ClArray, key: tuple[Any, ...], values: Any) -> None:
+        # On the host, as the OpenCL namespace's other writes through index arrays.
+        host = native.to_host()
+        hkey = tuple(k.to_host() if isinstance(k, ClArray) else k for k in key)
+        np.add.at(host, hkey, values.to_host() if isinstance(values, ClArray) else values)
+        copy_ops.write_host(native, host)
+
     def to_host(self, native: Any) -> np.ndarray:
         return native.to_host()  # type: ignore[no-any-return]
 

@@ -20,6 +20,10 @@ from typing import Any
 
 from .. import _dtypes
 from .._array import Array
+from .._autodiff import TAPES, defvjp, record
+from .._creation_functions import full, zeros
+from .._elementwise_functions import conj
+from .._manipulation_functions import concat, reshape
 from .._axis import normalize_axes, normalize_axis
 from .._devices import Device, as_device
 from .._dispatch import require_array
@@ -68,7 +72,11 @@ def _one_axis(name: str, category: str, x: Array, n: int | None, axis: int,
     elif x.shape[axis] == 0:
         raise ValueError(f"fft.{name} got an empty axis {axis} (shape {x.shape}); pass n >= 1.")
     result = getattr(device.backend.xp.fft, name)(x._data, n=n, axis=axis, norm=norm)
-    return Array._new(device.backend.normalize(result), device)
+    out = Array._new(device.backend.normalize(result), device)
+    if TAPES:
+        return record(f"fft.{name}", out, (x,),  # type: ignore[no-any-return]
+                      {"axis": axis, "norm": norm, "n": x.shape[axis] if n is None else n})
+    return out
 
 
 def _many_axes(name: str, category: str, x: Array, s: Any, axes: Any, norm: str) -> Array:
@@ -88,7 +96,12 @@ def _many_axes(name: str, category: str, x: Array, s: Any, axes: Any, norm: str)
                 )
             axes = tuple(range(x.ndim - len(s), x.ndim))
     result = getattr(device.backend.xp.fft, name)(x._data, s=s, axes=axes, norm=norm)
-    return Array._new(device.backend.normalize(result), device)
+    out = Array._new(device.backend.normalize(result), device)
+    if TAPES:
+        every = tuple(range(x.ndim - (x.ndim if s is None else len(s)), x.ndim))
+        return record(f"fft.{name}", out, (x,),  # type: ignore[no-any-return]
+                      {"axes": every if axes is None else tuple(axes), "norm": norm})
+    return out
 
 
 def fft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Array:
@@ -187,7 +200,10 @@ def _shift(name: str, x: Array, axes: Any) -> Array:
         axes = normalize_axes(axes, x.ndim, f"fft.{name}", "axes")
     device = x._device
     result = getattr(device.backend.xp.fft, name)(x._data, axes=axes)
-    return Array._new(device.backend.normalize(result), device)
+    out = Array._new(device.backend.normalize(result), device)
+    if TAPES:
+        return record(f"fft.{name}", out, (x,), {"axes": axes})  # type: ignore[no-any-return]
+    return out
 
 
 def fftshift(x: Array, /, *, axes: Any = None) -> Array:
@@ -198,3 +214,61 @@ def fftshift(x: Array, /, *, axes: Any = None) -> Array:
 def ifftshift(x: Array, /, *, axes: Any = None) -> Array:
     """The inverse of `fftshift`."""
     return _shift("ifftshift", x, axes)
+
+
+# -- vector-Jacobian products (qdarray/_autodiff.py) ------------------------------------------
+# The transforms are linear, and their matrices symmetric, so a transform's VJP is the same
+# transform of the cotangent, with the zero-padding or cropping of `n` undone (a crop's
+# transpose pads, a pad's crops). Cotangents of real inputs are the real parts (the tape takes
+# them). JAX's convention: no conjugation.
+
+_OPPOSITE = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def _resize(z: Array, m: int, axis: int) -> Array:
+    """`z` cropped, or zero-padded at the end, to length `m` along `axis`."""
+    n = z.shape[axis]
+    if n == m:
+        return z
+    if n > m:
+        return z[(slice(None),) * axis + (slice(0, m),)]
+    shape = list(z.shape)
+    shape[axis] = m - n
+    pad = zeros(tuple(shape), dtype=z.dtype, device=z.device)
+    return concat([z, pad], axis=axis)
+
+
+def _irfft_rule(g: Array, axis: int, norm: str, shape: tuple[int, ...]) -> Array:
+    # Each input term k (0 < k < n/2) stands for itself and its conjugate mirror: weight 2.
+    n = g.shape[axis]
+    d = conj(rfft(g, axis=axis, norm=_OPPOSITE[norm]))
+    m = d.shape[axis]
+    w = full(m, 2.0, dtype=_dtypes.float64 if g.dtype == _dtypes.float64 else _dtypes.float32,
+             device=g.device)
+    w[0] = 1.0
+    if n % 2 == 0:
+        w[m - 1] = 1.0
+    where = [1] * g.ndim
+    where[axis] = m
+    return _resize(d * reshape(w, tuple(where)), shape[axis], axis)
+
+
+def _resize_axes(z: Array, shape: tuple[int, ...], axes: tuple[int, ...]) -> Array:
+    for a in axes:
+        z = _resize(z, shape[a], a)
+    return z
+
+
+defvjp("fft.fft", x=lambda g, axis, norm, shape: _resize(fft(g, axis=axis, norm=norm),
+                                                        shape[axis], axis))
+defvjp("fft.ifft", x=lambda g, axis, norm, shape: _resize(ifft(g, axis=axis, norm=norm),
+                                                         shape[axis], axis))
+defvjp("fft.rfft", x=lambda g, n, axis, norm, shape: _resize(
+    fft(_resize(g, n, axis), axis=axis, norm=norm), shape[axis], axis))
+defvjp("fft.irfft", x=_irfft_rule)
+defvjp("fft.fftn", x=lambda g, axes, norm, shape: _resize_axes(
+    fftn(g, axes=axes, norm=norm), shape, axes))
+defvjp("fft.ifftn", x=lambda g, axes, norm, shape: _resize_axes(
+    ifftn(g, axes=axes, norm=norm), shape, axes))
+defvjp("fft.fftshift", x=lambda g, axes: ifftshift(g, axes=axes))
+defvjp("fft.ifftshift", x=lambda g, axes: fftshift(g, axes=axes))

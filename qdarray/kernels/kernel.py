@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._autodiff import TAPES
 from .._errors import KernelTypeError
 from .args import KEY_FUNCS, signature_key
 from .bound_reads import int_read_paths
@@ -23,8 +24,9 @@ from .target import KernelTarget, target_of
 __all__ = ["Func", "Kernel", "func", "kernel", "set_reverse", "RECORDERS"]
 
 
-# Tapes recording kernel launches (`qd.ad.Tape`); the innermost one runs and records each.
-RECORDERS: list[Any] = []
+# Tapes recording kernel launches (`qd.ad.Tape`), shared with the namespace's operations; the
+# innermost one of the launching thread runs and records each.
+RECORDERS: list[Any] = TAPES
 
 # Reverse mode's entry (`qdarray.ad` registers it with `set_reverse`): `REVERSE[0](kernel)`
 # is the object `kernel.grad` returns. The kernel compiler never imports reverse mode.

@@ -21,8 +21,15 @@ import numpy as np
 
 from .. import _dtypes
 from .._array import Array
+from .._autodiff import TAPES, Scatter, defvjp, no_vjp, record
+from .._creation_functions import arange, eye, tril
+from .._data_type_functions import astype
 from .._devices import Device
 from .._dispatch import require_array, same_device
+from .._elementwise_functions import abs, conj, sign  # noqa: A004 - the namespace's abs
+from .._manipulation_functions import expand_dims, reshape
+from .._searching_functions import where
+from .._statistical_functions import sum as total
 from .._errors import LinAlgError
 from .._linear_algebra_functions import matmul, matrix_transpose, numeric_pair, tensordot, vecdot
 from .._linear_algebra_functions import wrap as _wrap
@@ -119,14 +126,27 @@ def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     r = _run("cholesky", _linalg(device).cholesky, x._data, upper=upper,
              hint=" Check that the matrix is symmetric positive definite; try adding a small "
                   "multiple of the identity.")
-    return _wrap(r, device)
+    out = _wrap(r, device)
+    if TAPES:
+        return _taped("linalg.cholesky", out, x, {"upper": upper})
+    return out
+
+
+def _taped(name: str, out: Array, x: Array, params: dict[str, Any] | None = None) -> Array:
+    """Record a one-input linalg operation; complex input has no rule here (it raises)."""
+    if x._dtype.kind == "c":
+        name += " of a complex matrix"
+    return record(name, out, (x,), params)  # type: ignore[no-any-return]
 
 
 def det(x: Array, /) -> Array:
     """Determinants of square matrices (a stack gives one per matrix)."""
     device = _floating(x, "det")
     _matrices(x, "det")
-    return _wrap(_linalg(device).det(x._data), device)
+    out = _wrap(_linalg(device).det(x._data), device)
+    if TAPES:
+        return _taped("linalg.det", out, x)
+    return out
 
 
 def slogdet(x: Array, /) -> SlogdetResult:
@@ -135,7 +155,13 @@ def slogdet(x: Array, /) -> SlogdetResult:
     device = _floating(x, "slogdet")
     _matrices(x, "slogdet")
     r = _linalg(device).slogdet(x._data)
-    return SlogdetResult(_wrap(r.sign, device), _wrap(r.logabsdet, device))
+    sign, logabsdet = _wrap(r.sign, device), _wrap(r.logabsdet, device)
+    if TAPES:
+        # The sign of a real determinant is piecewise constant: no gradient, nothing kept.
+        logabsdet = _taped("linalg.slogdet", logabsdet, x)
+        if x._dtype.kind == "c":
+            sign = record("linalg.slogdet's sign", sign, (x,))
+    return SlogdetResult(sign, logabsdet)
 
 
 def eigh(x: Array, /) -> EighResult:
@@ -143,6 +169,8 @@ def eigh(x: Array, /) -> EighResult:
     Only the lower triangle of each matrix is read."""
     device = _floating(x, "eigh")
     _matrices(x, "eigh")
+    if TAPES:
+        no_vjp("linalg.eigh", x)
     r = _run("eigh", _linalg(device).eigh, x._data)
     return EighResult(_wrap(r.eigenvalues, device), _wrap(r.eigenvectors, device))
 
@@ -151,7 +179,10 @@ def eigvalsh(x: Array, /) -> Array:
     """Eigenvalues (ascending, real) of symmetric (Hermitian) matrices."""
     device = _floating(x, "eigvalsh")
     _matrices(x, "eigvalsh")
-    return _wrap(_run("eigvalsh", _linalg(device).eigvalsh, x._data), device)
+    out = _wrap(_run("eigvalsh", _linalg(device).eigvalsh, x._data), device)
+    if TAPES:
+        return _taped("linalg.eigvalsh", out, x)
+    return out
 
 
 def eig(x: Array, /) -> EigResult:
@@ -159,6 +190,8 @@ def eig(x: Array, /) -> EigResult:
     for float32 input, complex128 for float64), as in the 2025.12 standard."""
     device = _floating(x, "eig")
     _matrices(x, "eig")
+    if TAPES:
+        no_vjp("linalg.eig", x)
     r = _run("eig", _linalg(device).eig, x._data)
     return EigResult(_wrap(r.eigenvalues, device), _wrap(r.eigenvectors, device))
 
@@ -167,6 +200,8 @@ def eigvals(x: Array, /) -> Array:
     """Eigenvalues of general square matrices, always complex (see `eig`)."""
     device = _floating(x, "eigvals")
     _matrices(x, "eigvals")
+    if TAPES:
+        no_vjp("linalg.eigvals", x)
     return _wrap(_run("eigvals", _linalg(device).eigvals, x._data), device)
 
 
@@ -180,7 +215,10 @@ def inv(x: Array, /) -> Array:
     _matrices(x, "inv")
     r = _run("inv", _linalg(device).inv, x._data,
              hint=" Try qd.linalg.pinv for a least-squares inverse.")
-    return _wrap(r, device)
+    out = _wrap(r, device)
+    if TAPES:
+        return _taped("linalg.inv", out, x)
+    return out
 
 
 def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
@@ -188,6 +226,8 @@ def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     treated as zero (default: max(M, N) * eps of the dtype)."""
     device = _floating(x, "pinv")
     _matrices(x, "pinv", square=False)
+    if TAPES:
+        no_vjp("linalg.pinv", x)
     return _wrap(_linalg(device).pinv(x._data, rtol=_rtol(rtol, x, "pinv")), device)
 
 
@@ -218,6 +258,8 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
     _matrices(x, "qr", square=False)
     if mode not in ("reduced", "complete"):
         raise ValueError(f"linalg.qr mode must be 'reduced' or 'complete'; got {mode!r}.")
+    if TAPES:
+        no_vjp("linalg.qr", x)
     r = _run("qr", _linalg(device).qr, x._data, mode=mode)
     return QRResult(_wrap(r.Q, device), _wrap(r.R, device))
 
@@ -226,6 +268,8 @@ def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
     """Singular value decompositions x = U @ diag(S) @ Vh, singular values descending."""
     device = _floating(x, "svd")
     _matrices(x, "svd", square=False)
+    if TAPES:
+        no_vjp("linalg.svd", x)
     r = _run("svd", _linalg(device).svd, x._data, full_matrices=full_matrices)
     return SVDResult(_wrap(r.U, device), _wrap(r.S, device), _wrap(r.Vh, device))
 
@@ -234,7 +278,10 @@ def svdvals(x: Array, /) -> Array:
     """Singular values of matrices, descending (real, even for complex input)."""
     device = _floating(x, "svdvals")
     _matrices(x, "svdvals", square=False)
-    return _wrap(_run("svdvals", _linalg(device).svdvals, x._data), device)
+    out = _wrap(_run("svdvals", _linalg(device).svdvals, x._data), device)
+    if TAPES:
+        return _taped("linalg.svdvals", out, x)
+    return out
 
 
 def solve(x1: Array, x2: Array, /) -> Array:
@@ -257,7 +304,11 @@ def solve(x1: Array, x2: Array, /) -> Array:
         )
     r = _run("solve", _linalg(device).solve, x1._data, x2._data,
              hint=" Try qd.linalg.pinv(x1) @ x2 for a least-squares solution.")
-    return _wrap(r, device)
+    out = _wrap(r, device)
+    if TAPES:
+        name = "linalg.solve" if x1._dtype.kind != "c" else "linalg.solve of complex matrices"
+        return record(name, out, (x1, x2))  # type: ignore[no-any-return]
+    return out
 
 
 def matrix_power(x: Array, n: int, /) -> Array:
@@ -272,6 +323,8 @@ def matrix_power(x: Array, n: int, /) -> Array:
             f"linalg.matrix_power with n={n} needs a floating-point dtype; got {x._dtype}."
         )
     device = x._device
+    if TAPES:
+        no_vjp("linalg.matrix_power", x)
     r = _run("matrix_power", _linalg(device).matrix_power, x._data, n,
              hint=" A negative power needs an invertible matrix.")
     return _wrap(r, device)
@@ -291,7 +344,10 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False,
             f"got {ord!r}."
         )
     r = _linalg(device).matrix_norm(x._data, keepdims=keepdims, ord=ord)
-    return _wrap(r, device)
+    out = _wrap(r, device)
+    if TAPES:
+        return record("linalg.matrix_norm", out, (x,), {"ord": ord})  # type: ignore[no-any-return]
+    return out
 
 
 def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
@@ -308,7 +364,12 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     if type(ord) not in (int, float):
         raise TypeError(f"linalg.vector_norm ord must be a real number; got {ord!r}.")
     r = _linalg(device).vector_norm(x._data, axis=axis, keepdims=keepdims, ord=ord)
-    return _wrap(r, device)
+    out = _wrap(r, device)
+    if TAPES:
+        axes = None if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+        return record("linalg.vector_norm", out, (x,),  # type: ignore[no-any-return]
+                      {"axis": axes, "ord": ord})
+    return out
 
 
 def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
@@ -320,7 +381,10 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
                 f"linalg.cross needs 3-element vectors along axis {axis}; {name} has shape "
                 f"{x.shape}."
             )
-    return _wrap(_linalg(device).cross(x1._data, x2._data, axis=axis), device)
+    out = _wrap(_linalg(device).cross(x1._data, x2._data, axis=axis), device)
+    if TAPES:
+        return record("linalg.cross", out, (x1, x2), {"axis": axis})  # type: ignore[no-any-return]
+    return out
 
 
 def outer(x1: Array, x2: Array, /) -> Array:
@@ -330,7 +394,10 @@ def outer(x1: Array, x2: Array, /) -> Array:
         raise ValueError(
             f"linalg.outer needs two 1-D arrays; got shapes {x1.shape} and {x2.shape}."
         )
-    return _wrap(_linalg(device).outer(x1._data, x2._data), device)
+    out = _wrap(_linalg(device).outer(x1._data, x2._data), device)
+    if TAPES:
+        return record("linalg.outer", out, (x1, x2))  # type: ignore[no-any-return]
+    return out
 
 
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:
@@ -339,7 +406,10 @@ def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     x = require_array(x, "linalg.diagonal")
     _matrices(x, "diagonal", square=False)
     data = _linalg(x._device).diagonal(x._data, offset=offset)
-    return Array._new(data, x._device, x._buffer)
+    out = Array._new(data, x._device, x._buffer)
+    if TAPES:
+        return record("linalg.diagonal", out, (x,), {"offset": offset})  # type: ignore[no-any-return]
+    return out
 
 
 def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
@@ -351,4 +421,127 @@ def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
     d = _dtypes.normalize_dtype(dtype)
     device = x._device
     r = _linalg(device).trace(x._data, offset=offset, dtype=None if d is None else d._np)
-    return _wrap(r, device)
+    out = _wrap(r, device)
+    if TAPES:
+        return record("linalg.trace", out, (x,), {"offset": offset})  # type: ignore[no-any-return]
+    return out
+
+
+# -- vector-Jacobian products (qdarray/_autodiff.py) ------------------------------------------
+# Real matrices (complex ones raise, naming the function), except the norms, outer, cross and
+# trace. Symmetric-input functions (cholesky, eigvalsh) give the symmetric gradient, as JAX
+# does: the derivative along symmetric directions, which is what a symmetric input can move.
+
+
+def _mat(g: Array) -> Array:
+    """A per-matrix scalar with two length-1 axes appended, to scale matrices."""
+    return expand_dims(expand_dims(g, axis=-1), axis=-1)
+
+
+def _solve_x1(g: Array, x1: Array, out: Array) -> Array:
+    vector = out.ndim == x1.ndim - 1
+    z = solve(matrix_transpose(x1), expand_dims(g, axis=-1) if vector else g)
+    return -(z @ matrix_transpose(expand_dims(out, axis=-1) if vector else out))
+
+
+def _solve_x2(g: Array, x1: Array, shape: tuple[int, ...]) -> Array:
+    vector = len(shape) == 1
+    z = solve(matrix_transpose(x1), expand_dims(g, axis=-1) if vector else g)
+    return z[..., 0] if vector else z
+
+
+def _cholesky_rule(g: Array, out: Array, upper: bool) -> Array:
+    lower = matrix_transpose(out) if upper else out
+    g_lower = matrix_transpose(g) if upper else g
+    m = matrix_transpose(lower) @ g_lower
+    n = m.shape[-1]
+    phi = tril(m) - (m * eye(n, dtype=m.dtype, device=m.device)) * 0.5
+    s = solve(matrix_transpose(lower), phi)                       # L^-T phi
+    s = matrix_transpose(solve(matrix_transpose(lower), matrix_transpose(s)))  # ... L^-1
+    return (s + matrix_transpose(s)) * 0.5
+
+
+def _eigvalsh_rule(g: Array, x: Array) -> Array:
+    v = eigh(x).eigenvectors
+    return (v * expand_dims(g, axis=-2)) @ matrix_transpose(v)
+
+
+def _svdvals_rule(g: Array, x: Array) -> Array:
+    u, _, vh = svd(x, full_matrices=False)
+    return (u * expand_dims(g, axis=-2)) @ vh
+
+
+def _unit(x: Array, a: Array) -> Array:
+    """d|x|/dx in JAX's convention: sign(x), or conj(x) / |x| for complex (0 at 0)."""
+    if x._dtype.kind == "c":
+        return where(a == 0.0, 0.0, conj(x) / where(a == 0.0, 1.0, a))
+    return sign(x)
+
+
+def _norm_ct(gk: Array, ok: Array, x: Array, ord: Any, axis: Any) -> Array | None:
+    a = abs(x)
+    if ord == 0:
+        return None
+    if ord == 1:
+        return gk * _unit(x, a)
+    if ord in (float("inf"), float("-inf")):
+        hit = a == ok
+        counts = astype(total(hit, axis=axis, keepdims=True), gk.dtype)
+        return where(hit, gk * _unit(x, a) / counts, 0.0)
+    safe = where(ok == 0.0, 1.0, ok)
+    if ord == 2:
+        return where(ok == 0.0, 0.0, gk * _unit(x, a) * a / safe)
+    return where(ok == 0.0, 0.0, gk * _unit(x, a) * (a / safe) ** (ord - 1))
+
+
+def _vector_norm_rule(g: Array, x: Array, out: Array, axis: Any, ord: Any,
+                      shape: tuple[int, ...]) -> Array | None:
+    axes = tuple(range(len(shape))) if axis is None else axis
+    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return _norm_ct(reshape(g, kept), reshape(out, kept), x, ord, axes)
+
+
+def _matrix_norm_rule(g: Array, x: Array, out: Array, ord: Any) -> Array | None:
+    kept = x.shape[:-2] + (1, 1)
+    gk = reshape(g, kept)
+    if ord in ("fro", None):
+        return _norm_ct(gk, reshape(out, kept), x, 2, (-2, -1))
+    if ord in ("nuc", 2, -2):
+        u, _, vh = svd(x, full_matrices=False)
+        if ord != "nuc":
+            k = 0 if ord == 2 else u.shape[-1] - 1
+            u, vh = u[..., :, k:k + 1], vh[..., k:k + 1, :]
+        ct = gk * (u @ vh)
+        return conj(ct) if ct.dtype.kind == "c" else ct
+    # 1 / -1: the largest / smallest column sum of |x|; inf / -inf: of row sums
+    a = abs(x)
+    sums = total(a, axis=-2 if ord in (1, -1) else -1, keepdims=True)
+    hit = sums == reshape(out, kept)
+    counts = astype(total(hit, axis=(-2, -1), keepdims=True), gk.dtype)
+    return where(hit, gk * _unit(x, a) / counts, 0.0)
+
+
+def _diagonal_rule(g: Array, offset: int) -> Scatter:
+    k = g.shape[-1]
+    positions = arange(k, dtype=_dtypes.int64, device=g.device)
+    return Scatter((Ellipsis, positions + max(0, -offset), positions + max(0, offset)), g)
+
+
+def _trace_rule(g: Array, offset: int, shape: tuple[int, ...]) -> Array:
+    return _mat(g) * eye(shape[-2], shape[-1], k=offset, dtype=g.dtype, device=g.device)
+
+
+defvjp("linalg.solve", x1=_solve_x1, x2=_solve_x2)
+defvjp("linalg.inv", x=lambda g, out: -(matrix_transpose(out) @ g @ matrix_transpose(out)))
+defvjp("linalg.det", x=lambda g, x, out: _mat(g * out) * matrix_transpose(inv(x)))
+defvjp("linalg.slogdet", x=lambda g, x: _mat(g) * matrix_transpose(inv(x)))
+defvjp("linalg.cholesky", x=_cholesky_rule)
+defvjp("linalg.eigvalsh", x=_eigvalsh_rule)
+defvjp("linalg.svdvals", x=_svdvals_rule)
+defvjp("linalg.vector_norm", x=_vector_norm_rule)
+defvjp("linalg.matrix_norm", x=_matrix_norm_rule)
+defvjp("linalg.cross", x1=lambda g, x2, axis: cross(x2, g, axis=axis),
+       x2=lambda g, x1, axis: cross(g, x1, axis=axis))
+defvjp("linalg.outer", x1=lambda g, x2: g @ x2, x2=lambda g, x1: x1 @ g)
+defvjp("linalg.diagonal", x=_diagonal_rule)
+defvjp("linalg.trace", x=_trace_rule)

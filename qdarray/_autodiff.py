@@ -1,0 +1,208 @@
+"""The namespace's half of reverse mode: recording operations on a `qd.ad.Tape`.
+
+Inside a `qd.ad.Tape` every namespace operation whose inputs include an array that gradients
+flow to is recorded with its vector-Jacobian product (VJP). Each operation's rule sits next to
+its namespace function, registered here with `defvjp` (one table, `VJPS`, as `defop` is for
+kernel ops); the tape (qdarray/ad/tape.py) keeps the records and runs them last first. Outside
+a tape a namespace function pays one check, whether `TAPES` is empty.
+
+Gradients flow to two kinds of arrays ("tracked" arrays):
+
+- arrays with a `.grad` companion (`requires_grad=True`, views of them, the outputs of kernels
+  the tape gave one): their cotangents accumulate into the companion, in place, as kernels'
+  reverses do. Views share their base's companion, so writes through any of them are exact;
+- arrays a tape computed, which carry a `Node` (`x._node`): their cotangent lives on the node
+  during the reverse and is dropped once consumed. A node gets a companion ("materialized")
+  only when something needs one: a kernel launch or a view of the array.
+
+A rule is one function per differentiable input, named by the input, taking the output's
+cotangent `g` and, by parameter name, the values it needs: inputs by name, `out`, the
+operation's parameters, and `shape` / `dtype` of the input it differentiates. The tape keeps
+exactly what the rules of the inputs that need gradients ask for, so `x * w` with only `x`
+tracked keeps `w` alone, and `x + w` keeps nothing. Rules compute with the namespace itself,
+so they run on the arrays' device.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ._array import Array
+from ._errors import AutodiffError
+
+# Tapes recording in some thread, innermost last: kernel launches and namespace operations.
+TAPES: list[Any] = []
+
+_get_ident = threading.get_ident
+
+
+class Node:
+    """The tape's record of an array it computed (see the module docstring).
+
+    `gen` is the write generation of the array's memory when the node took over; a later
+    write through another array of the same memory makes the node stale, and using it raises.
+    """
+
+    __slots__ = ("tape", "cot", "companion", "gen", "op")
+
+    def __init__(self, tape: Any, gen: int, op: str) -> None:
+        self.tape = tape
+        self.cot: Array | None = None
+        self.companion: Array | None = None
+        self.gen = gen
+        self.op = op
+
+
+class Scatter:
+    """A rule's result that adds `values` into region `key` of the input's cotangent (with
+    repeated indices accumulating), instead of a whole cotangent."""
+
+    __slots__ = ("key", "values")
+
+    def __init__(self, key: Any, values: Array) -> None:
+        self.key = key
+        self.values = values
+
+
+class Rule:
+    """The VJP of one namespace operation: a function per differentiable input, and the names
+    of the values each needs."""
+
+    __slots__ = ("name", "inputs", "fns", "needs", "zero", "variadic")
+
+    def __init__(self, name: str, fns: dict[str, Callable[..., Any]]) -> None:
+        self.name = name
+        self.inputs = tuple(fns)
+        self.fns = tuple(fns.values())
+        self.needs = tuple(tuple(list(inspect.signature(f).parameters)[1:]) for f in self.fns)
+        self.zero = not fns
+        # `each=`: one rule for any number of inputs (concat, stack), told its `index`.
+        self.variadic = self.inputs == ("each",)
+
+
+VJPS: dict[str, Rule] = {}
+
+
+def defvjp(name: str, **rules: Callable[..., Any]) -> None:
+    """Register the vector-Jacobian product of namespace operation `name`.
+
+    Args:
+        name: the operation as its namespace function is named (`"sin"`, `"linalg.solve"`).
+        **rules: one function per differentiable input, by the input's name, in the order the
+            function records them: `rule(g, <needs>...)` returns the input's cotangent (an
+            Array, reduced over broadcast axes and cast to the input's dtype by the tape),
+            a `Scatter`, or None when no gradient reaches it. A single rule named `each`
+            serves every input of an operation taking a sequence of arrays, and is told the
+            input's position as `index`. No rules at all declares an
+            operation whose derivative is zero everywhere (`floor`, `sign`): its result is
+            a constant and nothing is recorded.
+
+    Example::
+
+        defvjp("multiply", x1=lambda g, x2: g * x2, x2=lambda g, x1: g * x1)
+    """
+    if name in VJPS:
+        raise ValueError(f"The VJP of {name} is registered twice.")
+    VJPS[name] = Rule(name, rules)
+
+
+def current() -> Any:
+    """The innermost tape recording in this thread, or None."""
+    me = _get_ident()
+    for tape in reversed(TAPES):
+        if tape.thread == me:
+            return tape
+    return None
+
+
+def record(name: str, out: Any, ins: tuple[Any, ...], params: dict[str, Any] | None = None
+           ) -> Any:
+    """Record `out = name(*ins, **params)` on this thread's tape when an input is tracked
+    (call only when `TAPES` is not empty); returns `out`."""
+    tape = TAPES[-1]
+    if tape.thread != _get_ident():
+        tape = current()
+        if tape is None:
+            return out
+    return tape.op(name, out, ins, params)
+
+
+def write(name: str, x: Array, key: Any, value: Any, old: Any) -> None:
+    """Record the in-place write `x[key] = value` (`old`: from `before_write`) on this
+    thread's tape (call only when `TAPES` is not empty)."""
+    tape = current()
+    if tape is not None:
+        tape.write(name, x, key, value, old)
+
+
+def before_write(x: Array, name: str) -> Any:
+    """Where `x`'s cotangent goes on this thread's tape before the write `name` (its
+    companion or node; None when untracked), checking that the tape's record of it still
+    holds (call only when `TAPES` is not empty)."""
+    tape = current()
+    if tape is None or not tape.recording:
+        return None
+    return tape._target(x, name)
+
+
+def inplace(name: str, x1: Array, x2: Any, category: str | None) -> Array | None:
+    """`x1 op= x2` on this thread's tape when an operand is tracked (None otherwise: the caller
+    writes in place as usual). Call only when `TAPES` is not empty."""
+    tape = current()
+    if tape is None:
+        return None
+    return tape.inplace(name, x1, x2, category)  # type: ignore[no-any-return]
+
+
+def companion(x: Array) -> Array | None:
+    """`x`'s gradient companion, made now (zeros) when `x` is an array this thread's tape
+    computed and something (a view, a kernel) needs one; None for untracked arrays."""
+    if x._grad is not None:
+        return x._grad
+    node = x._node
+    if node is None or not TAPES:
+        return None
+    tape = current()
+    if tape is None or node.tape is not tape or not tape.recording:
+        return None
+    return tape.materialize(x)
+
+
+def no_vjp(name: str, *arrays: Any) -> None:
+    """Raise the AutodiffError of an operation without a VJP when one of `arrays` is tracked
+    by this thread's tape (call only when `TAPES` is not empty)."""
+    tape = current()
+    if tape is None or not tape.recording:
+        return
+    for x in arrays:
+        if tape.tracked(x):
+            raise AutodiffError(
+                f"{name} has no gradient rule, and an input of it needs gradients inside "
+                "this qd.ad.Tape, so the gradient would silently miss it. Use "
+                "qd.ad.stop_gradient(x) on its input if no gradient should flow through it, "
+                "or compute it outside the tape.")
+
+
+def refuse_foreign(name: str, *arrays: Any) -> None:
+    """For functions that run outside the namespace (a NumPy function qdarray does not map):
+    raise when one of `arrays` (or of the sequences among them) needs gradients inside this
+    thread's tape, naming the function (call only when `TAPES` is not empty)."""
+    flat: list[Any] = []
+    for a in arrays:
+        if isinstance(a, (list, tuple)):
+            flat.extend(a)
+        else:
+            flat.append(a)
+    tape = current()
+    if tape is None or not tape.recording:
+        return
+    for x in flat:
+        if tape.tracked(x):
+            raise AutodiffError(
+                f"{name} is not a qdarray operation, so a qd.ad.Tape cannot record it, and an "
+                "argument needs gradients inside the tape. Use the qdarray function instead, "
+                "qd.ad.stop_gradient(x) if no gradient should flow, or compute it outside "
+                "the tape.")

@@ -1,0 +1,186 @@
+"""Recorded namespace operations and their reverse: the machinery around the VJP rules.
+
+A `Record` is one operation `out = f(*inputs)` on a tape: its rule (`qdarray._autodiff.VJPS`),
+where each tracked input's cotangent goes (`targets`: a gradient companion or a `Node`), the
+values the rules asked for (`saved`, with the write generation of every saved array), and
+where the output's cotangent comes from (`out`). `backprop` runs it: it takes the output's
+cotangent, checks the saved arrays are unchanged, calls each rule, fits the result to the
+input (sums over broadcast axes, casts to the input's dtype) and accumulates it.
+
+An in-place record (a write into an array with a companion) has the same companion as output
+and input: its reverse reads the companion, clears it, and accumulates the cotangent of the
+value before the write back into it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _data_type_functions as dt
+from .. import _elementwise_functions as ew
+from .. import _manipulation_functions as mf
+from .. import _statistical_functions as st
+from .._array import Array
+from .._autodiff import Node, Rule, Scatter
+from .._creation_functions import asarray, zeros
+from .._errors import AutodiffError
+from .._indexing import add_at
+
+
+class Record:
+    """One recorded namespace operation (see the module docstring)."""
+
+    __slots__ = ("rule", "targets", "saved", "gens", "metas", "out", "inplace", "index")
+
+    def __init__(self, rule: Rule, targets: list[Any], saved: dict[str, Any],
+                 gens: list[tuple[str, Array, int]], metas: list[Any], out: Any,
+                 inplace: bool, index: int) -> None:
+        self.rule = rule
+        self.targets = targets
+        self.saved = saved
+        self.gens = gens
+        self.metas = metas
+        self.out = out
+        self.inplace = inplace
+        self.index = index
+
+    def describe(self) -> str:
+        return f"{self.rule.name} (operation {self.index} on the tape)"
+
+
+def saved_arrays(value: Any) -> list[Array]:
+    """The Arrays in a saved value (an Array, or a key tuple holding index arrays)."""
+    if type(value) is Array:
+        return [value]
+    if type(value) is tuple:
+        return [v for v in value if type(v) is Array]
+    return []
+
+
+def fit(ct: Array, shape: tuple[int, ...], dtype: Any) -> Array:
+    """`ct` summed over the axes its input was broadcast along, broadcast to `shape` where a
+    rule left length-1 axes, and cast to `dtype` (the real part for a real input)."""
+    if ct.shape != shape:
+        extra = ct.ndim - len(shape)
+        axes = list(range(extra)) if extra > 0 else []
+        for i, n in enumerate(shape):
+            if n == 1 and i + extra >= 0 and ct.shape[i + extra] != 1:
+                axes.append(i + extra)
+        if axes:
+            ct = st.sum(ct, axis=tuple(axes), keepdims=True)
+            if extra > 0:
+                ct = mf.reshape(ct, ct.shape[extra:])
+        if ct.shape != shape:
+            ct = mf.broadcast_to(ct, shape)
+    if ct._dtype is not dtype:
+        if ct._dtype.kind == "c" and dtype.kind != "c":
+            ct = ew.real(ct)
+        if ct._dtype is not dtype:
+            ct = dt.astype(ct, dtype)
+    return ct
+
+
+def cotangent(out: Any) -> Array | None:
+    """The cotangent accumulated for a record's output (None when nothing reached it)."""
+    if type(out) is Node:
+        return out.companion if out.companion is not None else out.cot
+    return out  # type: ignore[no-any-return]
+
+
+def accumulate(target: Any, ct: Any, shape: tuple[int, ...], dtype: Any) -> None:
+    """Add a rule's result into an input's cotangent (a companion in place, a node's by a new
+    array, so that cotangents shared between nodes are never written)."""
+    if ct is None:
+        return
+    if type(target) is Node and target.companion is not None:
+        target = target.companion
+    if type(ct) is Scatter:
+        _scatter(target, ct, shape, dtype)
+        return
+    ct = fit(ct, shape, dtype)
+    if type(target) is Node:
+        target.cot = ct if target.cot is None else _add(target.cot, ct)
+        return
+    xp = target._device.backend.xp
+    xp.add(target._data, ct._data, out=target._data)
+    target._buffer.generation += 1
+
+
+def _add(a: Array, b: Array) -> Array:
+    return ew.add(a, b)
+
+
+def _scatter(target: Any, sc: Scatter, shape: tuple[int, ...], dtype: Any) -> None:
+    values = sc.values
+    if values._dtype is not dtype:
+        values = fit(values, values.shape, dtype)
+    if type(target) is Node:
+        cot = target.cot
+        if cot is None:
+            cot = zeros(shape, dtype=dtype, device=values._device)
+        else:
+            # A node's cotangent may be shared with another node's (rules can return `g`
+            # itself): add into a copy of its own.
+            cot = asarray(fit(cot, shape, dtype), copy=True)
+        add_at(cot, sc.key, values)
+        target.cot = cot
+        return
+    add_at(target, sc.key, values)
+
+
+def stale_error(rec: Record, name: str, arr: Array, writer: str | None) -> AutodiffError:
+    by = f" by {writer}" if writer else " (by a write the tape did not see: a kernel outside" \
+        " it, or an export such as np.asarray or DLPack)"
+    what = "its result" if name == "out" else f"its argument '{name}'"
+    return AutodiffError(
+        f"{rec.describe()} needs {what} (an array of shape {arr.shape}, dtype "
+        f"{arr.dtype.name}) as it was when recorded, but it was written afterwards{by}, so the "
+        "gradient would be wrong. Use a copy for the later write (qd.asarray(x, copy=True)), "
+        "or take the gradient before writing.")
+
+
+def backprop(rec: Record, writers: dict[Any, str]) -> None:
+    """Run one record's VJP rules and accumulate the cotangents of its inputs."""
+    g = cotangent(rec.out)
+    if g is None:
+        return
+    for name, arr, gen in rec.gens:
+        if arr._buffer.generation != gen:
+            raise stale_error(rec, name, arr, writers.get(arr._buffer))
+    if rec.inplace:
+        # The output's cotangent is the companion the inputs' cotangents go back into.
+        g = asarray(g, copy=True)
+    elif type(rec.out) is Node and rec.out.companion is None:
+        rec.out.cot = None  # consumed: every use of the output came after it
+    rule = rec.rule
+    saved = rec.saved
+    results = []
+    for i, target in enumerate(rec.targets):
+        if target is None:
+            continue
+        shape, dtype = rec.metas[i]
+        j = 0 if rule.variadic else i
+        kwargs: dict[str, Any] = {}
+        for need in rule.needs[j]:
+            if need == "shape":
+                kwargs[need] = shape
+            elif need == "dtype":
+                kwargs[need] = dtype
+            elif need == "index":
+                kwargs[need] = i
+            else:
+                kwargs[need] = saved[need]
+        results.append((target, rule.fns[j](g, **kwargs), shape, dtype))
+    if rec.inplace:
+        out = rec.out.companion if type(rec.out) is Node else rec.out
+        out._data[...] = 0
+        out._buffer.generation += 1
+    for target, ct, shape, dtype in results:
+        accumulate(target, ct, shape, dtype)
+
+
+def nbytes(x: Any) -> int:
+    """The bytes of an Array's elements (0 for anything else)."""
+    if type(x) is not Array:
+        return 0
+    return int(x.size) * int(x._dtype.itemsize)
