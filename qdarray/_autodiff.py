@@ -168,7 +168,8 @@ def companion(x: Array) -> Array | None:
     tape = current()
     if tape is None or node.tape is not tape or not tape.recording:
         return None
-    return tape.materialize(x)
+    made: Array = tape.materialize(x)
+    return made
 
 
 def no_vjp(name: str, *arrays: Any) -> None:

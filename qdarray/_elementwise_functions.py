@@ -298,25 +298,25 @@ def _can_cast(src: Any, dst: Any) -> bool:
 # are where conjugates appear.
 
 
-def _balanced(g: Array, x: Any, z: Array, y: Any) -> Array:
+def _balanced(g: Array, x: Any, z: Array, y: Any) -> Any:
     """`g` where `x` alone equals `z`, half of it where `y` equals `z` too (a tie), else 0:
     how JAX splits the gradient of max and min between equal operands."""
     return where(equal(x, z), where(equal(y, z), g * 0.5, g), 0.0)
 
 
-def _abs_rule(g: Array, x: Array, out: Array) -> Array:
+def _abs_rule(g: Array, x: Array, out: Array) -> Any:
     if x._dtype.kind == "c":
         return where(equal(out, 0.0), 0.0, g * conj(x) / out)
     return g * sign(x)
 
 
-def _pow_x1(g: Array, x1: Array, x2: Any) -> Array:
+def _pow_x1(g: Array, x1: Array, x2: Any) -> Any:
     if type(x2) is not Array:
         return g * (x2 * x1 ** (x2 - 1)) if x2 != 0 else g * 0.0
     return g * where(equal(x2, 0), 0.0, x2 * x1 ** (x2 - 1))
 
 
-def _pow_x2(g: Array, x1: Any, out: Array) -> Array:
+def _pow_x2(g: Array, x1: Any, out: Array) -> Any:
     if type(x1) is not Array:
         return g * out * (0.0 if x1 == 0 else (math.log(x1) if type(x1) is not complex
                                                else complex(np.log(x1))))
@@ -339,7 +339,7 @@ def _clip_x(g: Array, x: Array, lo: Any, hi: Any, out: Array) -> Array:
     return g1 if lo is None else _balanced(g1, x, y1, lo)
 
 
-def _clip_lo_rule(g: Array, x: Array, lo: Any, hi: Any, out: Array) -> Array | None:
+def _clip_lo_rule(g: Array, x: Array, lo: Any, hi: Any, out: Array) -> Any:
     if type(lo) is not Array:
         return None
     y1 = maximum(x, lo)
@@ -347,7 +347,7 @@ def _clip_lo_rule(g: Array, x: Array, lo: Any, hi: Any, out: Array) -> Array | N
     return _balanced(g1, lo, y1, x)
 
 
-def _clip_hi_rule(g: Array, x: Array, lo: Any, hi: Any, out: Array) -> Array | None:
+def _clip_hi_rule(g: Array, x: Array, lo: Any, hi: Any, out: Array) -> Any:
     if type(hi) is not Array:
         return None
     return _balanced(g, hi, out, _clip_lo(x, lo))

@@ -168,7 +168,7 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
 # operation conjugates (vecdot's x1).
 
 
-def _matmul_x1(g: Array, x2: Array, shape: tuple[int, ...]) -> Array:
+def _matmul_x1(g: Array, x2: Array, shape: tuple[int, ...]) -> Any:
     if x2.ndim == 1:
         return expand_dims(g, axis=-1) * x2
     if len(shape) == 1:
@@ -176,7 +176,7 @@ def _matmul_x1(g: Array, x2: Array, shape: tuple[int, ...]) -> Array:
     return g @ matrix_transpose(x2)
 
 
-def _matmul_x2(g: Array, x1: Array, shape: tuple[int, ...]) -> Array:
+def _matmul_x2(g: Array, x1: Array, shape: tuple[int, ...]) -> Any:
     if x1.ndim == 1:
         if len(shape) == 1:
             return g * x1
@@ -212,7 +212,7 @@ def _vecdot_x1(g: Array, x2: Any, axis: int) -> Array:
     return conj(ct) if ct._dtype.kind == "c" else ct
 
 
-def _vecdot_x2(g: Array, x1: Array, axis: int) -> Array:
+def _vecdot_x2(g: Array, x1: Array, axis: int) -> Any:
     return expand_dims(g, axis=axis) * (conj(x1) if x1._dtype.kind == "c" else x1)
 
 

@@ -10,8 +10,8 @@ from typing import Any, NamedTuple
 
 from . import _dtypes
 from ._array import Array
-from ._devices import Device
 from ._autodiff import TAPES, no_vjp
+from ._devices import Device
 from ._dispatch import PY_SCALARS, require_array, same_device
 
 

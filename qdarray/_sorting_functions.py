@@ -5,9 +5,9 @@ from __future__ import annotations
 from ._array import Array
 from ._autodiff import TAPES, defvjp, record
 from ._axis import normalize_axis
-from ._indexing import take_along_axis
 from ._dispatch import require_array
 from ._dtypes import int64
+from ._indexing import take_along_axis
 
 
 def _check(x: Array, axis: int, func: str) -> int:

@@ -306,7 +306,7 @@ def _centered(x: Array, axis: tuple[int, ...] | None) -> Array:
 
 
 def _extremum_rule(g: Array, x: Array, out: Array, shape: tuple[int, ...],
-                   axis: tuple[int, ...] | None) -> Array:
+                   axis: tuple[int, ...] | None) -> Any:
     # Ties share the gradient equally, as in JAX: g / (number of elements equal to the result).
     hit = x == _kept(out, shape, axis)
     counts = astype(sum(hit, axis=axis, keepdims=True), g._dtype)
@@ -314,7 +314,7 @@ def _extremum_rule(g: Array, x: Array, out: Array, shape: tuple[int, ...],
 
 
 def _prod_rule(g: Array, x: Array, shape: tuple[int, ...], axis: tuple[int, ...] | None
-               ) -> Array:
+               ) -> Any:
     # The product of all the other elements, from running products on both sides (exact with
     # zeros, unlike out / x).
     axes = tuple(range(len(shape))) if axis is None else axis

@@ -72,6 +72,15 @@ SIZING = (
     "test_gradients_through_every_sized_form",
 )
 
+WHOLE_PROGRAM = ("test_vjp_against_jax_and_finite_differences",)
+
+WHOLE_PROGRAM_KERNELS = (
+    "test_mixed_program_equals_the_float64_reference",
+    "test_kernel_outputs_get_companions_and_interleave",
+    "test_the_loss_form_with_namespace_operations_before_the_kernel",
+    "test_a_kernel_output_used_through_another_array_raises", "test_gradients_cross_devices",
+)
+
 RULES = ("sin", "exp", "sqrt", "tanh", "log", "atan2", "pow", "hypot", "floor", "mod", "select")
 
 

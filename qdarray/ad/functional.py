@@ -39,7 +39,7 @@ def _leaf(value: Any, index: int, func: str) -> Array:
     if x._dtype not in _dtypes.FLOATING_DTYPES:
         raise TypeError(
             f"{func} differentiates floating-point arguments; argument {index} has dtype "
-            f"{x._dtype}. Use qd.astype(x, qd.float64) (or a float value) for it, or leave "
+            f"{x._dtype.name}. Use qd.astype(x, qd.float64) (or a float value) for it, or leave "
             "it out of argnums.")
     x._grad = zeros_like(x)
     return x
@@ -90,7 +90,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             out = f(*given, **kwargs)
         value, aux = out if has_aux else (out, None)
         if type(value) is not Array or value.size != 1 or value.dtype.kind not in "fc":
-            what = (f"shape {value.shape}, dtype {value.dtype}" if type(value) is Array
+            what = (f"shape {value.shape}, dtype {value.dtype.name}" if type(value) is Array
                     else type(value).__name__)
             raise TypeError(
                 f"qd.ad.grad needs {name} to return a one-element floating-point array; got "

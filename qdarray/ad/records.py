@@ -172,7 +172,7 @@ def backprop(rec: Record, writers: dict[Any, str]) -> None:
                 kwargs[need] = saved[need]
         results.append((target, rule.fns[j](g, **kwargs), shape, dtype))
     if rec.inplace:
-        out = rec.out.companion if type(rec.out) is Node else rec.out
+        out: Any = rec.out.companion if type(rec.out) is Node else rec.out
         out._data[...] = 0
         out._buffer.generation += 1
     for target, ct, shape, dtype in results:

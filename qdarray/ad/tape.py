@@ -363,10 +363,11 @@ class Tape:
         pause = _Paused()
         TAPES.append(pause)
         try:
-            if type(target) is Node and target.companion is None:
-                target.cot = seed
+            node: Any = target
+            if type(node) is Node and node.companion is None:
+                node.cot = seed
             else:
-                comp = target.companion if type(target) is Node else target
+                comp: Any = node.companion if type(node) is Node else node
                 comp._data[...] = seed._data
                 comp._buffer.generation += 1
             self._run()

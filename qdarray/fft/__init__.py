@@ -21,12 +21,12 @@ from typing import Any
 from .. import _dtypes
 from .._array import Array
 from .._autodiff import TAPES, defvjp, record
-from .._creation_functions import full, zeros
-from .._elementwise_functions import conj
-from .._manipulation_functions import concat, reshape
 from .._axis import normalize_axes, normalize_axis
+from .._creation_functions import full, zeros
 from .._devices import Device, as_device
 from .._dispatch import require_array
+from .._elementwise_functions import conj
+from .._manipulation_functions import concat, reshape
 
 __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",

@@ -27,12 +27,12 @@ from .._data_type_functions import astype
 from .._devices import Device
 from .._dispatch import require_array, same_device
 from .._elementwise_functions import abs, conj, sign  # noqa: A004 - the namespace's abs
-from .._manipulation_functions import expand_dims, reshape
-from .._searching_functions import where
-from .._statistical_functions import sum as total
 from .._errors import LinAlgError
 from .._linear_algebra_functions import matmul, matrix_transpose, numeric_pair, tensordot, vecdot
 from .._linear_algebra_functions import wrap as _wrap
+from .._manipulation_functions import expand_dims, reshape
+from .._searching_functions import where
+from .._statistical_functions import sum as total
 
 __all__ = [
     "EigResult", "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult",
@@ -438,7 +438,7 @@ def _mat(g: Array) -> Array:
     return expand_dims(expand_dims(g, axis=-1), axis=-1)
 
 
-def _solve_x1(g: Array, x1: Array, out: Array) -> Array:
+def _solve_x1(g: Array, x1: Array, out: Array) -> Any:
     vector = out.ndim == x1.ndim - 1
     z = solve(matrix_transpose(x1), expand_dims(g, axis=-1) if vector else g)
     return -(z @ matrix_transpose(expand_dims(out, axis=-1) if vector else out))
@@ -450,7 +450,7 @@ def _solve_x2(g: Array, x1: Array, shape: tuple[int, ...]) -> Array:
     return z[..., 0] if vector else z
 
 
-def _cholesky_rule(g: Array, out: Array, upper: bool) -> Array:
+def _cholesky_rule(g: Array, out: Array, upper: bool) -> Any:
     lower = matrix_transpose(out) if upper else out
     g_lower = matrix_transpose(g) if upper else g
     m = matrix_transpose(lower) @ g_lower
@@ -461,24 +461,24 @@ def _cholesky_rule(g: Array, out: Array, upper: bool) -> Array:
     return (s + matrix_transpose(s)) * 0.5
 
 
-def _eigvalsh_rule(g: Array, x: Array) -> Array:
+def _eigvalsh_rule(g: Array, x: Array) -> Any:
     v = eigh(x).eigenvectors
     return (v * expand_dims(g, axis=-2)) @ matrix_transpose(v)
 
 
-def _svdvals_rule(g: Array, x: Array) -> Array:
+def _svdvals_rule(g: Array, x: Array) -> Any:
     u, _, vh = svd(x, full_matrices=False)
     return (u * expand_dims(g, axis=-2)) @ vh
 
 
-def _unit(x: Array, a: Array) -> Array:
+def _unit(x: Array, a: Array) -> Any:
     """d|x|/dx in JAX's convention: sign(x), or conj(x) / |x| for complex (0 at 0)."""
     if x._dtype.kind == "c":
         return where(a == 0.0, 0.0, conj(x) / where(a == 0.0, 1.0, a))
     return sign(x)
 
 
-def _norm_ct(gk: Array, ok: Array, x: Array, ord: Any, axis: Any) -> Array | None:
+def _norm_ct(gk: Array, ok: Array, x: Array, ord: Any, axis: Any) -> Any:
     a = abs(x)
     if ord == 0:
         return None
@@ -495,13 +495,13 @@ def _norm_ct(gk: Array, ok: Array, x: Array, ord: Any, axis: Any) -> Array | Non
 
 
 def _vector_norm_rule(g: Array, x: Array, out: Array, axis: Any, ord: Any,
-                      shape: tuple[int, ...]) -> Array | None:
+                      shape: tuple[int, ...]) -> Any:
     axes = tuple(range(len(shape))) if axis is None else axis
     kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
     return _norm_ct(reshape(g, kept), reshape(out, kept), x, ord, axes)
 
 
-def _matrix_norm_rule(g: Array, x: Array, out: Array, ord: Any) -> Array | None:
+def _matrix_norm_rule(g: Array, x: Array, out: Array, ord: Any) -> Any:
     kept = x.shape[:-2] + (1, 1)
     gk = reshape(g, kept)
     if ord in ("fro", None):
@@ -527,7 +527,7 @@ def _diagonal_rule(g: Array, offset: int) -> Scatter:
     return Scatter((Ellipsis, positions + max(0, -offset), positions + max(0, offset)), g)
 
 
-def _trace_rule(g: Array, offset: int, shape: tuple[int, ...]) -> Array:
+def _trace_rule(g: Array, offset: int, shape: tuple[int, ...]) -> Any:
     return _mat(g) * eye(shape[-2], shape[-1], k=offset, dtype=g.dtype, device=g.device)
 
 

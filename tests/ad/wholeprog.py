@@ -214,10 +214,12 @@ SPECS: list[Spec] = [
          + wsum(xp, c, xp.fft.irfft(x * (1 + 2j), n=7, norm="ortho"))
          + wsum(xp, c, xp.fft.irfft(y + 0j, n=4, norm="forward")), uniform((5,), (5,))),
     Spec("fftn_shift", lambda xp, c, x: wsum(xp, c, xp.fft.fftshift(xp.fft.fftn(x)))
-         + wsum(xp, c, xp.fft.ifftn(x, s=(3, 5), axes=(0, 1))), uniform((4, 3))),
+         + wsum(xp, c, xp.fft.ifftn(x, s=(3, 5), axes=(0, 1)))
+         + wsum(xp, c, xp.fft.ifftshift(x * x, axes=0)), uniform((5, 3))),
     # -- indexing and array manipulation ---------------------------------------------------------
     Spec("getitem", lambda xp, c, x: wsum(xp, c, xp.exp(x)[1:, ::2] ** 2)
-         + wsum(xp, c, xp.sin(x)[c(np.array([2, 0, 2])), 1:]) + xp.sum(x[c(np.arange(12).reshape(3, 4) % 3 == 1)] ** 3)
+         + wsum(xp, c, xp.sin(x)[c(np.array([2, 0, 2])), 1:])
+         + xp.sum(x[c(np.arange(12).reshape(3, 4) % 3 == 1)] ** 3)
          + xp.sum(xp.cos(x)[..., 1:2] * xp.cos(x)[0, None]), uniform((3, 4))),
     Spec("setitem", _setitem_qd, uniform((3, 4), (3,)), fj=_setitem_jax),
     Spec("take", lambda xp, c, x: wsum(xp, c, xp.take(x, c(np.array([1, 1, 3, 0])), axis=1))

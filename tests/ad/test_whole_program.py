@@ -1,0 +1,394 @@
+"""Reverse mode over whole programs: namespace operations recorded on the tape beside kernels.
+
+Every operation's VJP rule is checked against `jax.grad` of the same NumPy-style program and
+against central finite differences (tests/ad/wholeprog.py). The same tests run on the OpenCL
+and simulated CUDA devices (tests/device_suites.py: WHOLE_PROGRAM).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import wholeprog
+from wholeprog import SPECS, Spec, check
+
+import qdarray as qd
+from qdarray._autodiff import VJPS
+
+jax = pytest.importorskip("jax", reason="JAX is a test extra: the oracle for the VJP rules")
+jnp = pytest.importorskip("jax.numpy", reason="JAX is a test extra")
+jax.config.update("jax_enable_x64", True)
+
+
+@pytest.fixture
+def device() -> str:
+    """The CPU here; the device directories bring their own."""
+    return "cpu"
+
+
+def host(x: qd.Array) -> np.ndarray:
+    return np.asarray(x.to_device("cpu"))
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
+def test_vjp_against_jax_and_finite_differences(spec: Spec, device: str) -> None:
+    check(spec, device)
+
+
+def test_every_rule_is_exercised() -> None:
+    """The table above reaches every VJP rule but those tested on their own below."""
+    seen: set[str] = set()
+    for spec in SPECS:
+        inputs = spec.gen(np.random.default_rng(0))
+        args = [qd.asarray(a, requires_grad=True) for a in inputs]
+        with qd.ad.Tape() as tape:
+            wholeprog.program(spec, "cpu")(*args)
+            seen.update(r.rule.name for r in tape.records)
+    own_tests = {"asarray", "to_device"}
+    rules = {name for name, rule in VJPS.items() if not rule.zero}
+    assert rules - own_tests - seen == set()
+
+
+# -- every namespace function records, is a constant, or refuses ---------------------------------
+
+x_ = np.linspace(0.1, 0.9, 12).reshape(3, 4)
+
+# How each public function is called on a tracked float64 array `x` (3 x 4).
+CALLS = {
+    "take": lambda x: qd.take(x, qd.asarray([0, 2]), axis=1),
+    "take_along_axis": lambda x: qd.take_along_axis(x, qd.argsort(x, axis=1), axis=1),
+    "matmul": lambda x: qd.matmul(x, x.T), "matrix_transpose": qd.matrix_transpose,
+    "tensordot": lambda x: qd.tensordot(x, x, axes=2), "vecdot": lambda x: qd.vecdot(x, x),
+    "broadcast_arrays": lambda x: qd.broadcast_arrays(x, x[0])[1],
+    "broadcast_to": lambda x: qd.broadcast_to(x, (2, 3, 4)),
+    "concat": lambda x: qd.concat([x, x]), "expand_dims": qd.expand_dims, "flip": qd.flip,
+    "moveaxis": lambda x: qd.moveaxis(x, 0, 1), "permute_dims": lambda x: qd.permute_dims(
+        x, (1, 0)), "repeat": lambda x: qd.repeat(x, 2), "reshape": lambda x: qd.reshape(
+            x, (12,)), "roll": lambda x: qd.roll(x, 1), "squeeze": lambda x: qd.squeeze(
+                x[None], axis=0), "stack": lambda x: qd.stack([x, x]), "tile": lambda x: qd.tile(
+                    x, (2,)), "unstack": lambda x: qd.unstack(x)[0],
+    "where": lambda x: qd.where(x > 0.5, x, 0.0), "sort": qd.sort,
+    "unique_all": lambda x: qd.unique_all(x).values, "unique_counts": lambda x: qd.unique_counts(
+        x).values, "unique_inverse": lambda x: qd.unique_inverse(x).values,
+    "unique_values": qd.unique_values, "clip": lambda x: qd.clip(x, 0.2, 0.8),
+    "astype": lambda x: qd.astype(x, qd.float32), "cumulative_prod": lambda x: (
+        qd.cumulative_prod(x, axis=0)), "cumulative_sum": lambda x: qd.cumulative_sum(x, axis=0),
+    "diff": qd.diff, "tril": qd.tril, "triu": qd.triu, "asarray": lambda x: qd.asarray(
+        x, copy=True), "from_dlpack": lambda x: qd.from_dlpack(x, copy=True),
+    "meshgrid": lambda x: qd.meshgrid(x[0], x[1])[0],
+    "linalg.cholesky": lambda x: qd.linalg.cholesky(x @ x.T + qd.eye(3)),
+    "linalg.cross": lambda x: qd.linalg.cross(x[:, :3], x[:, 1:]),
+    "linalg.det": lambda x: qd.linalg.det(x[:, :3]), "linalg.diagonal": qd.linalg.diagonal,
+    "linalg.eig": lambda x: qd.linalg.eig(x[:, :3]).eigenvalues,
+    "linalg.eigh": lambda x: qd.linalg.eigh(x[:, :3]).eigenvalues,
+    "linalg.eigvals": lambda x: qd.linalg.eigvals(x[:, :3]),
+    "linalg.eigvalsh": lambda x: qd.linalg.eigvalsh(x[:, :3]),
+    "linalg.inv": lambda x: qd.linalg.inv(x[:, :3] + qd.eye(3)),
+    "linalg.matrix_norm": qd.linalg.matrix_norm,
+    "linalg.matrix_power": lambda x: qd.linalg.matrix_power(x[:, :3], 2),
+    "linalg.outer": lambda x: qd.linalg.outer(x[0], x[1]),
+    "linalg.pinv": qd.linalg.pinv, "linalg.qr": lambda x: qd.linalg.qr(x).R,
+    "linalg.slogdet": lambda x: qd.linalg.slogdet(x[:, :3] + qd.eye(3)).logabsdet,
+    "linalg.solve": lambda x: qd.linalg.solve(x[:, :3] + qd.eye(3), x),
+    "linalg.svd": lambda x: qd.linalg.svd(x).S, "linalg.svdvals": qd.linalg.svdvals,
+    "linalg.trace": qd.linalg.trace, "linalg.vector_norm": qd.linalg.vector_norm,
+    "fft.fft": qd.fft.fft, "fft.ifft": qd.fft.ifft, "fft.fftn": qd.fft.fftn,
+    "fft.ifftn": qd.fft.ifftn, "fft.rfft": qd.fft.rfft, "fft.irfft": qd.fft.irfft,
+    "fft.rfftn": qd.fft.rfftn, "fft.irfftn": qd.fft.irfftn, "fft.hfft": qd.fft.hfft,
+    "fft.ihfft": qd.fft.ihfft, "fft.fftshift": qd.fft.fftshift,
+    "fft.ifftshift": qd.fft.ifftshift,
+}
+for _name in ("max", "mean", "min", "prod", "std", "sum", "var", "real", "imag", "conj"):
+    CALLS[_name] = getattr(qd, _name)
+# Functions whose results carry no gradient: integer or boolean results, creation from
+# shapes or values, constants of another array's shape, dtype queries, kernels.
+CONSTANT = {
+    "empty", "empty_like", "full", "full_like", "ones", "ones_like", "zeros", "zeros_like",
+    "arange", "eye", "linspace", "__array_namespace_info__", "broadcast_shapes", "argmax",
+    "argmin", "count_nonzero", "nonzero", "searchsorted", "argsort", "isin", "all", "any",
+    "can_cast", "finfo", "iinfo", "isdtype", "result_type", "atomic_add", "atomic_max",
+    "atomic_min", "cast", "debug_mode", "func", "kernel", "select", "set_debug", "static",
+    "linalg.matrix_rank", "fft.fftfreq", "fft.rfftfreq", "signbit", "isfinite", "isinf",
+    "isnan", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift",
+}
+# Elementwise functions: the whole table above checks their rules; here, that they record.
+ELEMENTWISE_UNARY = {"abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos",
+                     "cosh", "exp", "expm1", "floor", "log", "log10", "log1p", "log2",
+                     "negative", "positive", "reciprocal", "round", "sign", "sin", "sinh",
+                     "sqrt", "square", "tan", "tanh", "trunc"}
+ELEMENTWISE_BINARY = {"add", "atan2", "copysign", "divide", "floor_divide", "hypot",
+                      "logaddexp", "maximum", "minimum", "multiply", "nextafter", "pow",
+                      "remainder", "subtract"}
+PIECEWISE_CONSTANT = {"ceil", "floor", "round", "sign", "trunc", "floor_divide", "nextafter"}
+NO_RULE = {"unique_all", "unique_counts", "unique_inverse", "unique_values", "cumulative_prod",
+           "linalg.eig", "linalg.eigh", "linalg.eigvals", "linalg.matrix_power", "linalg.pinv",
+           "linalg.qr", "linalg.svd", "fft.rfftn", "fft.irfftn", "fft.hfft", "fft.ihfft"}
+
+
+def _public() -> set[str]:
+    names = {n for n in qd.__all__ if callable(getattr(qd, n)) and not isinstance(
+        getattr(qd, n), type)}
+    names |= {f"linalg.{n}" for n in qd.linalg.__all__ if not isinstance(
+        getattr(qd.linalg, n), type) and n not in ("matmul", "matrix_transpose", "tensordot",
+                                                    "vecdot")}
+    names |= {f"fft.{n}" for n in qd.fft.__all__}
+    return names
+
+
+def test_every_public_function_is_classified() -> None:
+    classified = set(CALLS) | CONSTANT | ELEMENTWISE_UNARY | ELEMENTWISE_BINARY
+    assert _public() - classified == set()
+    assert classified - _public() == set()
+
+
+@pytest.mark.parametrize("name", sorted(set(CALLS) | ELEMENTWISE_UNARY | ELEMENTWISE_BINARY))
+def test_function_records_is_constant_or_refuses(name: str) -> None:
+    if name in ELEMENTWISE_UNARY:
+        call = getattr(qd, name)
+    elif name in ELEMENTWISE_BINARY:
+        def call(x: qd.Array) -> qd.Array:
+            return getattr(qd, name)(x, x[0] + 1.0)
+    else:
+        call = CALLS[name]
+    x = qd.asarray(x_ + (1.0 if name == "acosh" else 0.0), requires_grad=True)
+    with qd.ad.Tape() as tape:
+        if name in NO_RULE:
+            with pytest.raises(qd.AutodiffError, match=f"{name} has no gradient rule"):
+                call(x)
+            return
+        out = call(x)
+        if name in PIECEWISE_CONSTANT:
+            assert not out.requires_grad and not tape.tracked(out)
+        else:
+            assert tape.tracked(out) and out.requires_grad
+    assert out.requires_grad == (out.grad is not None)     # after the block: companions only
+
+
+def test_no_rule_outside_a_tape_or_without_gradients_is_fine() -> None:
+    x = qd.asarray(x_, requires_grad=True)
+    assert qd.linalg.qr(x).R.shape == (3, 4)          # no tape
+    with qd.ad.Tape():
+        qd.linalg.qr(qd.asarray(x_))                  # no gradient to lose
+        qd.linalg.qr(qd.ad.stop_gradient(x))          # explicitly a constant
+
+
+# -- ties, as JAX splits them -------------------------------------------------------------------
+
+
+def _both(f, *inputs):
+    got = qd.ad.grad(lambda *a: f(qd, *a), argnums=tuple(range(len(inputs))))(
+        *[qd.asarray(np.asarray(a, dtype=np.float64)) for a in inputs])
+    want = jax.grad(lambda *a: f(jnp, *a), argnums=tuple(range(len(inputs))))(
+        *[jnp.asarray(np.asarray(a, dtype=np.float64)) for a in inputs])
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(host(g), np.asarray(w))
+
+
+def test_ties_split_as_jax_does() -> None:
+    a = [1.0, 3.0, 3.0, 2.0]
+    b = [3.0, 1.0, 3.0, 2.0]
+    _both(lambda xp, x: xp.max(x) * 2.0 + xp.min(x, axis=0), a)
+    _both(lambda xp, x, y: xp.sum(xp.maximum(x, y) * xp.asarray([1.0, 2.0, 3.0, 4.0])
+                                  + xp.minimum(x, y)), a, b)
+    _both(lambda xp, x: xp.sum(xp.clip(x, 2.0, 3.0) * xp.asarray([1.0, 2.0, 3.0, 4.0])), a)
+    _both(lambda xp, x: xp.sum(xp.sort(x) * xp.asarray([1.0, 2.0, 3.0, 4.0])), a)
+    _both(lambda xp, x: xp.linalg.vector_norm(x, ord=float("inf")), a)
+    _both(lambda xp, x: xp.sum(xp.maximum(x, 2.0)), [1.0, 2.0, 3.0])
+
+
+# -- types and promotion ------------------------------------------------------------------------
+
+
+def test_gradients_keep_each_input_dtype() -> None:
+    x32 = qd.asarray(np.array([0.5, 1.5], dtype=np.float32), requires_grad=True)
+    w64 = qd.asarray(np.array([2.0, 3.0]), requires_grad=True)
+    with qd.ad.Tape() as tape:
+        loss = qd.sum(x32 * w64)                  # promoted to float64
+    assert loss.dtype == qd.float64
+    tape.backward(loss)
+    assert x32.grad.dtype == qd.float32 and w64.grad.dtype == qd.float64
+    np.testing.assert_array_equal(host(x32.grad), [2.0, 3.0])
+    np.testing.assert_array_equal(host(w64.grad), [0.5, 1.5])
+
+
+def test_integer_results_and_operands_are_constants() -> None:
+    x = qd.asarray(np.array([0.5, 1.5, 2.5]), requires_grad=True)
+    n = qd.asarray([1, 2, 3])
+    with qd.ad.Tape() as tape:
+        i = qd.astype(x, qd.int32)                # a cast to integers stops the gradient
+        loss = qd.sum(x * n) + qd.sum(qd.astype(i, qd.float64) * x)
+    assert not i.requires_grad
+    tape.backward(loss)
+    np.testing.assert_array_equal(host(x.grad), [1.0, 3.0, 5.0])
+
+
+# -- in-place writes ----------------------------------------------------------------------------
+
+
+def test_writes_the_tape_records_give_jax_gradients() -> None:
+    x0 = np.array([0.3, -0.4, 0.9, 1.2])
+
+    def qd_program(x: qd.Array) -> qd.Array:
+        y = x * 3.0
+        x[1] = 5.0                                # a leaf written: the old x[1] stops here
+        v = x[0:2]                                # a view sharing x's gradient
+        v *= y[2:4]                               # written through the view
+        z = qd.exp(y) + 0.0
+        z[qd.asarray([0, 3])] = x[2:4] ** 2       # an array computed on the tape
+        z += x
+        return qd.sum(x * y) + qd.sum(z * z)
+
+    def jax_program(x):
+        y = x * 3.0
+        x = x.at[1].set(5.0)
+        x = x.at[0:2].multiply(y[2:4])
+        z = jnp.exp(y) + 0.0
+        z = z.at[jnp.asarray([0, 3])].set(x[2:4] ** 2)
+        z = z + x
+        return jnp.sum(x * y) + jnp.sum(z * z)
+
+    x = qd.asarray(x0.copy(), requires_grad=True)
+    with qd.ad.Tape() as tape:
+        loss = qd_program(x)
+    tape.backward(loss)
+    np.testing.assert_allclose(float(loss), float(jax_program(jnp.asarray(x0))), rtol=1e-12)
+    np.testing.assert_allclose(host(x.grad), np.asarray(jax.grad(jax_program)(jnp.asarray(x0))),
+                               rtol=1e-12)
+
+
+def test_writing_what_the_tape_needs_raises_naming_both() -> None:
+    x = qd.asarray(np.array([0.5, 1.0]), requires_grad=True)
+    w = qd.asarray(np.array([2.0, 3.0]))
+    with qd.ad.Tape() as tape:
+        loss = qd.sum(qd.sin(x) * w)              # keeps sin(x) for nothing, w for x
+        w[0] = 7.0                                 # w changes under the tape
+    with pytest.raises(qd.AutodiffError) as info:
+        tape.backward(loss)
+    msg = str(info.value)
+    assert "multiply (operation 1 on the tape) needs its argument 'x2'" in msg
+    assert "shape (2,), dtype float64" in msg and "by x[key] = value" in msg
+
+    with qd.ad.Tape() as tape:
+        e = qd.exp(x)                              # keeps its result
+        e *= 2.0                                   # an in-place operator on it
+        loss = qd.sum(e)
+    with pytest.raises(qd.AutodiffError, match="exp .* needs its result .* written afterwards"):
+        tape.backward(loss)
+
+
+def test_writes_the_tape_does_not_see_still_raise() -> None:
+    x = qd.asarray(np.array([0.5, 1.0]), requires_grad=True)
+    with qd.ad.Tape() as tape:
+        s = qd.sin(x)
+        loss = qd.sum(qd.cos(x) * s)
+    np.asarray(x)[0] = 9.0                         # an export may be written
+    with pytest.raises(qd.AutodiffError, match="a write the tape did not see"):
+        tape.backward(loss)
+
+
+def test_a_view_written_behind_its_record_raises_on_use() -> None:
+    x = qd.asarray(np.array([0.5, 1.0, 1.5]), requires_grad=True)
+    with qd.ad.Tape():
+        h = qd.exp(x) + 1.0
+        b = qd.broadcast_to(h, (2, 3))             # a read-only view, recorded
+        h[0] = 0.0                                  # changes b's elements too
+        with pytest.raises(qd.AutodiffError, match="result of broadcast_to, whose memory was "
+                                                   "written afterwards by x\\[key\\] = value"):
+            qd.sum(b)
+
+
+# -- the tape and the functional form ---------------------------------------------------------
+
+
+def test_backward_errors() -> None:
+    x = qd.asarray(np.array([0.5, 1.0]), requires_grad=True)
+    with qd.ad.Tape() as tape:
+        y = qd.sin(x)
+        c = qd.sum(qd.asarray([1.0, 2.0]))
+    with pytest.raises(qd.AutodiffError, match="does not depend on any array with a gradient"):
+        tape.backward(c)
+    with pytest.raises(ValueError, match="one element, or grad= of its shape"):
+        tape.backward(y)
+    tape.backward(y, grad=qd.asarray([1.0, 10.0]))
+    np.testing.assert_allclose(host(x.grad), np.cos([0.5, 1.0]) * [1.0, 10.0])
+    with pytest.raises(RuntimeError, match="already run"):
+        tape.backward(y, grad=qd.asarray([1.0, 10.0]))
+
+
+def test_backward_inside_the_block_and_nested_tapes() -> None:
+    x = qd.asarray(np.array([0.5, 1.0]), requires_grad=True)
+    with qd.ad.Tape() as outer:
+        a = x * x
+        with qd.ad.Tape() as inner:
+            b = qd.sin(x)                          # recorded on the inner tape only
+            inner.backward(qd.sum(b))
+        loss = qd.sum(a)
+    np.testing.assert_allclose(host(x.grad), np.cos([0.5, 1.0]))
+    outer.backward(loss)
+    np.testing.assert_allclose(host(x.grad), np.cos([0.5, 1.0]) + [1.0, 2.0])
+
+
+def test_tapes_record_their_own_thread() -> None:
+    x = qd.asarray(np.array([0.5, 1.0]), requires_grad=True)
+    with qd.ad.Tape() as tape:
+        worker = threading.Thread(target=lambda: qd.sin(x))
+        worker.start()
+        worker.join()
+        qd.sum(x * 2.0)
+    assert [r.rule.name for r in tape.records] == ["multiply", "sum"]
+
+
+def test_grad_and_value_and_grad() -> None:
+    def loss(w, x, scale):
+        return qd.sum((x @ w - 1.0) ** 2) * scale
+
+    w0 = np.array([0.5, -0.25])
+    x0 = np.array([[1.0, 2.0], [3.0, 4.0], [0.5, 0.0]])
+    w = qd.asarray(w0, requires_grad=True)
+    value, g = qd.ad.value_and_grad(loss)(w, qd.asarray(x0), 2.0)
+    want = jax.grad(lambda a: jnp.sum((jnp.asarray(x0) @ a - 1.0) ** 2) * 2.0)(jnp.asarray(w0))
+    np.testing.assert_allclose(host(g), np.asarray(want), rtol=1e-13)
+    assert float(value) == pytest.approx(float(np.sum((x0 @ w0 - 1.0) ** 2) * 2.0))
+    assert host(w.grad).tolist() == [0.0, 0.0]        # the argument's own companion untouched
+    gw, gx, gs = qd.ad.grad(loss, argnums=(0, 1, 2))(w0, x0, 2.0)
+    assert gx.shape == (3, 2) and gs.shape == () and float(gs) == pytest.approx(float(value) / 2)
+    (v, aux), g2 = qd.ad.value_and_grad(lambda w: (loss(w, qd.asarray(x0), 1.0), "aux"),
+                                        has_aux=True)(w)
+    assert aux == "aux" and host(g2) == pytest.approx(host(g) / 2)
+    g3, aux = qd.ad.grad(lambda w: (qd.sum(w), 5), has_aux=True)(w)
+    assert host(g3).tolist() == [1.0, 1.0] and aux == 5
+    assert host(qd.ad.grad(lambda w: qd.sum(qd.asarray([1.0])))(w)).tolist() == [0.0, 0.0]
+
+
+def test_functional_form_errors() -> None:
+    with pytest.raises(TypeError, match="argument 0 has dtype int64"):
+        qd.ad.grad(lambda n: qd.sum(n * 1.0))(qd.asarray([1, 2]))
+    with pytest.raises(TypeError, match="one-element floating-point array; got shape \\(2,\\)"):
+        qd.ad.grad(lambda x: x * 2.0)(qd.asarray([1.0, 2.0]))
+    with pytest.raises(ValueError, match="argnums=3 names argument 3"):
+        qd.ad.grad(lambda x: qd.sum(x), argnums=3)(qd.asarray([1.0]))
+
+
+def test_stop_gradient() -> None:
+    x = qd.asarray(np.array([1.0, 2.0]), requires_grad=True)
+    g = qd.ad.grad(lambda x: qd.sum(x * qd.ad.stop_gradient(x)))(x)
+    assert host(g).tolist() == [1.0, 2.0]
+
+
+def test_stats_report_operations_and_bytes_held() -> None:
+    x = qd.asarray(np.ones(100), requires_grad=True)
+    w = qd.asarray(np.ones(100))
+    qd.ad.reset_stats()
+    with qd.ad.Tape() as tape:
+        a = x + w                                  # keeps nothing
+        b = a * w                                  # keeps w (800 bytes) for a
+        loss = qd.sum(qd.sin(b))                   # keeps b (800 bytes)
+    assert tape.stats() == {"operations": 4, "kernel_launches": 0, "bytes_held": 1600}
+    assert qd.ad.stats()["tape_operations"] == 4
+    assert qd.ad.stats()["tape_bytes_held"] >= 1600
+    tape.backward(loss)
+    assert tape.stats() == {"operations": 4, "kernel_launches": 0, "bytes_held": 0}
