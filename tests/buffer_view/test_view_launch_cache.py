@@ -65,7 +65,11 @@ def run_all(launch, make_arg, kern) -> list[int]:
 
 
 def test_transient_array_slices(launch):
-    ids = run_all(launch, lambda d, a, b, k: d[a:b], mark)
+    ids: list[int] = []
+    for _ in range(4):  # whether CPython reuses an address depends on its allocator's state
+        ids += run_all(launch, lambda d, a, b, k: d[a:b], mark)
+        if len(set(ids)) < len(ids):
+            break
     assert len(set(ids)) < len(ids)  # addresses were reused, and nothing went stale
 
 
