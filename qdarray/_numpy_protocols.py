@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _dtypes
 from ._array import Array, Buffer
+from ._autodiff import TAPES, refuse_foreign
 from ._data_type_functions import astype
 from ._devices import CPU
 from ._numpy_functions import FUNCTIONS, LIKE_FUNCTIONS, UFUNC_METHODS, UFUNCS
@@ -140,11 +141,15 @@ def numpy_fallback(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
         TypeError: an argument (or an array in `also`, which `func` uses besides its
             arguments) lives on a device other than the CPU; the message names the function
             (`name`), why the table could not take it (`reason`) and how to move data.
+        AutodiffError: inside a `qd.ad.Tape`, an argument needs gradients (the tape cannot
+            record what NumPy does); the message names the function.
     """
     arrays: list[Array] = list(also)
     passed: list[Any] = []
     native_args = _unwrap(args, arrays, passed)
     native_kwargs = {k: _unwrap(v, arrays, passed) for k, v in kwargs.items()}
+    if TAPES:  # a tape cannot see inside NumPy's code: refuse arrays that need gradients
+        refuse_foreign(name, *arrays)
     for x in arrays:
         if x._device is not CPU:
             because = f" ({reason})" if reason else ""

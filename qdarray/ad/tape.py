@@ -292,7 +292,8 @@ class Tape:
                 self.materialize(a)
             tracked = tracked or _has_grad(a)
         launcher(args)
-        written = set(dict(getattr(launcher.kernel, "meta", ())).get("written", ()))
+        names = kernel.param_names
+        written = {".".join((names[i], *path)) for i, path in launcher.bumps}
         inputs = []
         for name, a in arrays:
             buf, dtype = _token(a)

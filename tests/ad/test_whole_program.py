@@ -111,6 +111,7 @@ CONSTANT = {
     "can_cast", "finfo", "iinfo", "isdtype", "result_type", "atomic_add", "atomic_max",
     "atomic_min", "cast", "debug_mode", "func", "kernel", "select", "set_debug", "static",
     "linalg.matrix_rank", "fft.fftfreq", "fft.rfftfreq", "signbit", "isfinite", "isinf",
+    "default_device", "get_default_device", "set_default_device",
     "isnan", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift",
@@ -392,3 +393,17 @@ def test_stats_report_operations_and_bytes_held() -> None:
     assert qd.ad.stats()["tape_bytes_held"] >= 1600
     tape.backward(loss)
     assert tape.stats() == {"operations": 4, "kernel_launches": 0, "bytes_held": 0}
+
+
+def test_numpy_functions_are_recorded_or_refused() -> None:
+    x0 = np.array([0.5, 1.0, 2.0])
+    x = qd.asarray(x0, requires_grad=True)
+    with qd.ad.Tape() as tape:
+        y = np.sin(x) * 2.0                         # numpy.sin -> qd.sin: recorded
+        z = np.sum(x ** 2) + x.mean()               # numpy.sum, the method: recorded
+        with pytest.raises(qd.AutodiffError, match="numpy.median is not a qdarray operation"):
+            np.median(x)
+        np.median(qd.asarray(x0))                  # no gradient: NumPy may compute with it
+        loss = qd.sum(y) + z
+    tape.backward(loss)
+    np.testing.assert_allclose(host(x.grad), 2 * np.cos(x0) + 2 * x0 + 1 / 3, rtol=1e-14)
