@@ -40,20 +40,49 @@ _get_ident = threading.get_ident
 
 
 class Node:
-    """The tape's record of an array it computed (see the module docstring).
+    """One recorded operation, and the array it computed (`x._node`).
 
-    `gen` is the write generation of the array's memory when the node took over; a later
-    write through another array of the same memory makes the node stale, and using it raises.
+    The record: the VJP `rule`, where each input's cotangent goes (`targets`: a gradient
+    companion, a Node, or None for inputs without gradients), the values the rules asked for
+    (`values`, in the order of `rule.sources` over the inputs with targets), the write
+    generation of each kept array (`gens`), its position on the tape (`index`), and `out`: for
+    a write into an array with a companion, that companion (its cotangent is read and
+    replaced); None otherwise.
+
+    The array it computed: its cotangent during the reverse (`cot`, or `companion` once one
+    was made), its `shape` and `dtype`, and `gen`, the write generation of its memory when
+    the node took over; a later write through another array of the same memory makes the node
+    stale, and using it raises.
     """
 
-    __slots__ = ("tape", "cot", "companion", "gen", "op")
+    __slots__ = ("tape", "rule", "targets", "values", "gens", "index", "out", "cot",
+                 "companion", "gen", "shape", "dtype", "alias")
 
-    def __init__(self, tape: Any, gen: int, op: str) -> None:
+    def __init__(self, tape: Any, rule: Rule, targets: tuple[Any, ...], values: tuple[Any, ...],
+                 gens: tuple[tuple[str, Array, int], ...], index: int, out: Array | None,
+                 gen: int, shape: tuple[int, ...], dtype: Any) -> None:
         self.tape = tape
+        self.rule = rule
+        self.targets = targets
+        self.values = values
+        self.gens = gens
+        self.index = index
+        self.out = out
         self.cot: Array | None = None
         self.companion: Array | None = None
         self.gen = gen
-        self.op = op
+        self.shape = shape
+        self.dtype = dtype
+        # The result shares its input's memory (a broadcast, qd.real of a complex array, a
+        # diagonal): it cannot have a companion of its own, nor be written through.
+        self.alias = False
+
+    @property
+    def op(self) -> str:
+        return self.rule.name
+
+    def describe(self) -> str:
+        return f"{self.rule.name} (operation {self.index} on the tape)"
 
 
 class Scatter:
@@ -71,7 +100,7 @@ class Rule:
     """The VJP of one namespace operation: a function per differentiable input, and the names
     of the values each needs."""
 
-    __slots__ = ("name", "inputs", "fns", "needs", "zero", "variadic")
+    __slots__ = ("name", "inputs", "fns", "needs", "sources", "zero", "variadic")
 
     def __init__(self, name: str, fns: dict[str, Callable[..., Any]]) -> None:
         self.name = name
@@ -81,6 +110,18 @@ class Rule:
         self.zero = not fns
         # `each=`: one rule for any number of inputs (concat, stack), told its `index`.
         self.variadic = self.inputs == ("each",)
+        # Where each needed value comes from, worked out once: (name, kind, position), kind
+        # 0 an input, 1 the result, 2 a parameter, 3 what the tape supplies at the reverse.
+        self.sources = tuple(tuple(self._source(n) for n in needs) for needs in self.needs)
+
+    def _source(self, need: str) -> tuple[str, int, int]:
+        if need in ("shape", "dtype", "index"):
+            return need, 3, 0
+        if need == "out":
+            return need, 1, 0
+        if need in self.inputs and not self.variadic:
+            return need, 0, self.inputs.index(need)
+        return need, 2, 0
 
 
 VJPS: dict[str, Rule] = {}
@@ -143,9 +184,9 @@ def before_write(x: Array, name: str) -> Any:
     companion or node; None when untracked), checking that the tape's record of it still
     holds (call only when `TAPES` is not empty)."""
     tape = current()
-    if tape is None or not tape.recording:
+    if tape is None:
         return None
-    return tape._target(x, name)
+    return tape.before_write(x, name)
 
 
 def inplace(name: str, x1: Array, x2: Any, category: str | None) -> Array | None:
@@ -168,6 +209,7 @@ def companion(x: Array) -> Array | None:
     tape = current()
     if tape is None or node.tape is not tape or not tape.recording:
         return None
+    tape._target(x, "a view")  # raises when the tape's record of x no longer holds
     made: Array = tape.materialize(x)
     return made
 

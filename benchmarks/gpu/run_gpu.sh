@@ -65,3 +65,7 @@ timeout 90 python3 benchmarks/gpu/profile_launch.py --json "$OUT/profile_launch.
 echo "== benchmarks/compare_cuda.py"
 timeout 200 python3 benchmarks/compare_cuda.py --json "$OUT/compare_cuda.json" 2>&1 \
     | tee "$OUT/compare_cuda.log"
+
+echo "== benchmarks/compare_tape.py: the mixed program (array code, dynamic-loop kernel, reduction)"
+timeout 200 python3 benchmarks/compare_tape.py --device cuda:0 --only mixed 2>&1 \
+    | tee "$OUT/compare_tape.log"

@@ -1,14 +1,14 @@
 """Recorded namespace operations and their reverse: the machinery around the VJP rules.
 
-A `Record` is one operation `out = f(*inputs)` on a tape: its rule (`qdarray._autodiff.VJPS`),
-where each tracked input's cotangent goes (`targets`: a gradient companion or a `Node`), the
-values the rules asked for (`saved`, with the write generation of every saved array), and
-where the output's cotangent comes from (`out`). `backprop` runs it: it takes the output's
-cotangent, checks the saved arrays are unchanged, calls each rule, fits the result to the
-input (sums over broadcast axes, casts to the input's dtype) and accumulates it.
+A recorded operation `out = f(*inputs)` is a `Node` (qdarray/_autodiff.py): its rule, where
+each tracked input's cotangent goes (its `targets`: a gradient companion or a Node), the values
+the rules asked for, with the write generation of every kept array, and the cotangent of the
+array it computed. `backprop` runs it: it takes the output's cotangent, checks the kept arrays
+are unchanged, calls each rule, fits the result to the input (sums over broadcast axes, casts
+to the input's dtype) and accumulates it.
 
-An in-place record (a write into an array with a companion) has the same companion as output
-and input: its reverse reads the companion, clears it, and accumulates the cotangent of the
+A write into an array with a companion (`node.out`) has the same companion as output and
+input: its reverse reads the companion, clears it, and accumulates the cotangent of the
 value before the write back into it.
 """
 
@@ -21,31 +21,10 @@ from .. import _elementwise_functions as ew
 from .. import _manipulation_functions as mf
 from .. import _statistical_functions as st
 from .._array import Array
-from .._autodiff import Node, Rule, Scatter
+from .._autodiff import Node, Scatter
 from .._creation_functions import asarray, zeros
 from .._errors import AutodiffError
 from .._indexing import add_at
-
-
-class Record:
-    """One recorded namespace operation (see the module docstring)."""
-
-    __slots__ = ("rule", "targets", "saved", "gens", "metas", "out", "inplace", "index")
-
-    def __init__(self, rule: Rule, targets: list[Any], saved: dict[str, Any],
-                 gens: list[tuple[str, Array, int]], metas: list[Any], out: Any,
-                 inplace: bool, index: int) -> None:
-        self.rule = rule
-        self.targets = targets
-        self.saved = saved
-        self.gens = gens
-        self.metas = metas
-        self.out = out
-        self.inplace = inplace
-        self.index = index
-
-    def describe(self) -> str:
-        return f"{self.rule.name} (operation {self.index} on the tape)"
 
 
 def saved_arrays(value: Any) -> list[Array]:
@@ -80,11 +59,11 @@ def fit(ct: Array, shape: tuple[int, ...], dtype: Any) -> Array:
     return ct
 
 
-def cotangent(out: Any) -> Array | None:
-    """The cotangent accumulated for a record's output (None when nothing reached it)."""
-    if type(out) is Node:
-        return out.companion if out.companion is not None else out.cot
-    return out  # type: ignore[no-any-return]
+def shape_dtype(target: Any) -> tuple[tuple[int, ...], Any]:
+    """The shape and dtype of the array whose cotangent `target` (a Node or a companion) is."""
+    if type(target) is Node:
+        return target.shape, target.dtype
+    return target._data.shape, target._dtype
 
 
 def accumulate(target: Any, ct: Any, shape: tuple[int, ...], dtype: Any) -> None:
@@ -128,51 +107,57 @@ def _scatter(target: Any, sc: Scatter, shape: tuple[int, ...], dtype: Any) -> No
     add_at(target, sc.key, values)
 
 
-def stale_error(rec: Record, name: str, arr: Array, writer: str | None) -> AutodiffError:
+def stale_error(node: Node, name: str, arr: Array, writer: str | None) -> AutodiffError:
     by = f" by {writer}" if writer else " (by a write the tape did not see: a kernel outside" \
         " it, or an export such as np.asarray or DLPack)"
     what = "its result" if name == "out" else f"its argument '{name}'"
     return AutodiffError(
-        f"{rec.describe()} needs {what} (an array of shape {arr.shape}, dtype "
+        f"{node.describe()} needs {what} (an array of shape {arr.shape}, dtype "
         f"{arr.dtype.name}) as it was when recorded, but it was written afterwards{by}, so the "
         "gradient would be wrong. Use a copy for the later write (qd.asarray(x, copy=True)), "
         "or take the gradient before writing.")
 
 
-def backprop(rec: Record, writers: dict[Any, str]) -> None:
-    """Run one record's VJP rules and accumulate the cotangents of its inputs."""
-    g = cotangent(rec.out)
-    if g is None:
-        return
-    for name, arr, gen in rec.gens:
+def backprop(node: Node, writers: dict[Any, str]) -> None:
+    """Run one recorded operation's VJP rules and accumulate its inputs' cotangents."""
+    out = node.out
+    if out is None:
+        g = node.companion if node.companion is not None else node.cot
+        if g is None:
+            return  # nothing reached the result
+    else:
+        g = out
+    for name, arr, gen in node.gens:
         if arr._buffer.generation != gen:
-            raise stale_error(rec, name, arr, writers.get(arr._buffer))
-    if rec.inplace:
+            raise stale_error(node, name, arr, writers.get(arr._buffer))
+    if out is not None:
         # The output's cotangent is the companion the inputs' cotangents go back into.
         g = asarray(g, copy=True)
-    elif type(rec.out) is Node and rec.out.companion is None:
-        rec.out.cot = None  # consumed: every use of the output came after it
-    rule = rec.rule
-    saved = rec.saved
+    elif node.companion is None:
+        node.cot = None  # consumed: every use of the result came after it
+    rule = node.rule
+    sources = rule.sources
+    values = node.values
+    k = 0
     results = []
-    for i, target in enumerate(rec.targets):
+    for i, target in enumerate(node.targets):
         if target is None:
             continue
-        shape, dtype = rec.metas[i]
-        j = 0 if rule.variadic else i
+        shape, dtype = shape_dtype(target)
         kwargs: dict[str, Any] = {}
-        for need in rule.needs[j]:
-            if need == "shape":
+        for need, kind, _ in sources[0 if rule.variadic else i]:
+            if kind != 3:
+                kwargs[need] = values[k]
+                k += 1
+            elif need == "shape":
                 kwargs[need] = shape
             elif need == "dtype":
                 kwargs[need] = dtype
-            elif need == "index":
-                kwargs[need] = i
             else:
-                kwargs[need] = saved[need]
-        results.append((target, rule.fns[j](g, **kwargs), shape, dtype))
-    if rec.inplace:
-        out: Any = rec.out.companion if type(rec.out) is Node else rec.out
+                kwargs[need] = i
+        results.append((target, rule.fns[0 if rule.variadic else i](g, **kwargs), shape,
+                        dtype))
+    if out is not None:
         out._data[...] = 0
         out._buffer.generation += 1
     for target, ct, shape, dtype in results:

@@ -30,7 +30,7 @@ from .._creation_functions import asarray, ones_like, zeros_like
 from .._errors import AdStackSizingError, AutodiffError
 from .._indexing import setitem
 from ..buffer_view import BufferView
-from .records import Record, backprop, nbytes, saved_arrays
+from .records import backprop, nbytes, saved_arrays
 
 _LIVE: weakref.WeakSet[Tape] = weakref.WeakSet()
 COUNTS = {"tape_operations": 0, "tape_kernel_launches": 0}
@@ -165,19 +165,27 @@ class Tape:
     def op(self, name: str, out: Any, ins: tuple[Any, ...], params: dict[str, Any] | None
            ) -> Any:
         """Record a namespace operation `out = name(*ins, **params)` when an input is
-        tracked (see qdarray/_autodiff.py)."""
+        tracked (see qdarray/_autodiff.py). On the path of every operation inside a tape:
+        the common cases are spelled out rather than calling `_target`."""
         if not self.recording:
             return out
         targets: list[Any] | None = None
-        for i, x in enumerate(ins):
-            if type(x) is not Array:
-                continue
-            t = self._target(x, name)
-            if t is None:
-                continue
-            if targets is None:
-                targets = [None] * len(ins)
-            targets[i] = t
+        i = 0
+        for x in ins:
+            if type(x) is Array:
+                t = x._grad
+                if t is None:
+                    node = x._node
+                    if node is not None and node.tape is self and (
+                            node.gen == x._buffer.generation and node.companion is None):
+                        t = node
+                    elif node is not None or self.orphans:
+                        t = self._target(x, name)  # stale, materialized, or orphaned
+                if t is not None:
+                    if targets is None:
+                        targets = [None] * len(ins)
+                    targets[i] = t
+            i += 1
         if targets is None or type(out) is not Array or out._dtype._np.kind not in "fc":
             return out
         for x in ins:
@@ -191,41 +199,59 @@ class Tape:
                 "flow through it, or compute it outside the tape.")
         if rule.zero:
             return out
-        node = Node(self, out._buffer.generation, name)
-        self._keep(rule, targets, ins, out, params or {}, node, False)
+        node = self._keep(rule, targets, ins, out, params, None,
+                          (out._buffer.generation, out._data.shape, out._dtype))
+        for x in ins:
+            if type(x) is Array and x._buffer is out._buffer:
+                node.alias = True
         out._node = node
         return out
 
     def _keep(self, rule: Any, targets: list[Any], ins: tuple[Any, ...], out: Any,
-              params: dict[str, Any], out_target: Any, inplace: bool) -> None:
-        saved: dict[str, Any] = {}
-        gens: list[tuple[str, Array, int]] = []
-        metas: list[Any] = [None] * len(targets)
-        inputs = rule.inputs
+              params: dict[str, Any] | None, written: Array | None, what: tuple[Any, ...]
+              ) -> Node:
+        """The Node of one operation: what its rules need, and the arrays to check."""
+        values: list[Any] = []
+        gens: list[tuple[str, Array, int]] | None = None
+        sources = rule.sources
+        variadic = rule.variadic
         for i, t in enumerate(targets):
             if t is None:
                 continue
-            x = ins[i]
-            metas[i] = (x.shape, x._dtype)
-            for need in rule.needs[0 if rule.variadic else i]:
-                if need in saved or need in ("shape", "dtype", "index"):
+            for need, kind, pos in sources[0 if variadic else i]:
+                if kind == 3:
                     continue
-                if need == "out":
-                    value = out
-                elif need in inputs:
-                    value = ins[inputs.index(need)]
-                else:
-                    value = params[need]
-                saved[need] = value
-                for a in saved_arrays(value):
-                    gens.append((need, a, a._buffer.generation))
-        self.records.append(Record(rule, targets, saved, gens, metas, out_target, inplace,
-                                   len(self.records)))
+                value = ins[pos] if kind == 0 else out if kind == 1 else params[need]  # type: ignore[index]
+                values.append(value)
+                if type(value) is Array:
+                    if gens is None:
+                        gens = []
+                    gens.append((need, value, value._buffer.generation))
+                elif type(value) is tuple:
+                    for a in saved_arrays(value):
+                        if gens is None:
+                            gens = []
+                        gens.append((need, a, a._buffer.generation))
+        gen, shape, dtype = what
+        node = Node(self, rule, tuple(targets), tuple(values), tuple(gens) if gens else (),
+                    len(self.records), written, gen, shape, dtype)
+        self.records.append(node)
         COUNTS["tape_operations"] += 1
+        return node
+
+    def before_write(self, x: Array, name: str) -> Any:
+        """Where `x`'s cotangent goes before the write `name`; raises, before anything is
+        written, when the write cannot be recorded."""
+        if not self.recording:
+            return None
+        target = self._target(x, name)
+        if type(target) is Node and target.alias:
+            raise _alias_error(target, "written through")
+        return target
 
     def write(self, name: str, x: Array, key: Any, value: Any, old: Any) -> None:
         """Record `x[key] = value`, `old` being where x's cotangent went before the write
-        (`_target`, taken before it)."""
+        (`before_write`, taken before it)."""
         if not self.recording:
             return
         self.writers[x._buffer] = name
@@ -237,13 +263,11 @@ class Tape:
             return
         rule = VJPS["setitem"]
         ins = (x, value)
+        what = (x._buffer.generation, x._data.shape, x._dtype)
         if type(old_target) is Array:  # a companion: the write replaces its contents
-            self._keep(rule, [old_target, value_target], ins, x, {"key": key}, old_target,
-                       True)
+            self._keep(rule, [old_target, value_target], ins, x, {"key": key}, old_target, what)
             return
-        node = Node(self, x._buffer.generation, name)
-        self._keep(rule, [old_target, value_target], ins, x, {"key": key}, node, False)
-        x._node = node
+        x._node = self._keep(rule, [old_target, value_target], ins, x, {"key": key}, None, what)
 
     def inplace(self, name: str, x1: Array, x2: Any, category: str | None) -> Array | None:
         """`x1 op= x2` when an operand is tracked: computed out of place (recorded), then
@@ -263,6 +287,8 @@ class Tape:
 
     def materialize(self, x: Array) -> Array:
         """Give `x` (computed on this tape) a zero gradient companion."""
+        if x._node.alias:
+            raise _alias_error(x._node, "given to a kernel or viewed")
         comp = zeros_like(x)
         x._grad = comp
         x._node.companion = comp
@@ -378,7 +404,7 @@ class Tape:
 
     def _release(self) -> None:
         """Drop what the reverses needed; keep which kernels ran (`launches`) and counts."""
-        self._counts = (sum(1 for r in self.records if type(r) is Record),
+        self._counts = (sum(1 for r in self.records if type(r) is Node),
                         sum(1 for r in self.records if type(r) is _Launch))
         self.records = [_Launch(r.kernel, (), r.target, []) for r in self.records
                         if type(r) is _Launch]
@@ -394,7 +420,7 @@ class Tape:
         from .launch import grad_of, launch_reverse
 
         for rec in reversed(self.records):
-            if type(rec) is Record:
+            if type(rec) is Node:
                 backprop(rec, self.writers)
                 continue
             if not any(grad_of(a) is not None for _, a in _arrays(rec.kernel.param_names,
@@ -431,9 +457,9 @@ class Tape:
         seen: dict[int, int] = {}
         ops = 0
         for rec in self.records:
-            if type(rec) is Record:
+            if type(rec) is Node:
                 ops += 1
-                for value in rec.saved.values():
+                for value in rec.values:
                     for a in saved_arrays(value):
                         seen[id(a._data)] = nbytes(a)
             else:
@@ -444,6 +470,13 @@ class Tape:
             seen[id(comp._data)] = nbytes(comp)
         return {"operations": ops, "kernel_launches": len(self.records) - ops,
                 "bytes_held": sum(seen.values())}
+
+
+def _alias_error(node: Node, what: str) -> AutodiffError:
+    return AutodiffError(
+        f"The result of {node.describe()} shares its memory with that operation's input, so "
+        f"inside a qd.ad.Tape it cannot be {what} (its gradient must go back through "
+        f"{node.op}). Use a copy: qd.asarray(x, copy=True).")
 
 
 class _Paused:
@@ -457,6 +490,9 @@ class _Paused:
 
     def op(self, name: str, out: Any, ins: tuple[Any, ...], params: Any) -> Any:
         return out
+
+    def before_write(self, x: Array, name: str) -> None:
+        return None
 
     def write(self, name: str, x: Array, key: Any, value: Any, old: Any) -> None:
         return None

@@ -407,3 +407,17 @@ def test_numpy_functions_are_recorded_or_refused() -> None:
         loss = qd.sum(y) + z
     tape.backward(loss)
     np.testing.assert_allclose(host(x.grad), 2 * np.cos(x0) + 2 * x0 + 1 / 3, rtol=1e-14)
+
+
+def test_results_that_share_their_input_memory_are_read_only_on_the_tape() -> None:
+    x = qd.asarray(np.array([0.5, 1.0, 1.5]), requires_grad=True)
+    z = qd.asarray(np.array([1.0 + 2.0j, 3.0 - 1.0j]))
+    with qd.ad.Tape():
+        b = qd.broadcast_to(qd.exp(x) + 0.0, (2, 3))
+        with pytest.raises(qd.AutodiffError, match="result of broadcast_to .* shares its memory"):
+            b[0:1]                                  # a view of it would need a companion
+        r = qd.real(z * x[0])                       # a view of a complex array
+        with pytest.raises(qd.AutodiffError, match="cannot be written through"):
+            r[0] = 5.0
+        assert float(qd.sum(b)) > 0 and r.requires_grad   # reading them is fine
+    np.testing.assert_array_equal(np.asarray(z), [1.0 + 2.0j, 3.0 - 1.0j])

@@ -95,6 +95,13 @@ class VulkanBackend:
     def to_host(self, native: Any) -> np.ndarray:
         return native.to_host()  # type: ignore[no-any-return]
 
+    def index_add(self, native: VkArray, key: tuple[Any, ...], values: Any) -> None:
+        # On the host, as the Vulkan arrays' other writes through index arrays.
+        host = native.to_host()
+        hkey = tuple(k.to_host() if isinstance(k, VkArray) else k for k in key)
+        np.add.at(host, hkey, values.to_host() if isinstance(values, VkArray) else values)
+        native.write_host(host)
+
     def window_root(self, native: VkArray) -> tuple[VkArray, int]:
         """The whole buffer as a 1-D array, and `native`'s element offset in it."""
         item = native.dtype.itemsize
