@@ -18,7 +18,6 @@ import numpy as np
 from ..kernels.cache import load_module, module_for_key, module_key
 from ..kernels.codegen.numba_cpu import render_numba_cpu
 from ..kernels.error_record import LENGTH as RECORD_LENGTH
-from ..kernels.error_record import SITE
 from ..kernels.ir import KernelIR
 from ..kernels.launch import bump_generations
 from ..kernels.target import DeviceKernels, Launcher, ReductionLayout
@@ -56,8 +55,7 @@ class NumbaLauncher(Launcher):
                 entry(*native, err)
             finally:
                 bump_generations(args, self.bumps)
-            if err[SITE]:
-                raise self.decode(err, native)
+            self.check(err, native)
             return
         try:
             entry(*native)

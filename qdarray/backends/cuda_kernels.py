@@ -37,7 +37,6 @@ from ..kernels.codegen.numba_cuda import TPB, TPB_SIMULATED, render_numba_cuda
 from ..kernels.error_record import LENGTH as RECORD_LENGTH
 from ..kernels.ir import KernelIR
 from ..kernels.launch import bump_generations
-from ..kernels.ops import OPS
 from ..kernels.passes.stages import plan_stages
 from ..kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
 from ..kernels.types import ArrayType
@@ -102,9 +101,6 @@ class CudaLauncher(Launcher):
         self.plan = plan_stages(kernel)
         self.module = load_module(render_numba_cuda(kernel, debug=debug, simulated=SIMULATED))
         self.stages = [getattr(self.module, f"stage{k}") for k in range(len(self.plan.stages))]
-        self.host_steps: list[Any] = [(i.result.id, OPS[i.op].impl, i.result.type, i.attrs,
-                            [a.id for a in i.args]) for i in self.plan.host
-                           if i.result is not None]
         self.params: list[tuple[int, Any]] = [(p.value.id, p.value.type)
                                               for p in kernel.params]
         carried: list[Any] = [v.type for v in self.plan.carried_values]
@@ -163,8 +159,7 @@ class CudaLauncher(Launcher):
         err: Any = None
         try:
             kargs, env, copies = self._args(native, index)
-            for rid, impl, rtype, attrs, arg_ids in self.host_steps:
-                env[rid] = impl(rtype, attrs, *(env[a] for a in arg_ids))
+            self.plan.evaluate_host(env)
             for d in self.carry_dtypes:
                 kargs.append(self._zeros(1, d, index))
             if self.debug:
@@ -176,9 +171,7 @@ class CudaLauncher(Launcher):
         finally:
             bump_generations(args, self.bumps)
         if err is not None:
-            record = np.asarray(self.backend.to_host(err))
-            if record[0]:
-                raise self.decode(record, native)
+            self.check(np.asarray(self.backend.to_host(err)), native)
 
     def _grids(self, env: dict[int, Any], index: int) -> list[tuple[int, int]]:
         """(blocks, threads) of each stage; 0 blocks for a parallel stage without

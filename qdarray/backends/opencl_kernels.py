@@ -26,11 +26,10 @@ from .._dtypes import DType
 from .._errors import KernelTypeError
 from ..kernels.codegen.opencl_c import render_opencl_c
 from ..kernels.error_record import LENGTH as RECORD_LENGTH
-from ..kernels.ir import For, KernelIR, Value, walk
-from ..kernels.ops import OPS, Impl
+from ..kernels.ir import For, KernelIR, walk
 from ..kernels.passes.stages import plan_stages
 from ..kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
-from ..kernels.types import ArrayType, Type
+from ..kernels.types import ArrayType
 from .opencl_xp import ClArray
 from .opencl_xp import _runtime as runtime
 
@@ -90,13 +89,6 @@ class OpenCLLauncher(Launcher):
         self.variants: dict[frozenset[int], list[Any]] = {}
         self.params = kernel.params
         self.stages_for(frozenset())  # compile errors surface at the first call
-        self.host_steps: list[tuple[int, Impl, Type, tuple[Any, ...], list[int]]] = []
-        for i in self.plan.host:
-            impl = OPS[i.op].impl
-            assert impl is not None  # host ops (OpDef.host) all have an impl
-            if i.result is not None:
-                self.host_steps.append((i.result.id, impl, i.result.type, i.attrs,
-                                        [a.id for a in i.args]))
         self.dummy = ClArray.empty(st, (1,), np.int64)
         self.local = st.local_size
 
@@ -162,8 +154,7 @@ class OpenCLLauncher(Launcher):
         native = self.pack(args)
         kargs, env, copies, unit = self._args(native)
         kernels = self.variants.get(unit) or self.stages_for(unit)
-        for rid, impl, rtype, attrs, arg_ids in self.host_steps:
-            env[rid] = impl(rtype, attrs, *(env[a] for a in arg_ids))
+        self.plan.evaluate_host(env)
         st = self.st
         carry = ClArray.empty(st, (max(self.plan.slots, 1),), np.uint64)
         err = ClArray.empty(st, (RECORD_LENGTH,), np.int64) if self.debug else self.dummy
@@ -173,14 +164,9 @@ class OpenCLLauncher(Launcher):
         carried: np.ndarray | None = None
         try:
             for stage, knl in zip(self.plan.stages, kernels, strict=True):
-                total = 1
-                for loop in stage.loops:
-                    if carried is None and any(not self._known(v, env)
-                                               for v in (loop.begin, loop.end)):
-                        carried = carry.to_host()
-                    b = self._value(loop.begin, env, carried)
-                    e = self._value(loop.end, env, carried)
-                    total *= max(e - b, 0)
+                if carried is None and not self.plan.on_host(stage, env):
+                    carried = carry.to_host()
+                total = self.plan.trips(stage, env, carried)
                 if stage.loops and total == 0:
                     continue
                 gsize = math.ceil(total / self.local) * self.local if stage.loops else 1
@@ -195,22 +181,7 @@ class OpenCLLauncher(Launcher):
 
             bump_generations(args, self.bumps)
         if self.debug:
-            record = err.to_host()
-            if record[0]:
-                raise self.decode(record, native)
-
-    def _known(self, v: Value, env: dict[int, Any]) -> bool:
-        return v.id in env
-
-    def _value(self, v: Value, env: dict[int, Any], carried: np.ndarray | None) -> int:
-        if v.id in env:
-            return int(env[v.id])
-        assert carried is not None
-        raw = carried[self.plan.slot(v)]
-        assert isinstance(v.type, DType)  # loop bounds are scalars
-        if v.type.kind == "i":
-            return int(raw.astype(np.int64))
-        return int(raw)
+            self.check(err.to_host(), native)
 
 
 class OpenCLKernels(DeviceKernels):

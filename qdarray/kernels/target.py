@@ -92,6 +92,12 @@ class Launcher:
             p(a, native)
         return native
 
+    def check(self, record: np.ndarray, native: Sequence[Any]) -> None:
+        """Raise the failed index check a debug-mode launch wrote into its error record
+        (`native`: the packed arguments of the launch); nothing when no check failed."""
+        if record[error_record.SITE]:
+            raise self.decode(record, native)
+
     def decode(self, err: np.ndarray, native: Sequence[Any]) -> Exception:
         """The exception of a claimed error record (error_record.py)."""
         site_id, thread, vals = error_record.read(err)

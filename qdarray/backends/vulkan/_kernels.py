@@ -23,12 +23,10 @@ from ..._dtypes import DType
 from ..._errors import KernelTypeError
 from ...kernels.codegen.spirv import LOCAL, SpirvProgram, render_spirv
 from ...kernels.error_record import LENGTH as RECORD_LENGTH
-from ...kernels.error_record import SITE
-from ...kernels.ir import For, KernelIR, Value, walk
+from ...kernels.ir import For, KernelIR, walk
 from ...kernels.launch import bump_generations
-from ...kernels.ops import OPS, Impl
 from ...kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
-from ...kernels.types import ArrayType, Type
+from ...kernels.types import ArrayType
 from . import _instance, _pipelines
 from ._array import VkArray
 from ._memory import pool
@@ -106,14 +104,7 @@ class VulkanLauncher(Launcher):
         self.variants: dict[frozenset[int], _Variant] = {}
         base = self.variant(frozenset())  # compile errors surface at the first call
         self.plan = base.program.plan
-        self.host_steps: list[tuple[int, Impl, Type, tuple[Any, ...], list[int]]] = []
-        for i in self.plan.host:
-            impl = OPS[i.op].impl
-            assert impl is not None  # the host evaluates HOST_OPS only, all with an impl
-            if i.result is not None:
-                self.host_steps.append((i.result.id, impl, i.result.type, i.attrs,
-                                        [a.id for a in i.args]))
-        self.ncarry = len(self.plan.carried_values) + len(self.plan.carried_vars)
+        self.ncarry = self.plan.slots
         # Reused by every launch: the stream orders launches, so one launch's stages read
         # the carry its own serial stages wrote (a fresh pair per launch would hold two
         # allocations per queued launch until its batch has run).
@@ -187,8 +178,7 @@ class VulkanLauncher(Launcher):
         wide = self._wide(native)
         v = self.variants.get(wide) or self.variant(wide)
         buffers, env, copies = self._arguments(v, native)
-        for rid, impl, rtype, attrs, arg_ids in self.host_steps:
-            env[rid] = impl(rtype, attrs, *(env[a] for a in arg_ids))
+        self.plan.evaluate_host(env)
         carry, err = self.carry, self.err
         assert err.alloc is not None
         if self.debug:
@@ -200,8 +190,8 @@ class VulkanLauncher(Launcher):
                 for d, loop in enumerate(stage.loops):
                     if carried is None and not all(v.id in env for v in (loop.begin, loop.end)):
                         carried = carry.to_host()
-                    b = self._value(loop.begin, env, carried)
-                    e = self._value(loop.end, env, carried)
+                    b = self.plan.bound(loop.begin, env, carried)
+                    e = self.plan.bound(loop.end, env, carried)
                     n = max(e - b, 0)
                     v.set(f"qd_b{d}", b)
                     v.set(f"qd_n{d}", max(n, 1))
@@ -230,19 +220,7 @@ class VulkanLauncher(Launcher):
         finally:
             bump_generations(args, self.bumps)
         if self.debug:
-            record = err.to_host()
-            if record[SITE]:
-                raise self.decode(record, native)
-
-    def _value(self, v: Value, env: dict[int, Any], carried: np.ndarray | None) -> int:
-        if v.id in env:
-            return int(env[v.id])
-        assert carried is not None
-        raw = carried[self.plan.slot(v)]
-        assert isinstance(v.type, DType)  # loop bounds are scalars
-        if v.type.kind == "i":
-            return int(raw.astype(np.int64))
-        return int(raw)
+            self.check(err.to_host(), native)
 
 
 class VulkanKernels(DeviceKernels):

@@ -132,16 +132,8 @@ class NumbaCpuEmitter(PySourceEmitter):
                 self.line(f"_body_{self.loops.index(s)}({ts}, {args})")
 
     def body_function(self, k: int, s: For) -> None:
-        nest = self.nests[id(s)]
-        ts = ", ".join(f"_t{d}" for d in range(len(nest)))
-        self.line(f"@{_JIT.format('')}")
-        self.line(f"def _body_{k}({ts}, {', '.join(self.args_of(s))}):")
-        self.in_body = len(nest)
-        with self.indent():
-            for d, loop in enumerate(nest):
-                self.line(f"{self.val(loop.index)} = {ctor(loop.index.type)}(_t{d})")
-            self.block(nest[-1].body)
-        self.in_body = 0
+        self.thread_function(f"@{_JIT.format('')}", f"_body_{k}", self.nests[id(s)],
+                             self.args_of(s))
         self.line("")
 
     def prologue(self, only: set[int] | None = None) -> None:

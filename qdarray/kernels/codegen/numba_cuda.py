@@ -192,15 +192,8 @@ class NumbaCudaEmitter(PySourceEmitter):
     # -- functions ------------------------------------------------------------------------
 
     def body_function(self, k: int, nest: list[For], sums: list[BlockSum]) -> None:
-        ts = [f"_t{d}" for d in range(len(nest))]
-        self.line(self.decorator(True))
-        self.line(f"def _body_{k}({', '.join(ts + self.body_args(nest, sums))}):")
-        self.in_body = len(nest)
-        with self.indent():
-            for d, loop in enumerate(nest):
-                self.line(f"{self.val(loop.index)} = {ctor(loop.index.type)}(_t{d})")
-            self.block(nest[-1].body)
-        self.in_body = 0
+        self.thread_function(self.decorator(True), f"_body_{k}", nest,
+                             self.body_args(nest, sums))
         self.lines += ["", ""]
 
     def stage(self, k: int, stage: Stage) -> None:

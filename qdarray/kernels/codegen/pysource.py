@@ -280,5 +280,19 @@ class PySourceEmitter:
             return text
         return f"{ctor(instr.result.type)}({text})"  # type: ignore[union-attr]
 
+    def thread_function(self, decorator: str, name: str, nest: list[For], args: list[str]
+                        ) -> None:
+        """`def name(_t0, ..., *args)`: the body of a parallel nest for one thread, each
+        loop's index set from the thread's index `_t<d>` along it."""
+        ts = [f"_t{d}" for d in range(len(nest))]
+        self.line(decorator)
+        self.line(f"def {name}({', '.join(ts + args)}):")
+        self.in_body = len(nest)
+        with self.indent():
+            for d, loop in enumerate(nest):
+                self.line(f"{self.val(loop.index)} = {ctor(loop.index.type)}(_t{d})")
+            self.block(nest[-1].body)
+        self.in_body = 0
+
     def parallel_loop(self, s: For) -> None:
         raise AssertionError(f"{type(self).__name__} met a parallel loop it did not plan")

@@ -20,6 +20,9 @@ with the loads and stores the plan lists.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from ..ir import Block, For, Instr, KernelIR, Op, Stmt, Value, Var, operands, walk
 from ..ops import OPS
@@ -61,6 +64,38 @@ class Plan:
     stages: list[Stage]
     carried_values: list[Value]
     carried_vars: list[Var]
+    steps: list[tuple[int, Any, Any, tuple[Any, ...], list[int]]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # (result id, impl, result type, attrs, argument ids) of each host instruction
+        self.steps = [(i.result.id, OPS[i.op].impl, i.result.type, i.attrs,
+                       [a.id for a in i.args]) for i in self.host if i.result is not None]
+
+    def evaluate_host(self, env: dict[int, Any]) -> None:
+        """Add the values of the host instructions to `env` (value id -> the parameters'
+        values, scalars as NumPy scalars and arrays as the launch passes them)."""
+        for rid, impl, rtype, attrs, arg_ids in self.steps:
+            env[rid] = impl(rtype, attrs, *(env[a] for a in arg_ids))
+
+    def bound(self, v: Value, env: dict[int, Any], carried: Any) -> int:
+        """A loop bound's value at launch: computed on the host (`env`), else read from the
+        carry slots a serial stage wrote (`carried`, the slots copied to the host as uint64)."""
+        if v.id in env:
+            return int(env[v.id])
+        assert carried is not None, v
+        raw = carried[self.slot(v)]
+        return int(raw.astype(np.int64)) if getattr(v.type, "kind", "u") == "i" else int(raw)
+
+    def trips(self, stage: Stage, env: dict[int, Any], carried: Any) -> int:
+        """The number of threads of a parallel stage (the product of its loops' trip counts)."""
+        total = 1
+        for f in stage.loops:
+            total *= max(self.bound(f.end, env, carried) - self.bound(f.begin, env, carried), 0)
+        return total
+
+    def on_host(self, stage: Stage, env: dict[int, Any]) -> bool:
+        """Whether the host knows the bounds of `stage`'s loops without the carry slots."""
+        return all(v.id in env for f in stage.loops for v in (f.begin, f.end))
 
     def slot(self, item: Value | Var) -> int:
         """The carry slot of a carried value or local."""
