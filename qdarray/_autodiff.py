@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._array import Array
@@ -44,8 +44,9 @@ class Node:
 
     The record: the VJP `rule`, where each input's cotangent goes (`targets`: a gradient
     companion, a Node, or None for inputs without gradients), the values the rules asked for
-    (`values`, in the order of `rule.sources` over the inputs with targets), the write
-    generation of each kept array (`gens`), its position on the tape (`index`), and `out`: for
+    (`values`, as `plan` lists them: `Rule.plan`), the write generation of each kept array
+    (`gens`, beside `values`: None for a value that is not an array, a tuple for a key holding
+    index arrays), its position on the tape (`index`), and `out`: for
     a write into an array with a companion, that companion (its cotangent is read and
     replaced); None otherwise.
 
@@ -55,14 +56,15 @@ class Node:
     stale, and using it raises.
     """
 
-    __slots__ = ("tape", "rule", "targets", "values", "gens", "index", "out", "cot",
+    __slots__ = ("tape", "rule", "plan", "targets", "values", "gens", "index", "out", "cot",
                  "companion", "gen", "shape", "dtype", "alias")
 
-    def __init__(self, tape: Any, rule: Rule, targets: tuple[Any, ...], values: tuple[Any, ...],
-                 gens: tuple[tuple[str, Array, int], ...], index: int, out: Array | None,
-                 gen: int, shape: tuple[int, ...], dtype: Any) -> None:
+    def __init__(self, tape: Any, rule: Rule, plan: tuple[tuple[str, int, int], ...],
+                 targets: Sequence[Any], values: Sequence[Any], gens: Sequence[Any], index: int,
+                 out: Array | None, gen: int, shape: tuple[int, ...], dtype: Any) -> None:
         self.tape = tape
         self.rule = rule
+        self.plan = plan
         self.targets = targets
         self.values = values
         self.gens = gens
@@ -100,7 +102,8 @@ class Rule:
     """The VJP of one namespace operation: a function per differentiable input, and the names
     of the values each needs."""
 
-    __slots__ = ("name", "inputs", "fns", "needs", "sources", "zero", "variadic")
+    __slots__ = ("name", "inputs", "fns", "needs", "sources", "zero", "variadic", "aliasing",
+                 "plans")
 
     def __init__(self, name: str, fns: dict[str, Callable[..., Any]]) -> None:
         self.name = name
@@ -113,6 +116,19 @@ class Rule:
         # Where each needed value comes from, worked out once: (name, kind, position), kind
         # 0 an input, 1 the result, 2 a parameter, 3 what the tape supplies at the reverse.
         self.sources = tuple(tuple(self._source(n) for n in needs) for needs in self.needs)
+        # Whether the result may view its input's memory (see Node.alias).
+        self.aliasing = name in ALIASING
+        self.plans: dict[int, tuple[tuple[str, int, int], ...]] = {}
+
+    def plan(self, tracked: int) -> tuple[tuple[str, int, int], ...]:
+        """The values to keep when the inputs whose bits are set in `tracked` need gradients:
+        (name, kind, position) of each, in the order the reverse hands them to the rules."""
+        plan = self.plans.get(tracked)
+        if plan is None:
+            plan = tuple(src for i in range(tracked.bit_length()) if tracked >> i & 1
+                         for src in self.sources[0 if self.variadic else i] if src[1] != 3)
+            self.plans[tracked] = plan
+        return plan
 
     def _source(self, need: str) -> tuple[str, int, int]:
         if need in ("shape", "dtype", "index"):
@@ -125,6 +141,11 @@ class Rule:
 
 
 VJPS: dict[str, Rule] = {}
+
+# Operations whose result may share its input's memory without being a view that shares the
+# input's gradient companion (a read-only broadcast or diagonal, the parts of a complex array,
+# an import of the same memory).
+ALIASING = frozenset({"broadcast_to", "real", "imag", "linalg.diagonal", "asarray"})
 
 
 def defvjp(name: str, **rules: Callable[..., Any]) -> None:

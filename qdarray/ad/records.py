@@ -127,9 +127,15 @@ def backprop(node: Node, writers: dict[Any, str]) -> None:
             return  # nothing reached the result
     else:
         g = out
-    for name, arr, gen in node.gens:
-        if arr._buffer.generation != gen:
-            raise stale_error(node, name, arr, writers.get(arr._buffer))
+    for (need, _, _), value, gen in zip(node.plan, node.values, node.gens, strict=True):
+        if gen is None:
+            continue
+        if type(gen) is tuple:  # a key: its index arrays
+            for index, index_gen in zip(value, gen, strict=True):
+                if index_gen is not None and index._buffer.generation != index_gen:
+                    raise stale_error(node, need, index, writers.get(index._buffer))
+        elif value._buffer.generation != gen:
+            raise stale_error(node, need, value, writers.get(value._buffer))
     if out is not None:
         # The output's cotangent is the companion the inputs' cotangents go back into.
         g = asarray(g, copy=True)

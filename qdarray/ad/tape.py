@@ -170,6 +170,7 @@ class Tape:
         if not self.recording:
             return out
         targets: list[Any] | None = None
+        tracked = 0
         i = 0
         for x in ins:
             if type(x) is Array:
@@ -185,12 +186,10 @@ class Tape:
                     if targets is None:
                         targets = [None] * len(ins)
                     targets[i] = t
+                    tracked |= 1 << i
             i += 1
         if targets is None or type(out) is not Array or out._dtype._np.kind not in "fc":
             return out
-        for x in ins:
-            if x is out:
-                return out  # the operation returned its input: nothing to record
         rule = VJPS.get(name)
         if rule is None:
             raise AutodiffError(
@@ -199,43 +198,31 @@ class Tape:
                 "flow through it, or compute it outside the tape.")
         if rule.zero:
             return out
-        node = self._keep(rule, targets, ins, out, params, None,
-                          (out._buffer.generation, out._data.shape, out._dtype))
-        for x in ins:
-            if type(x) is Array and x._buffer is out._buffer:
-                node.alias = True
+        node = self._keep(rule, tracked, targets, ins, out, params, None,
+                          out._buffer.generation, out._data.shape, out._dtype)
+        if rule.aliasing:
+            for x in ins:
+                if type(x) is Array and x._buffer is out._buffer:
+                    node.alias = True
         out._node = node
         return out
 
-    def _keep(self, rule: Any, targets: list[Any], ins: tuple[Any, ...], out: Any,
-              params: dict[str, Any] | None, written: Array | None, what: tuple[Any, ...]
-              ) -> Node:
+    def _keep(self, rule: Any, tracked: int, targets: list[Any], ins: tuple[Any, ...],
+              out: Any, params: dict[str, Any] | None, written: Array | None, gen: int,
+              shape: tuple[int, ...], dtype: Any) -> Node:
         """The Node of one operation: what its rules need, and the arrays to check."""
+        plan = rule.plans.get(tracked) or rule.plan(tracked)
         values: list[Any] = []
-        gens: list[tuple[str, Array, int]] | None = None
-        sources = rule.sources
-        variadic = rule.variadic
-        for i, t in enumerate(targets):
-            if t is None:
-                continue
-            for need, kind, pos in sources[0 if variadic else i]:
-                if kind == 3:
-                    continue
-                value = ins[pos] if kind == 0 else out if kind == 1 else params[need]  # type: ignore[index]
-                values.append(value)
-                if type(value) is Array:
-                    if gens is None:
-                        gens = []
-                    gens.append((need, value, value._buffer.generation))
-                elif type(value) is tuple:
-                    for a in saved_arrays(value):
-                        if gens is None:
-                            gens = []
-                        gens.append((need, a, a._buffer.generation))
-        gen, shape, dtype = what
-        node = Node(self, rule, tuple(targets), tuple(values), tuple(gens) if gens else (),
-                    len(self.records), written, gen, shape, dtype)
-        self.records.append(node)
+        gens: list[Any] = []
+        for need, kind, pos in plan:  # a loop: cheaper than comprehensions here
+            v = ins[pos] if kind == 0 else out if kind == 1 else params[need]  # type: ignore[index]
+            values.append(v)
+            gens.append(v._buffer.generation if type(v) is Array
+                        else _key_generations(v) if type(v) is tuple else None)
+        records = self.records
+        node = Node(self, rule, plan, targets, values, gens, len(records), written, gen, shape,
+                    dtype)
+        records.append(node)
         COUNTS["tape_operations"] += 1
         return node
 
@@ -263,11 +250,14 @@ class Tape:
             return
         rule = VJPS["setitem"]
         ins = (x, value)
+        tracked = (old_target is not None) | (value_target is not None) << 1
         what = (x._buffer.generation, x._data.shape, x._dtype)
         if type(old_target) is Array:  # a companion: the write replaces its contents
-            self._keep(rule, [old_target, value_target], ins, x, {"key": key}, old_target, what)
+            self._keep(rule, tracked, [old_target, value_target], ins, x, {"key": key},
+                       old_target, *what)
             return
-        x._node = self._keep(rule, [old_target, value_target], ins, x, {"key": key}, None, what)
+        x._node = self._keep(rule, tracked, [old_target, value_target], ins, x, {"key": key},
+                             None, *what)
 
     def inplace(self, name: str, x1: Array, x2: Any, category: str | None) -> Array | None:
         """`x1 op= x2` when an operand is tracked: computed out of place (recorded), then
@@ -470,6 +460,12 @@ class Tape:
             seen[id(comp._data)] = nbytes(comp)
         return {"operations": ops, "kernel_launches": len(self.records) - ops,
                 "bytes_held": sum(seen.values())}
+
+
+def _key_generations(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The write generations of the index arrays in a key (None where there is none)."""
+    gens = tuple(k._buffer.generation if type(k) is Array else None for k in key)
+    return gens if any(g is not None for g in gens) else None
 
 
 def _alias_error(node: Node, what: str) -> AutodiffError:
