@@ -96,3 +96,30 @@ def test_chart_is_written_or_skipped_with_a_reason(result, tmp_path):
         assert "matplotlib is not installed" in message and not out.exists()
     else:
         assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                    reason="dask.distributed is the scale-out extra (qdarray[dask])")
+def test_dask_scale_out_script_runs_small(tmp_path):
+    # benchmarks/dask_dynamic_loop.py on one worker process, then its GPU cluster set-up (a
+    # Nanny per GPU, the fallback without dask-cuda) with CPU chunks: the lead runs it on GPUs.
+    import json
+
+    import dask_dynamic_loop as bench
+
+    out = tmp_path / "dask.json"
+    result = bench.main(["--workers", "1", "--n", "6000", "--blocks", "3", "--repeat", "1",
+                         "--json", str(out)])
+    assert result["runs"][1]["y"] == pytest.approx(result["one_process"]["y"], rel=1e-5)
+    assert result["runs"][1]["gradient_sum"] == pytest.approx(
+        result["one_process"]["gradient_sum"], rel=1e-5)
+    assert result["runs"][1]["gradient_s"] > 0 and json.loads(out.read_text())["n"] == 6000
+    assert "| Dask, 1 worker processes |" in bench.report(result)
+    cluster = bench.gpu_cluster(1)
+    try:
+        differences = bench.check(cluster, "cpu")
+    finally:
+        cluster.close()
+    assert set(differences) == {"y", "gradient", "pipeline_sum", "std"}
+    assert max(differences.values()) < 1e-5
