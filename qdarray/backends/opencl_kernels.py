@@ -30,8 +30,8 @@ from ..kernels.ir import For, KernelIR, walk
 from ..kernels.passes.stages import plan_stages
 from ..kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
 from ..kernels.types import ArrayType
-from .opencl_xp import ClArray
 from .opencl_xp import _runtime as runtime
+from .opencl_xp._clarray import ClArray
 
 # The float64 scratch of a reverse kernel (qdarray/ad/transform.py, `Gen.params`).
 _SCRATCH = "@adj_outer"
@@ -43,11 +43,11 @@ def _uses_float64(kernel: KernelIR) -> str | None:
         t = p.value.type
         dt = t.dtype if isinstance(t, ArrayType) else t
         assert isinstance(dt, DType)  # views are lowered to arrays before code generation
-        if dt.name == "float64":
+        if dt.name in ("float64", "complex128"):
             return f"parameter '{p.name}'"
     for s in walk(kernel.body):
         result = getattr(s, "result", None)
-        if result is not None and getattr(result.type, "name", "") == "float64":
+        if result is not None and getattr(result.type, "name", "") in ("float64", "complex128"):
             return f"a float64 value at {s.loc.file}:{s.loc.line}"
         if isinstance(s, For) and getattr(s.index.type, "name", "") == "float64":
             return "a float64 loop index"
@@ -88,19 +88,25 @@ class OpenCLLauncher(Launcher):
         self.plan = plan_stages(kernel)
         self.variants: dict[frozenset[int], list[Any]] = {}
         self.params = kernel.params
-        self.stages_for(frozenset())  # compile errors surface at the first call
+        self.source(frozenset())  # code generation errors surface at once; programs are
+        # built per variant when a call needs it (a kernel called with contiguous arrays only
+        # never builds the general variant)
         self.dummy = ClArray.empty(st, (1,), np.int64)
         self.local = st.local_size
+
+    def source(self, unit: frozenset[int]) -> str:
+        """The OpenCL C of the variant for arrays with unit innermost stride `unit`."""
+        try:
+            return render_opencl_c(self.kernel, debug=self.debug, caps=self.caps,
+                                   unit_stride=unit)
+        except TypeError as exc:
+            raise KernelTypeError(f"Kernel '{self.kernel.name}': {exc}") from None
 
     def stages_for(self, unit: frozenset[int]) -> list[Any]:
         """The stage kernels of the variant for arrays with unit innermost stride `unit`."""
         stages = self.variants.get(unit)
         if stages is None:
-            try:
-                source = render_opencl_c(self.kernel, debug=self.debug, caps=self.caps,
-                                         unit_stride=unit)
-            except TypeError as exc:
-                raise KernelTypeError(f"Kernel '{self.kernel.name}': {exc}") from None
+            source = self.source(unit)
             stages = [self.st.kernel(source, s.name, self.scalar_dtypes(s))
                       for s in self.plan.stages]
             self.variants[unit] = stages
@@ -156,7 +162,7 @@ class OpenCLLauncher(Launcher):
         kernels = self.variants.get(unit) or self.stages_for(unit)
         self.plan.evaluate_host(env)
         st = self.st
-        carry = ClArray.empty(st, (max(self.plan.slots, 1),), np.uint64)
+        carry = ClArray.empty(st, (self.plan.slots,), np.uint64) if self.plan.slots else self.dummy
         err = ClArray.empty(st, (RECORD_LENGTH,), np.int64) if self.debug else self.dummy
         if self.debug:
             cl.enqueue_fill_buffer(st.queue, err.qd_buffer, np.zeros(1, np.int64), 0,

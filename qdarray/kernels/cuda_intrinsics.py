@@ -10,14 +10,24 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from numba import config, cuda
 
+from .. import _dtypes
 from . import error_record, intrinsics
+from .ops.math import fma_value
+
+
+def fma_value_of_args(a: Any, b: Any, c: Any) -> Any:
+    """fma of NumPy float scalars of one dtype (a * b + c, one rounding)."""
+    return fma_value(_dtypes.from_numpy_dtype(np.asarray(a).dtype), a, b, c)
 
 SIMULATED = bool(config.ENABLE_CUDASIM)  # type: ignore[attr-defined]
 _DEVICE: dict[str, Any] = {"device": True} if SIMULATED else {"device": True, "cache": True}
 
 ipow = cuda.jit(**_DEVICE)(intrinsics.ipow.py_func)  # type: ignore[no-untyped-call]
+# The simulator's fma, which runs its kernels as Python (compiled kernels call libdevice's).
+fma = fma_value_of_args
 upow = cuda.jit(**_DEVICE)(intrinsics.upow.py_func)  # type: ignore[no-untyped-call]
 _fill_record = cuda.jit(**_DEVICE)(error_record.fill)  # type: ignore[no-untyped-call]
 

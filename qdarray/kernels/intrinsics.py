@@ -150,3 +150,15 @@ def upow(a: Any, n: Any) -> Any:
         base = base * base
         n = n >> np.uint64(1)
     return result
+
+
+@intrinsic
+def fma(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
+    """a * b + c with one rounding (LLVM's llvm.fma, which the CPU's FMA unit or libm runs)."""
+    if not (isinstance(a, types.Float) and a == b == c):
+        return None
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        return builder.fma(*args)
+
+    return a(a, b, c), codegen

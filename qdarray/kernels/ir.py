@@ -97,6 +97,13 @@ class Op(Enum):
     HYPOT = auto()
     COPYSIGN = auto()
     FMOD = auto()
+    NEXTAFTER = auto()
+    FMA = auto()
+
+    # -- complex scalars (namespace kernels only; `ops/complex.py`) -------------------------
+    COMPLEX = auto()
+    REAL = auto()
+    IMAG = auto()
 
     # -- memory ---------------------------------------------------------------------------
     LOAD = auto()

@@ -157,6 +157,11 @@ def fmod(x1: Any, x2: Any) -> Any:
     """C's fmod: remainder with the sign of x1."""
     return np.fmod(x1, x2)
 
+def nextafter(x1: Any, x2: Any) -> Any:
+    """The next representable float after x1 in the direction of x2."""
+    return np.nextafter(x1, x2)
+
+
 def pow(x1: Any, x2: Any) -> Any:  # noqa: A001 - the math name
     """x1 ** x2 (integers stay integers; a negative integer power truncates toward 0)."""
     return np.power(x1, x2)
@@ -195,5 +200,6 @@ OPS: dict[Any, Op] = {
     log1p: Op.LOG1P, sqrt: Op.SQRT, rsqrt: Op.RSQRT, cbrt: Op.CBRT, floor: Op.FLOOR, ceil: Op.CEIL,
     trunc: Op.TRUNC, round: Op.ROUND, sign: Op.SIGN, isnan: Op.ISNAN, isinf: Op.ISINF,
     isfinite: Op.ISFINITE, atan2: Op.ATAN2, hypot: Op.HYPOT, copysign: Op.COPYSIGN, fmod: Op.FMOD,
+    nextafter: Op.NEXTAFTER,
     pow: Op.POW, abs: Op.ABS, min: Op.MIN, max: Op.MAX,
 }

@@ -1,7 +1,8 @@
 """Types of the kernel language and its promotion rules.
 
 Scalars are qdarray's own DType singletons (bool, the integers, float32, float64); complex
-numbers are not part of the kernel language. Memory is typed by `ArrayType(dtype, ndim)` (a
+numbers are not part of the kernel language (the IR has complex64 and complex128 scalars for
+the namespace's own kernels: `ops/complex.py`). Memory is typed by `ArrayType(dtype, ndim)` (a
 strided n-dimensional array) and `ViewType(dtype)` (a 1-D `(base, offset, size)` window, which
 a pass lowers to loads and stores of `base[offset + i]`).
 
@@ -75,6 +76,10 @@ def is_int(t: Any) -> bool:
 
 def is_float(t: Any) -> bool:
     return isinstance(t, DType) and t.kind == "f"
+
+
+def is_complex(t: Any) -> bool:
+    return isinstance(t, DType) and t.kind == "c"
 
 
 def is_bool(t: Any) -> bool:

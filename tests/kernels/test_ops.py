@@ -22,8 +22,9 @@ UNARY_NUMPY = (np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh,
                np.log2, np.log10, np.log1p, np.sqrt, lambda x: 1 / np.sqrt(x), np.cbrt,
                np.floor, np.ceil, np.trunc, np.rint, np.sign, np.abs)
 PREDICATES = (m.isnan, m.isinf, m.isfinite)
-BINARY = (m.atan2, m.hypot, m.copysign, m.fmod, m.pow, m.min, m.max)
-BINARY_NUMPY = (np.arctan2, np.hypot, np.copysign, np.fmod, np.power, np.minimum, np.maximum)
+BINARY = (m.atan2, m.hypot, m.copysign, m.fmod, m.nextafter, m.pow, m.min, m.max)
+BINARY_NUMPY = (np.arctan2, np.hypot, np.copysign, np.fmod, np.nextafter, np.power, np.minimum,
+                np.maximum)
 
 TOL = {np.float32: {"rtol": 2e-6, "atol": 1e-6}, np.float64: {"rtol": 1e-13, "atol": 1e-14}}
 

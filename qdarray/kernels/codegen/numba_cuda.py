@@ -272,7 +272,8 @@ class NumbaCudaEmitter(PySourceEmitter):
             f'({loc.file}:{loc.line}){" (simulator)" if self.simulated else ""}. '
             'Do not edit."""',
             "import math", "", "import numpy as np", "from numba import cuda", libdevice, "",
-            "from qdarray.kernels.cuda_intrinsics import ipow, report_index_error, upow", "",
+            "from qdarray.kernels.cuda_intrinsics import fma, ipow, report_index_error, upow",
+            "",
             f"TPB = {TPB_SIMULATED if self.simulated else TPB}", "", ""]
         for k, stage in enumerate(self.plan.stages):
             self.stage(k, stage)

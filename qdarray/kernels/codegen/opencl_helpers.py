@@ -17,7 +17,7 @@ from typing import Any
 CTYPES: dict[str, str] = {
     "bool": "uchar", "int8": "char", "int16": "short", "int32": "int", "int64": "long",
     "uint8": "uchar", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
-    "float32": "float", "float64": "double",
+    "float32": "float", "float64": "double", "complex64": "float2", "complex128": "double2",
 }
 PTYPES = dict(CTYPES, bool="bool")
 

@@ -66,6 +66,16 @@ def const(value: Any, t: Any) -> str:
 def _cast(e: Any, i: Instr) -> str:
     x = e.val(i.args[0])
     target = i.attrs[0]
+    source = getattr(i.args[0].type, "kind", "")
+    if source == "c":  # vector types convert by convert_<type>, parts by .x / .y
+        if target.kind == "c":
+            return f"convert_{ct(target)}({x})"
+        if target.kind == "b":
+            return f"({x}.x != 0 || {x}.y != 0)"
+        return f"({ct(target)}){x}.x"
+    if target.kind == "c":
+        part = "double" if target.name == "complex128" else "float"
+        return f"({ct(target)})(({part}){x}, ({part})0)"
     return f"{x} != 0" if target.kind == "b" else f"({ct(target)}){x}"
 
 
@@ -149,6 +159,8 @@ TABLE: dict[Op, Any] = {
     Op.BIT_NOT: "~{0}", Op.SHL: _shift, Op.SHR: _shift, Op.NOT: "!{0}",
     Op.EQ: "{0} == {1}", Op.NE: "{0} != {1}", Op.LT: "{0} < {1}", Op.LE: "{0} <= {1}",
     Op.GT: "{0} > {1}", Op.GE: "{0} >= {1}",
+    Op.COMPLEX: lambda e, i: f"({ct(_rt(i))})({e.val(i.args[0])}, {e.val(i.args[1])})",
+    Op.REAL: "{0}.x", Op.IMAG: "{0}.y",
     Op.LOAD: _load, Op.STORE: _store,
     Op.SHAPE: lambda e, i: f"a{i.args[0].id}_n{i.attrs[0]}",
     Op.LOAD_VAR: lambda e, i: e.var(i.attrs[0]),

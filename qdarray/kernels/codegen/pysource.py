@@ -62,6 +62,8 @@ def _cast(e: Any, i: Instr) -> str:
     target = i.attrs[0]
     if target.kind == "b":
         return f"({x} != 0)"
+    if getattr(i.args[0].type, "kind", "") == "c" and target.kind != "c":
+        return f"{ctor(target)}({x}.real)"  # NumPy's cast keeps the real part
     return f"{ctor(target)}({x})"
 
 
@@ -174,6 +176,8 @@ PY_TABLE: dict[Op, Any] = {
     Op.BIT_NOT: "~{0}", Op.SHL: _shift, Op.SHR: _shift, Op.NOT: "not {0}",
     Op.EQ: "{0} == {1}", Op.NE: "{0} != {1}", Op.LT: "{0} < {1}", Op.LE: "{0} <= {1}",
     Op.GT: "{0} > {1}", Op.GE: "{0} >= {1}",
+    Op.COMPLEX: "complex({0}, {1})", Op.REAL: "{0}.real", Op.IMAG: "{0}.imag",
+    Op.FMA: "fma({0}, {1}, {2})",  # intrinsics.fma (numba), cuda_intrinsics.fma (simulator)
     Op.LOAD: _load, Op.STORE: _store, Op.SHAPE: "{0}.shape[{1}]",
     Op.LOAD_VAR: lambda e, i: e.var(i.attrs[0]),
     Op.STORE_VAR: lambda e, i: f"{e.var(i.attrs[0])} = {e.val(i.args[0])}",

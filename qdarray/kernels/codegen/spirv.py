@@ -133,10 +133,14 @@ class Ctx:
     # -- types and constants -----------------------------------------------------------------
 
     def scalar(self, t: DType) -> int:
-        """The register type of dtype `t`."""
+        """The register type of dtype `t` (complex: a 2-vector of its parts' float)."""
         m = self.m
         if t.kind == "b":
             return self.bool
+        if t.kind == "c":
+            if t.itemsize == 16:
+                m.capability(Cap.Float64)
+            return m.t_vector(m.t_float(t.itemsize * 4), 2)
         if t.kind == "f":
             if t.itemsize == 8:
                 m.capability(Cap.Float64)
@@ -164,6 +168,11 @@ class Ctx:
     def const(self, t: DType, value: Any) -> int:
         if t.kind == "b":
             return self.m.const_bool(bool(value))
+        if t.kind == "c":
+            part = self.m.t_float(t.itemsize * 4)
+            c = complex(value)
+            return self.m.const_composite(self.scalar(t), [self.m.const(part, c.real),
+                                                          self.m.const(part, c.imag)])
         return self.m.const(self.scalar(t), value)
 
     def ptr(self, sc: SC, type_id: int) -> int:
@@ -343,6 +352,8 @@ def _itype(v: Value) -> DType:
 
 def _bytes(m: Module, type_id: int) -> int:
     key = m.type_of[type_id]
+    if key[0] == "vec":  # complex numbers: two floats
+        return _bytes(m, key[1]) * int(key[2])
     return max(int(key[1]) // 8, 1)
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._dtypes import DType
 from ..ir import Instr, Op, Value
+from ..ops.complex import part_dtype
 from ..ops.math import BINARY, PREDICATES, UNARY
 from ..types import ArrayType
 from . import spirv_libm as libm
@@ -56,11 +57,38 @@ def elem(v: Value) -> DType:
     return v.type.dtype
 
 
+def _part(t: DType) -> DType:
+    found: DType = part_dtype(t)
+    return found
+
+
+def _complex_convert(ctx: Ctx, x: int, src: DType, dst: DType) -> int:
+    """Conversions to and from complex: precision by FConvert of the 2-vector, a real value
+    with imaginary part 0, to bool by either part, to a real dtype by the real part (as
+    NumPy's cast)."""
+    f = ctx.f
+    if src.kind == "c" and dst.kind == "c":
+        return f.op(S.FConvert, ctx.scalar(dst), x)
+    if src.kind == "c":
+        ps = _part(src)
+        re = f.op(S.CompositeExtract, ctx.scalar(ps), x, 0)
+        if dst.kind == "b":
+            im = f.op(S.CompositeExtract, ctx.scalar(ps), x, 1)
+            return f.op(S.LogicalOr, ctx.bool, convert(ctx, re, ps, dst),
+                        convert(ctx, im, ps, dst))
+        return convert(ctx, re, ps, dst)
+    pd = _part(dst)
+    return f.op(S.CompositeConstruct, ctx.scalar(dst), convert(ctx, x, src, pd),
+                ctx.const(pd, 0.0))
+
+
 def convert(ctx: Ctx, x: int, src: DType, dst: DType) -> int:
     """C's conversion of `x` from `src` to `dst` (integers wrap; bool is 0 / 1)."""
     f = ctx.f
     if src is dst:
         return x
+    if src.kind == "c" or dst.kind == "c":
+        return _complex_convert(ctx, x, src, dst)
     to = ctx.scalar(dst)
     if dst.kind == "b":
         zero = ctx.const(src, 0)
@@ -117,7 +145,52 @@ def _glsl(inst: GLSL) -> Any:
 
 def _select(ctx: Ctx, i: Instr) -> int:
     c, a, b = (ctx.val(x) for x in i.args)
-    return ctx.f.op(S.Select, ctx.scalar(rt(i)), c, a, b)
+    t = rt(i)
+    if t.kind == "c":  # part by part: a scalar condition selects vectors from SPIR-V 1.4 only
+        part = ctx.scalar(_part(t))
+        re, im = (ctx.f.op(S.Select, part, c, ctx.f.op(S.CompositeExtract, part, a, k),
+                           ctx.f.op(S.CompositeExtract, part, b, k)) for k in (0, 1))
+        return ctx.f.op(S.CompositeConstruct, ctx.scalar(t), re, im)
+    return ctx.f.op(S.Select, ctx.scalar(t), c, a, b)
+
+
+def _complex(ctx: Ctx, i: Instr) -> int:
+    return ctx.f.op(S.CompositeConstruct, ctx.scalar(rt(i)), *(ctx.val(a) for a in i.args))
+
+
+def _component(k: int) -> Any:
+    def spell(ctx: Ctx, i: Instr) -> int:
+        return ctx.f.op(S.CompositeExtract, ctx.scalar(rt(i)), ctx.val(i.args[0]), k)
+    return spell
+
+
+def _fma(ctx: Ctx, i: Instr) -> int:
+    """GLSL.std.450's Fma (a single rounding where the driver fuses it, as LLVM's lavapipe
+    does; Vulkan lets a driver round the product first)."""
+    return ctx.f.ext(GLSL.Fma, ctx.scalar(rt(i)), *(ctx.val(a) for a in i.args))
+
+
+def _nextafter(ctx: Ctx, i: Instr) -> int:
+    """The float next to x toward y, on the bits: one step away from zero when y lies
+    beyond x on x's side, else one step toward it; from zero the smallest subnormal with
+    y's sign; y where x == y; NaN when either is NaN."""
+    t = rt(i)
+    f, ty = ctx.f, ctx.scalar(t)
+    bits = _int(t.itemsize, False)
+    ity = ctx.scalar(bits)
+    x, y = (ctx.val(a) for a in i.args)
+    xb, yb = f.op(S.Bitcast, ity, x), f.op(S.Bitcast, ity, y)
+    zero, one = ctx.const(t, 0.0), ctx.const(bits, 1)
+    away = f.op(S.LogicalEqual, ctx.bool, f.op(S.FOrdGreaterThan, ctx.bool, y, x),
+                f.op(S.FOrdGreaterThan, ctx.bool, x, zero))
+    step = f.op(S.Select, ity, away, f.op(S.IAdd, ity, xb, one), f.op(S.ISub, ity, xb, one))
+    sign = ctx.const(bits, 1 << (t.itemsize * 8 - 1))
+    tiny = f.op(S.BitwiseOr, ity, f.op(S.BitwiseAnd, ity, yb, sign), one)
+    r = f.op(S.Bitcast, ty, step)
+    r = f.op(S.Select, ty, f.op(S.FOrdEqual, ctx.bool, x, zero), f.op(S.Bitcast, ty, tiny), r)
+    r = f.op(S.Select, ty, f.op(S.FOrdEqual, ctx.bool, x, y), y, r)
+    nan = f.op(S.LogicalOr, ctx.bool, f.op(S.IsNan, ctx.bool, x), f.op(S.IsNan, ctx.bool, y))
+    return f.op(S.Select, ty, nan, f.op(S.FAdd, ty, x, y), r)
 
 
 def _neg(ctx: Ctx, i: Instr) -> int:
@@ -203,6 +276,8 @@ TABLE: dict[Op, Any] = {
     Op.LE: _typed(S.SLessThanEqual, S.ULessThanEqual, S.FOrdLessThanEqual),
     Op.GT: _typed(S.SGreaterThan, S.UGreaterThan, S.FOrdGreaterThan),
     Op.GE: _typed(S.SGreaterThanEqual, S.UGreaterThanEqual, S.FOrdGreaterThanEqual),
+    Op.COMPLEX: _complex, Op.REAL: _component(0), Op.IMAG: _component(1),
+    Op.FMA: _fma, Op.NEXTAFTER: _nextafter,
     Op.LOAD: _load, Op.STORE: _store, Op.SHAPE: _shape,
     Op.LOAD_VAR: _load_var, Op.STORE_VAR: _store_var,
     Op.CHECK_INDEX: num.check_index,

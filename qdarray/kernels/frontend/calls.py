@@ -26,7 +26,7 @@ _ATOMICS = {
     language.atomic_min: Op.ATOMIC_MIN,
     language.atomic_max: Op.ATOMIC_MAX,
 }
-_BINARY_MATH = {Op.ATAN2, Op.HYPOT, Op.COPYSIGN, Op.FMOD}
+_BINARY_MATH = {Op.ATAN2, Op.HYPOT, Op.COPYSIGN, Op.FMOD, Op.NEXTAFTER}
 _PREDICATES = {Op.ISNAN, Op.ISINF, Op.ISFINITE}
 _CASTS = {builtins.int: _dtypes.int64, builtins.float: _dtypes.float64, builtins.bool: _dtypes.bool}
 

@@ -40,7 +40,8 @@ class OpDef:
 
     Attributes:
         op: the `Op` member.
-        family: the file that defines it ("arith", "math", "memory", "atomics", "control").
+        family: the file that defines it ("arith", "math", "complex", "memory", "atomics",
+            "control").
         arity: number of Value arguments, or None when it varies (indices).
         type_rule: result type from argument types and attrs (see `TypeRule`).
         impl: reference semantics for the interpreter, or None when the interpreter
@@ -87,4 +88,4 @@ def opdef(op: Op) -> OpDef:
     return OPS[op]
 
 
-from . import adstack, arith, atomics, control, math, memory  # noqa: E402,F401  (each fills OPS)
+from . import adstack, arith, atomics, complex, control, math, memory  # noqa: E402,F401  (fill OPS)

@@ -41,9 +41,12 @@ def _cast_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
 
 
 def cast_value(rt: Any, v: Any) -> Any:
-    """Convert a NumPy scalar to dtype `rt` as C does (bool: v != 0; ints wrap)."""
+    """Convert a NumPy scalar to dtype `rt` as C does (bool: v != 0; ints wrap; complex to
+    real keeps the real part)."""
     if rt.kind == "b":
         return np.bool_(v != 0)
+    if np.iscomplexobj(v) and rt.kind != "c":
+        v = np.real(v)
     return np.asarray(v).astype(rt._np)[()]
 
 
@@ -225,7 +228,7 @@ defop(Op.NOT, "arith", 1, same("bool"), _unary(np.logical_not), doc="not a (bool
 
 # -- comparisons ----------------------------------------------------------------------------
 
-cmp2 = same("scalar", result="bool")
+cmp2 = same("real_scalar", result="bool")  # complex: compared by parts (library)
 defop(Op.EQ, "arith", 2, cmp2, _binary(np.equal), doc="a == b", host=True)
 defop(Op.NE, "arith", 2, cmp2, _binary(np.not_equal), doc="a != b", host=True)
 defop(Op.LT, "arith", 2, cmp2, _binary(np.less), doc="a < b", host=True)

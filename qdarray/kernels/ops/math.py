@@ -7,6 +7,8 @@ ufuncs of the same name; RSQRT is 1 / sqrt(x); ROUND rounds half to even.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -42,6 +44,7 @@ UNARY: dict[Op, Any] = {
 PREDICATES: dict[Op, Any] = {Op.ISNAN: np.isnan, Op.ISINF: np.isinf, Op.ISFINITE: np.isfinite}
 BINARY: dict[Op, Any] = {
     Op.ATAN2: np.arctan2, Op.HYPOT: np.hypot, Op.COPYSIGN: np.copysign, Op.FMOD: np.fmod,
+    Op.NEXTAFTER: np.nextafter,
 }
 
 # -- derivatives (reverse mode: qdarray/ad/adjoint.py) ---------------------------------------
@@ -117,8 +120,13 @@ def _fmod_adj(b: Any, instr: Any, g: Any) -> None:
     b.accum(1, b.neg(b.mul(g, b.op(Op.TRUNC, b.div(b.x(0), b.x(1))))))
 
 
+def _nextafter_adj(b: Any, instr: Any, g: Any) -> None:
+    b.accum(0, g)  # one ulp from a: locally a itself; b only picks the direction
+
+
 BINARY_ADJOINTS: dict[Op, Any] = {
     Op.ATAN2: _atan2_adj, Op.HYPOT: _hypot_adj, Op.COPYSIGN: _copysign_adj, Op.FMOD: _fmod_adj,
+    Op.NEXTAFTER: _nextafter_adj,
 }
 
 # C99's names (OpenCL C's, CUDA libdevice's) where they differ from the op's; RSQRT and SIGN
@@ -130,6 +138,49 @@ def _np_name(fn: Any) -> str | None:
     return fn.__name__ if isinstance(fn, np.ufunc) else None
 
 
+_F32_OVERFLOW = Fraction(2**128 - 2**103)  # from here float32 rounds to infinity
+
+
+def _round32(exact: Fraction) -> Any:
+    """The float32 nearest to `exact` (ties to even): float64 first, then the neighbours
+    checked, since rounding twice can miss by one."""
+    if abs(exact) >= _F32_OVERFLOW:
+        return np.float32(math.inf if exact > 0 else -math.inf)
+    r = np.float32(float(exact))
+    if not np.isfinite(r):
+        return np.float32((1.0 if exact > 0 else -1.0) * float(np.finfo(np.float32).max))
+    cands = [v for v in (r, np.nextafter(r, np.float32(-np.inf)),
+                         np.nextafter(r, np.float32(np.inf))) if np.isfinite(v)]
+    return min(cands, key=lambda v: (abs(Fraction(float(v)) - exact),
+                                     int(np.asarray(v).view(np.uint32)) & 1))
+
+
+def fma_value(rt: Any, a: Any, b: Any, c: Any) -> Any:
+    """a * b + c rounded once to `rt` (float32 or float64), as C's fma: computed exactly."""
+    a, b, c = float(a), float(b), float(c)
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return rt._np.type(a * b + c)  # an infinite or NaN product: IEEE's product and sum
+    if not math.isfinite(c):
+        return rt._np.type(c)  # a finite product does not change an infinite or NaN addend
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:  # IEEE's signed zeros: an exact zero product keeps its sign rules
+        return rt._np.type(a * b + c if a == 0 or b == 0 else 0.0)
+    if rt.name == "float32":
+        return _round32(exact)
+    try:
+        return np.float64(float(exact))
+    except OverflowError:
+        return np.float64(math.inf if exact > 0 else -math.inf)
+
+
+def _fma_adj(b: Any, instr: Any, g: Any) -> None:
+    b.accum(0, b.mul(g, b.x(1)))
+    b.accum(1, b.mul(g, b.x(0)))
+    b.accum(2, g)
+
+
+defop(Op.FMA, "math", 3, same("float"), lambda rt, attrs, a, b, c: fma_value(rt, a, b, c),
+      adjoint=_fma_adj, doc="a * b + c with one rounding (C's fma)", c_name="fma")
 for _op, _fn in UNARY.items():
     defop(_op, "math", 1, same("float"), _unary(_fn), adjoint=_chain(DERIVATIVES[_op]),
           doc=f"numpy.{_fn.__name__}", np_name=_np_name(_fn),

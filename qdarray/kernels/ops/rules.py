@@ -14,11 +14,13 @@ def _names(types: tuple[Any, ...]) -> str:
 def same(category: str, result: str = "same") -> Any:
     """Operands all of one dtype in `category`; result that dtype, or bool (`result="bool"`).
 
-    Categories: "numeric" (ints and floats), "int", "float", "int_or_bool", "scalar" (any).
+    Categories: "numeric" (ints and floats), "int", "float", "int_or_bool", "real_scalar"
+    (bool, ints and floats), "scalar" (any, complex included).
     """
     test = {
         "numeric": is_numeric, "int": is_int, "float": is_float, "scalar": is_scalar,
         "int_or_bool": lambda t: is_int(t) or is_bool(t), "bool": is_bool,
+        "real_scalar": _real_scalar,
     }[category]
 
     def rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
@@ -28,6 +30,10 @@ def same(category: str, result: str = "same") -> Any:
         return first if result == "same" else _bool()
 
     return rule
+
+
+def _real_scalar(t: Any) -> bool:
+    return is_scalar(t) and bool(t.kind != "c")
 
 
 def _bool() -> Any:

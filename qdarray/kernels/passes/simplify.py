@@ -33,6 +33,8 @@ class _Fold(Rewriter):
                 value = d.impl(rt, instr.attrs, *(self.consts[a.id] for a in instr.args))
             value = rt._np.type(value)
             self.consts[instr.result.id] = value
+            if rt.kind == "c":  # no complex literals in the IR: the parts fold, COMPLEX stays
+                return [instr]
             return [Instr(Op.CONST, instr.result, (), (value.item(), rt), instr.loc)]
         return [instr]
 
