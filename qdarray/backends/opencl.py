@@ -4,8 +4,9 @@
 kinds, each by platform name and position in the platform (backends/opencl_xp/_runtime.py).
 Arrays are `ClArray`s (pyopencl arrays with NumPy's view semantics). float64 (and complex128)
 exist only on devices that report double precision; elsewhere asking for them raises a
-TypeError that names the device. User kernels compile to OpenCL C
-(kernels/codegen/opencl_c.py) and launch through backends/opencl_kernels.py.
+TypeError that names the device. User kernels and the namespace's own kernels (built as IR,
+backends/kernel_xp/) compile to OpenCL C (kernels/codegen/opencl_c.py) and launch through
+backends/opencl_kernels.py.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from .._devices import Device
 from .base import Backend
 from .host_memory import cpu_available_bytes
 from .opencl_kernels import TARGET
+from .kernel_xp import copy as copy_ops
 from .opencl_xp import HOST_FUNCTIONS, ClArray, OpenCLNamespace
-from .opencl_xp import _copy as copy_ops
 from .opencl_xp import _runtime as runtime
 
 
@@ -67,7 +68,8 @@ class OpenCLBackend:
                 # As on the CPU (np.asarray), a dtype change converts; the namespace decides
                 # beforehand whether the caller's copy=False allows it.
                 self._check_dtype(np.dtype(np_dtype), device)
-                return copy_ops.astype(obj, np.dtype(np_dtype))
+                converted: ClArray = copy_ops.astype(obj, np.dtype(np_dtype))
+                return converted
             return copy_ops.contiguous(obj, force=True) if copy else obj
         if copy is False:
             raise ValueError(
@@ -127,6 +129,11 @@ class OpenCLBackend:
         return self.asarray(native.to_host(), None, True, device)
 
     def from_dlpack(self, obj: Any) -> ClArray:
+        """A qdarray array on an OpenCL device (its memory, no copy); no other producer's
+        OpenCL memory can be read."""
+        native = getattr(obj, "_data", None)
+        if isinstance(native, ClArray):
+            return native
         raise BufferError(
             "qdarray cannot import OpenCL memory through DLPack (pyopencl exports none). Use "
             "np.asarray on the producer's host copy, or a CPU or CUDA producer.")

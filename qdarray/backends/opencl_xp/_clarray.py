@@ -1,27 +1,25 @@
 """`ClArray`: a pyopencl array with NumPy's view and indexing semantics.
 
-qdarray's namespace treats native arrays as NumPy treats its own: basic indexing gives views
-of any strides (negative ones included), `x[key] = value` broadcasts and casts, `x.T` and
-`x.swapaxes` are views, and 0-d results convert with `int()` / `float()`. pyopencl's array
-covers contiguous data only, so `ClArray` subclasses it (it *is* a `pyopencl.array.Array`,
-usable with pyopencl's own functions where those accept its layout) and adds the rest.
-
-Strides and offsets are in bytes, as in NumPy and pyopencl; every array qdarray makes has
-strides and offset that are multiples of the item size, which the generated kernels rely on
-(they address `base[offset / itemsize + sum(i_k * strides[k] / itemsize)]`).
+qdarray's namespace treats native arrays as NumPy treats its own; the view and indexing logic
+is `kernel_xp.StridedArray`'s (shared by every backend whose namespace is built from IR
+kernels). pyopencl's array covers contiguous data only, so `ClArray` subclasses it (it *is* a
+`pyopencl.array.Array`, usable with pyopencl's own functions where those accept its layout)
+and adds the rest. Strides and offsets are in bytes, as in NumPy and pyopencl.
 """
 
 from __future__ import annotations
 
-import operator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 from pyopencl.compyte.array import ArrayFlags
 
-from ._runtime import DeviceState
+from ..kernel_xp.array import StridedArray
+
+if TYPE_CHECKING:
+    from ._runtime import DeviceState
 
 DL_OPENCL = 4
 
@@ -43,11 +41,14 @@ class Flags(ArrayFlags):
         self.writeable = not ary.qd_readonly
 
 
-class ClArray(cla.Array):
+class ClArray(StridedArray, cla.Array):
     """A pyopencl array on one qdarray OpenCL device (see the module docstring)."""
 
     qd_state: DeviceState
-    qd_readonly = False
+
+    @property
+    def qd_device(self) -> DeviceState:  # type: ignore[override]
+        return self.qd_state
 
     @property
     def flags(self) -> Flags:
@@ -101,39 +102,6 @@ class ClArray(cla.Array):
         """
         return cast("cl.Buffer", self.base_data)
 
-    # -- layout ------------------------------------------------------------------------------
-
-    @property
-    def elem_offset(self) -> int:
-        return self.offset // self.dtype.itemsize
-
-    def elem_strides(self) -> tuple[int, ...]:
-        item = self.dtype.itemsize
-        return tuple(s // item for s in self.strides)
-
-    def is_c_contiguous(self) -> bool:
-        if self.size <= 1:
-            return True
-        expected = self.dtype.itemsize
-        for n, s in zip(reversed(self.shape), reversed(self.strides), strict=True):
-            if n != 1 and s != expected:
-                return False
-            expected *= n
-        return True
-
-    def span(self) -> tuple[int, int]:
-        """[lo, hi) element range of the base buffer this array touches (relative to the
-        buffer start); (0, 0) when empty."""
-        if self.size == 0:
-            return 0, 0
-        lo = hi = self.elem_offset
-        for n, s in zip(self.shape, self.elem_strides(), strict=True):
-            if s > 0:
-                hi += (n - 1) * s
-            else:
-                lo += (n - 1) * s
-        return lo, hi + 1
-
     # -- host transfer -----------------------------------------------------------------------
 
     def to_host(self) -> np.ndarray:
@@ -154,26 +122,6 @@ class ClArray(cla.Array):
             return super().get(queue, ary, **kwargs)
         return self.to_host()
 
-    def item(self) -> Any:
-        if self.size != 1:
-            raise ValueError(f"item() needs an array of one element; got shape {self.shape}.")
-        return self.to_host().reshape(()).item()
-
-    def __int__(self) -> int:
-        return int(self.item())
-
-    def __float__(self) -> float:
-        return float(self.item())
-
-    def __complex__(self) -> complex:
-        return complex(self.item())
-
-    def __index__(self) -> int:
-        return operator.index(self.item())
-
-    def __bool__(self) -> bool:
-        return bool(self.item())
-
     def __repr__(self) -> str:
         return f"ClArray({self.to_host()!r}, device={self.qd_state.name})"
 
@@ -187,89 +135,3 @@ class ClArray(cla.Array):
             f"Arrays on opencl:{self.qd_state.index} cannot be exported through DLPack (no "
             "consumer reads OpenCL memory). Use x.to_device('cpu') first."
         )
-
-    # -- views -------------------------------------------------------------------------------
-
-    @property
-    def T(self) -> ClArray:  # noqa: N802
-        return self.permute(tuple(range(self.ndim))[::-1])
-
-    def permute(self, perm: tuple[int, ...]) -> ClArray:
-        return self._view(tuple(self.shape[p] for p in perm),
-                          tuple(self.strides[p] for p in perm), self.offset)
-
-    def transpose(self, *axes: Any) -> ClArray:
-        if not axes or axes == (None,):
-            return self.T
-        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
-            axes = tuple(axes[0])
-        return self.permute(tuple(int(a) % self.ndim for a in axes))
-
-    def swapaxes(self, a: int, b: int) -> ClArray:
-        perm = list(range(self.ndim))
-        a, b = a % self.ndim, b % self.ndim
-        perm[a], perm[b] = perm[b], perm[a]
-        return self.permute(tuple(perm))
-
-    def basic_view(self, key: tuple[Any, ...]) -> ClArray:
-        """The view NumPy's basic indexing (ints, slices, None, ...) selects."""
-        n_axes = sum(1 for k in key if k is not None and k is not Ellipsis)
-        if Ellipsis in key:
-            i = key.index(Ellipsis)
-            key = key[:i] + (slice(None),) * (self.ndim - n_axes) + key[i + 1:]
-        else:
-            key = key + (slice(None),) * (self.ndim - n_axes)
-        shape: list[int] = []
-        strides: list[int] = []
-        offset = self.offset
-        axis = 0
-        for k in key:
-            if k is None:
-                shape.append(1)
-                strides.append(0)
-                continue
-            n, s = self.shape[axis], self.strides[axis]
-            axis += 1
-            if type(k) is slice:
-                start, stop, step = k.indices(n)
-                count = len(range(start, stop, step))
-                if count:
-                    offset += start * s
-                shape.append(count)
-                strides.append(s * step)
-            else:
-                i = operator.index(k)
-                if i < 0:
-                    i += n
-                if not 0 <= i < n:
-                    raise IndexError(f"index {k} is out of bounds for axis {axis - 1} with "
-                                     f"size {n}")
-                offset += i * s
-        return self._view(tuple(shape), tuple(strides), offset)
-
-    def __getitem__(self, key: Any) -> Any:
-        from ._indexing import getitem
-
-        return getitem(self, key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        from ._indexing import setitem
-
-        setitem(self, key, value)
-
-    def reshape(self, *shape: Any, order: str = "C") -> ClArray:
-        from ._manipulation import reshape
-
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return reshape(self, tuple(shape))
-
-    def copy(self, queue: Any = None) -> ClArray:
-        from ._copy import contiguous
-
-        return contiguous(self, force=True)
-
-    def astype(self, dtype: Any, queue: Any = None) -> ClArray:
-        from ._copy import astype
-
-        return astype(self, np.dtype(dtype))

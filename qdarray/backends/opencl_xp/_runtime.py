@@ -21,6 +21,7 @@ import hashlib
 import os
 import threading
 import warnings
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,27 +29,12 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
+from ..._devices import Device
+from ...kernels.ir import KernelIR
+from ..kernel_xp.device import Launcher, target_launcher
+from ._clarray import ClArray
+
 _TYPE_RANK = {"GPU": 0, "CPU": 1}
-
-# OpenCL C spellings of the element types (bool is stored as one byte, as in NumPy).
-CTYPES: dict[str, str] = {
-    "bool": "uchar", "int8": "char", "int16": "short", "int32": "int", "int64": "long",
-    "uint8": "uchar", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
-    "float32": "float", "float64": "double",
-}
-# Private (register) types: booleans compute as C `bool`.
-PTYPES = dict(CTYPES, bool="bool")
-
-
-def ctype(dtype: np.dtype) -> str:
-    """The OpenCL C storage type of a NumPy dtype (KeyError for complex)."""
-    return CTYPES[np.dtype(dtype).name]
-
-
-def ptype(dtype: np.dtype) -> str:
-    """The OpenCL C type a value of `dtype` has in registers (bool for booleans)."""
-    return PTYPES[np.dtype(dtype).name]
-
 
 def _kind(device: cl.Device) -> str:
     t = device.type
@@ -63,7 +49,8 @@ def _kind(device: cl.Device) -> str:
 
 @dataclass
 class DeviceState:
-    """One OpenCL device as qdarray uses it."""
+    """One OpenCL device as qdarray uses it (the `KernelDevice` of the IR-built namespace,
+    backends/kernel_xp/device.py)."""
 
     index: int
     cl_device: cl.Device
@@ -79,6 +66,40 @@ class DeviceState:
     programs: dict[str, cl.Program] = field(default_factory=dict)
     kernels: dict[tuple[str, str], cl.Kernel] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    launchers: dict[Hashable, Any] = field(default_factory=dict)
+
+    # -- KernelDevice ------------------------------------------------------------------------
+
+    @property
+    def device(self) -> Device:
+        """The qdarray Device."""
+        return Device(f"opencl:{self.index}")
+
+    @property
+    def gpu(self) -> bool:
+        return self.kind == "GPU"
+
+    @property
+    def workers(self) -> int:
+        return int(self.cl_device.max_compute_units) * (2048 if self.kind == "GPU" else 64)
+
+    def has_fp64(self) -> bool:
+        return has_fp64(self)
+
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> ClArray:
+        return ClArray.empty(self, shape, dtype)
+
+    def from_host(self, host: np.ndarray) -> ClArray:
+        return ClArray.from_host(self, host)
+
+    def copy_bytes(self, dst: Any, src: Any) -> None:
+        cl.enqueue_copy(self.queue, dst.base_data, src.base_data,
+                        byte_count=src.size * src.dtype.itemsize, src_offset=src.offset,
+                        dst_offset=dst.offset)
+
+    def launcher(self, ir: KernelIR) -> Launcher:
+        """Compile a namespace kernel through the OpenCL kernel target."""
+        return target_launcher(self, ir)
 
     @property
     def local_size(self) -> int:
@@ -223,33 +244,6 @@ def set_override(index: int, **caps: Any) -> None:
             entry.pop(k, None)
         else:
             entry[k] = v
-
-
-def launch_size(st: DeviceState, n: int) -> tuple[tuple[int], tuple[int]]:
-    """(global, local) sizes for a grid-stride loop over `n` items: a few groups per compute
-    unit, as pyopencl's own elementwise kernels use."""
-    dev = st.cl_device
-    max_items = min(128, dev.max_work_group_size)
-    min_items = min(32, max_items)
-    max_groups = dev.max_compute_units * 4 * 8
-    if n < min_items:
-        groups, items = 1, min_items
-    elif n < max_groups * min_items:
-        groups, items = (n + min_items - 1) // min_items, min_items
-    elif n < max_groups * max_items:
-        groups = max_groups
-        grp = (n + min_items - 1) // min_items
-        items = ((grp + max_groups - 1) // max_groups) * min_items
-    else:
-        groups, items = max_groups, max_items
-    return (groups * items,), (items,)
-
-
-def fp64_pragma(*dtypes: Any) -> str:
-    """The pragma a program using float64 needs (empty otherwise)."""
-    if any(np.dtype(d) == np.float64 for d in dtypes if d is not None):
-        return "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-    return ""
 
 
 def scalar_arg(value: Any, dtype: np.dtype) -> Any:

@@ -1,5 +1,4 @@
-"""Manipulation functions: views (strides only) and device copies (concat, stack, roll, ...),
-plus the gathers behind take, take_along_axis and integer-array indexing."""
+"""Manipulation functions: views (strides only) and device copies (concat, stack, roll, ...)."""
 
 from __future__ import annotations
 
@@ -7,14 +6,9 @@ import math
 from typing import Any
 
 import numpy as np
-import pyopencl as cl
 
-from ._clarray import ClArray, c_strides
-from ._copy import assign, contiguous
-from ._map import broadcast_shapes, broadcast_to
-from ._runtime import ctype, fp64_pragma
-
-_KERNELS: dict[tuple[Any, ...], Any] = {}
+from .copy import assign, contiguous
+from .layout import broadcast_shapes, broadcast_to
 
 
 def _resolve_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
@@ -31,7 +25,16 @@ def _resolve_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
     return shape
 
 
-def reshape(x: ClArray, shape: tuple[int, ...], copy: bool | None = None) -> ClArray:
+def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    strides = []
+    step = itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def reshape(x: Any, shape: tuple[int, ...], copy: bool | None = None) -> Any:
     """A view when `x` is C-contiguous (and copy is not True), else a copy; copy=False on a
     layout that needs one raises ValueError, as NumPy does."""
     shape = _resolve_shape(shape, x.size)
@@ -43,7 +46,7 @@ def reshape(x: ClArray, shape: tuple[int, ...], copy: bool | None = None) -> ClA
     return data._view(shape, c_strides(shape, x.dtype.itemsize), data.offset)
 
 
-def expand_dims(x: ClArray, axis: Any) -> ClArray:
+def expand_dims(x: Any, axis: Any) -> Any:
     axes = axis if isinstance(axis, tuple) else (axis,)
     ndim = x.ndim + len(axes)
     axes = tuple(sorted(a % ndim for a in axes))
@@ -54,7 +57,7 @@ def expand_dims(x: ClArray, axis: Any) -> ClArray:
     return x._view(tuple(shape), tuple(strides), x.offset)
 
 
-def squeeze(x: ClArray, axis: Any) -> ClArray:
+def squeeze(x: Any, axis: Any) -> Any:
     axes = axis if isinstance(axis, tuple) else (axis,)
     axes = tuple(a % x.ndim for a in axes)
     for a in axes:
@@ -66,7 +69,7 @@ def squeeze(x: ClArray, axis: Any) -> ClArray:
                    x.offset)
 
 
-def moveaxis(x: ClArray, source: Any, destination: Any) -> ClArray:
+def moveaxis(x: Any, source: Any, destination: Any) -> Any:
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     src = [s % x.ndim for s in src]
@@ -77,7 +80,7 @@ def moveaxis(x: ClArray, source: Any, destination: Any) -> ClArray:
     return x.permute(tuple(order))
 
 
-def flip(x: ClArray, axis: Any = None) -> ClArray:
+def flip(x: Any, axis: Any = None) -> Any:
     axes = range(x.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
     key: list[Any] = [slice(None)] * x.ndim
     for a in axes:
@@ -85,12 +88,12 @@ def flip(x: ClArray, axis: Any = None) -> ClArray:
     return x.basic_view(tuple(key))
 
 
-def broadcast_arrays(*arrays: ClArray) -> list[ClArray]:
+def broadcast_arrays(*arrays: Any) -> list[Any]:
     shape = broadcast_shapes(*(a.shape for a in arrays))
     return [broadcast_to(a, shape) for a in arrays]
 
 
-def concat(arrays: Any, axis: int | None = 0) -> ClArray:
+def concat(arrays: Any, axis: int | None = 0) -> Any:
     arrays = list(arrays)
     if axis is None:
         arrays = [reshape(a, (-1,)) for a in arrays]
@@ -100,7 +103,7 @@ def concat(arrays: Any, axis: int | None = 0) -> ClArray:
     dtype = np.result_type(*(a.dtype for a in arrays))
     shape = list(first.shape)
     shape[axis] = sum(a.shape[axis] for a in arrays)
-    out = ClArray.empty(first.qd_state, tuple(shape), dtype)
+    out = first.qd_device.empty(tuple(shape), dtype)
     start = 0
     for a in arrays:
         key: list[Any] = [slice(None)] * out.ndim
@@ -110,13 +113,13 @@ def concat(arrays: Any, axis: int | None = 0) -> ClArray:
     return out
 
 
-def stack(arrays: Any, axis: int = 0) -> ClArray:
+def stack(arrays: Any, axis: int = 0) -> Any:
     arrays = list(arrays)
     ndim = arrays[0].ndim + 1
     return concat([expand_dims(a, axis % ndim) for a in arrays], axis=axis % ndim)
 
 
-def roll(x: ClArray, shift: Any, axis: Any = None) -> ClArray:
+def roll(x: Any, shift: Any, axis: Any = None) -> Any:
     if axis is None:
         flat = reshape(x, (-1,), copy=None)
         return reshape(roll(flat, shift, 0), x.shape)
@@ -136,7 +139,7 @@ def roll(x: ClArray, shift: Any, axis: Any = None) -> ClArray:
             continue
         s %= n
         src = out
-        out = ClArray.empty(x.qd_state, x.shape, x.dtype)
+        out = x.qd_device.empty(x.shape, x.dtype)
         head: list[Any] = [slice(None)] * x.ndim
         tail: list[Any] = [slice(None)] * x.ndim
         head[a], tail[a] = slice(s, None), slice(None, n - s)
@@ -146,7 +149,7 @@ def roll(x: ClArray, shift: Any, axis: Any = None) -> ClArray:
     return out
 
 
-def tile(x: ClArray, reps: tuple[int, ...]) -> ClArray:
+def tile(x: Any, reps: tuple[int, ...]) -> Any:
     reps = tuple(int(r) for r in reps)
     nd = max(x.ndim, len(reps))
     reps = (1,) * (nd - len(reps)) + reps
@@ -160,7 +163,7 @@ def tile(x: ClArray, reps: tuple[int, ...]) -> ClArray:
                    tuple(r * n for r, n in zip(reps, x.shape, strict=True)))
 
 
-def repeat_scalar(x: ClArray, repeats: int, axis: int | None) -> ClArray:
+def repeat_scalar(x: Any, repeats: int, axis: int | None) -> Any:
     if axis is None:
         x = reshape(x, (-1,))
         axis = 0
@@ -171,7 +174,7 @@ def repeat_scalar(x: ClArray, repeats: int, axis: int | None) -> ClArray:
     return reshape(contiguous(view, force=True), out_shape)
 
 
-def meshgrid(*arrays: ClArray, indexing: str = "xy") -> list[ClArray]:
+def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
     flat = [reshape(a, (-1,)) for a in arrays]
     lengths = [a.shape[0] for a in flat]
     if indexing == "xy" and len(flat) >= 2:
@@ -186,75 +189,3 @@ def meshgrid(*arrays: ClArray, indexing: str = "xy") -> list[ClArray]:
         view = broadcast_to(reshape(a, tuple(shape)), tuple(lengths))
         out.append(contiguous(view, force=True))
     return out
-
-
-# -- gathers -----------------------------------------------------------------------------------
-
-
-def _gather_source(t: np.dtype, it: np.dtype, along: bool) -> str:
-    c, ic = ctype(t), ctype(it)
-    jdx = "gid" if along else "(gid / post) % nidx"
-    return fp64_pragma(t) + f"""
-__kernel void gather(__global const {c} *x, long x_off, __global const {ic} *idx,
-                     long idx_off, __global {c} *out, long n, long nidx, long post, long naxis,
-                     long total)
-{{
-  long gid = get_global_id(0);
-  if (gid >= total) return;
-  long i = (long)idx[idx_off + {jdx}];
-  if (i < 0) i += naxis;
-  long p = gid % post;
-  long pre = gid / (post * nidx);
-  out[gid] = x[x_off + (pre * naxis + i) * post + p];
-}}
-"""
-
-
-def _gather(x: ClArray, idx: ClArray, axis: int, along: bool) -> ClArray:
-    st = x.qd_state
-    x = contiguous(x)
-    idx = contiguous(idx)
-    post = math.prod(x.shape[axis + 1:])
-    naxis = x.shape[axis]
-    if along:
-        out_shape = idx.shape
-        nidx = idx.shape[axis]
-    else:
-        nidx = idx.size
-        out_shape = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
-    out = ClArray.empty(st, out_shape, x.dtype)
-    total = out.size
-    if total == 0:
-        return out
-    key = (st.index, x.dtype, idx.dtype, along)
-    knl = _KERNELS.get(key)
-    if knl is None:
-        knl = st.kernel(_gather_source(x.dtype, idx.dtype, along), "gather")
-        _KERNELS[key] = knl
-    i64 = np.int64
-    knl.set_args(x.qd_buffer, i64(x.elem_offset), idx.qd_buffer, i64(idx.elem_offset),
-                 out.qd_buffer, i64(total), i64(nidx), i64(max(post, 1)), i64(naxis),
-                 i64(total))
-    lsize = 64
-    cl.enqueue_nd_range_kernel(st.queue, knl, (-(-total // lsize) * lsize,), (lsize,))
-    return out
-
-
-def take(x: ClArray, indices: ClArray, axis: int | None = None) -> ClArray:
-    if axis is None:
-        x = reshape(x, (-1,))
-        axis = 0
-    return _gather(x, indices, axis % x.ndim, along=False)
-
-
-def take_along_axis(x: ClArray, indices: ClArray, axis: int = -1) -> ClArray:
-    axis %= x.ndim
-    # Every axis but `axis` broadcasts; along `axis` the result has the indices' length.
-    xs = tuple(1 if i == axis else n for i, n in enumerate(x.shape))
-    ids = tuple(1 if i == axis else n for i, n in enumerate(indices.shape))
-    shape = list(broadcast_shapes(xs, ids))
-    shape[axis] = indices.shape[axis]
-    idx = broadcast_to(indices, tuple(shape))
-    xshape = list(shape)
-    xshape[axis] = x.shape[axis]
-    return _gather(broadcast_to(x, tuple(xshape)), idx, axis, along=True)

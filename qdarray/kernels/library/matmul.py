@@ -1,0 +1,48 @@
+"""Batched matrix products as IR: one work-item per output element, reading both operands
+through their strides (transposed and broadcast operands need no copies)."""
+
+from __future__ import annotations
+
+import functools
+
+from ... import _dtypes
+from ..._dtypes import DType
+from ..emit import Emitter, block
+from ..ir import For, KernelIR, Op, Param
+from ..types import ArrayType
+from . import complex_math, elementwise
+
+
+@functools.cache
+def matmul_kernel(t: DType, ndim: int) -> KernelIR:
+    """out[..., i, j] = sum over k of a[..., i, k] * b[..., k, j], accumulated in `t` in order
+    of k; params a, b (broadcast to the batch shape, stride 0), out, all `ndim`-dimensional."""
+    em = Emitter(0, 0)
+    i64 = _dtypes.int64
+    params = []
+    for name in ("a", "b", "out"):
+        params.append(Param(name, em.value(ArrayType(t, ndim))))
+    a, b, out = (p.value for p in params)
+    add, mul = elementwise.body("add"), elementwise.body("multiply")
+    ends = [em.emit(Op.SHAPE, out, attrs=(d,)) for d in range(ndim)]
+    inner = em.emit(Op.SHAPE, a, attrs=(ndim - 1,))
+    idx = [em.value(i64) for _ in range(ndim)]
+    with em.region() as body:
+        acc = em.var("acc", t)
+        em.store_var(acc, complex_math.constant(em, 0, t))
+        k = em.value(i64)
+        with em.region() as step:
+            x = em.emit(Op.LOAD, a, *idx[:-1], k)
+            y = em.emit(Op.LOAD, b, *idx[:-2], k, idx[-1])
+            em.store_var(acc, add(em, t, [em.load_var(acc), mul(em, t, [x, y])]))
+        em.stmt(For(k, em.i64(0), inner, block(step), False))
+        em.emit(Op.STORE, out, *idx, em.load_var(acc))
+    stmts = block(body)
+    zero = em.i64(0)
+    for d in range(ndim - 1, -1, -1):
+        stmts = block([For(idx[d], zero, ends[d], stmts, True)])
+    for s in stmts.stmts:
+        em.stmt(s)
+    return KernelIR("qd_matmul", tuple(params), block(em.out))
+
+
