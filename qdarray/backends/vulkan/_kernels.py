@@ -33,8 +33,8 @@ from ._memory import pool
 from ._stream import stream
 
 _MAX_GROUPS = 65535
-_FORMATS = {"int64": "<q", "uint64": "<Q", "int32": "<i", "uint32": "<I", "float32": "<f",
-            "float64": "<d"}
+_FORMATS = {"int64": "q", "uint64": "Q", "int32": "i", "uint32": "I", "float32": "f",
+            "float64": "d"}
 
 
 def _uses_float64(kernel: KernelIR) -> str | None:
@@ -63,9 +63,13 @@ def caps_of(st: _instance.DeviceState) -> dict[str, Any]:
 
 
 class _Variant:
-    """The modules, pipelines and parameter-block layout of one variant of a kernel."""
+    """The modules, pipelines and parameter-block layout of one variant of a kernel.
 
-    def __init__(self, st: _instance.DeviceState, prog: SpirvProgram) -> None:
+    The block is packed by one `struct.Struct` from a list of slot values: `arrays` and
+    `scalars` say which slots each parameter fills, `loops` which ones a stage's bounds
+    fill."""
+
+    def __init__(self, st: _instance.DeviceState, prog: SpirvProgram, kernel: KernelIR) -> None:
         self.program = prog
         self.wide = frozenset(int(name[1:].split("_")[0]) for name, _ in prog.fields
                               if name.endswith("_addr"))
@@ -74,14 +78,31 @@ class _Variant:
         self.pipelines = [_pipelines.program(st, s.spirv, n_buffers,
                                              block_bytes if prog.push else 0)
                           for s in prog.stages]
-        # name -> (byte offset, struct format, Python type the value is converted to)
-        self.slot = {name: (8 * k, _FORMATS[dt], float if dt.startswith("float") else int)
-                     for k, (name, dt) in enumerate(prog.fields)}
-        self.block = bytearray(8 * len(prog.fields))
-
-    def set(self, name: str, value: Any) -> None:
-        offset, fmt, kind = self.slot[name]
-        struct.pack_into(fmt, self.block, offset, kind(value))
+        index = {name: k for k, (name, _) in enumerate(prog.fields)}
+        # 8-byte slots; 4-byte values padded after them
+        self.struct = struct.Struct("<" + "".join(
+            _FORMATS[dt] + ("4x" if _FORMATS[dt] in "iIf" else "") for _, dt in prog.fields))
+        self.values: list[Any] = [0.0 if dt.startswith("float") else 0
+                                  for _, dt in prog.fields]
+        # (value id, slot of the address or -1, of the offset, of each shape, of each stride)
+        self.arrays: list[tuple[int, int, int, list[int], list[int]]] = []
+        # (value id, slot, NumPy scalar type of the parameter, Python type of the slot)
+        self.scalars: list[tuple[int, int, Any, type]] = []
+        for p in kernel.params:
+            t = p.value.type
+            n = f"a{p.value.id}"
+            if isinstance(t, ArrayType):
+                self.arrays.append((p.value.id, index.get(f"{n}_addr", -1), index[f"{n}_off"],
+                                    [index[f"{n}_n{d}"] for d in range(t.ndim)],
+                                    [index[f"{n}_s{d}"] for d in range(t.ndim)]))
+            else:
+                assert isinstance(t, DType)  # views are lowered to arrays before launch
+                slot = index[n]
+                kind = float if prog.fields[slot][1].startswith("float") else int
+                self.scalars.append((p.value.id, slot, t._np.type, kind))
+        nest = max((len(stage.loops) for stage in prog.plan.stages), default=0)
+        self.loops = [(index[f"qd_b{d}"], index[f"qd_n{d}"]) for d in range(nest)]
+        self.total = index["qd_total"]
 
 
 class VulkanLauncher(Launcher):
@@ -101,6 +122,13 @@ class VulkanLauncher(Launcher):
         if not st.features["int64"]:
             raise TypeError(f"Kernels on {st.label} need 64-bit integers (shaderInt64) for "
                             "their indices, which the device does not have.")
+        self.stream = stream(st)
+        self.max_range = st.limits["maxStorageBufferRange"]
+        # positions of the array and of the scalar parameters
+        self.array_args = [k for k, p in enumerate(kernel.params)
+                           if isinstance(p.value.type, ArrayType)]
+        self.scalar_args = [k for k, p in enumerate(kernel.params)
+                            if not isinstance(p.value.type, ArrayType)]
         self.variants: dict[frozenset[int], _Variant] = {}
         base = self.variant(frozenset())  # compile errors surface at the first call
         self.plan = base.program.plan
@@ -120,48 +148,49 @@ class VulkanLauncher(Launcher):
                                     wide=wide)
             except TypeError as exc:
                 raise KernelTypeError(f"Kernel '{self.kernel.name}': {exc}") from None
-            found = self.variants[wide] = _Variant(self.st, prog)
+            found = self.variants[wide] = _Variant(self.st, prog, self.kernel)
         return found
 
     def _arguments(self, v: _Variant, native: Sequence[Any]
                    ) -> tuple[list[Any], dict[int, Any], list[Any]]:
-        """(buffers of the array parameters, host environment, host copies to write back)."""
+        """(buffers of the array parameters, host environment, host copies to write back);
+        fills the parameters' slots of `v.values`."""
         buffers: list[Any] = []
         env: dict[int, Any] = {}
         copies: list[Any] = []
-        for p, x in zip(self.kernel.params, native, strict=True):
-            t = p.value.type
-            n = f"a{p.value.id}"
-            if isinstance(t, ArrayType):
-                if isinstance(x, np.ndarray):
-                    dev = VkArray.from_host(self.st, x)
-                    copies.append((x, dev))
-                    x = dev
-                env[p.value.id] = x
-                # Any array-like with base_data (an Allocation), elem_offset, shape and
-                # elem_strides(): VkArrays and the namespace kernels' windows.
-                buffers.append(x.base_data)
-                if p.value.id in v.wide:
-                    v.set(f"{n}_addr", x.base_data.address)
-                v.set(f"{n}_off", x.elem_offset)
-                for d, (size, stride) in enumerate(zip(x.shape, x.elem_strides(),
-                                                       strict=True)):
-                    v.set(f"{n}_n{d}", size)
-                    v.set(f"{n}_s{d}", stride)
-            else:
-                assert isinstance(t, DType)  # views are lowered to arrays before launch
-                value = t._np.type(x)
-                env[p.value.id] = value
-                v.set(n, value)
+        values = v.values
+        for k, (vid, addr, off, shape, strides) in zip(self.array_args, v.arrays, strict=True):
+            x = native[k]
+            if type(x) is np.ndarray:
+                dev = VkArray.from_host(self.st, x)
+                copies.append((x, dev))
+                x = dev
+            env[vid] = x
+            # Any array-like with base_data (an Allocation), elem_offset, shape and
+            # elem_strides(): VkArrays and the namespace kernels' windows.
+            alloc = x.base_data
+            buffers.append(alloc)
+            if addr >= 0:
+                values[addr] = alloc.address
+            values[off] = x.elem_offset
+            for slot, size in zip(shape, x.shape, strict=True):
+                values[slot] = size
+            for slot, stride in zip(strides, x.elem_strides(), strict=True):
+                values[slot] = stride
+        for k, (vid, slot, np_type, kind) in zip(self.scalar_args, v.scalars, strict=True):
+            value = np_type(native[k])
+            env[vid] = value
+            values[slot] = kind(value)
         return buffers, env, copies
 
     def _wide(self, native: Sequence[Any]) -> frozenset[int]:
         """Array parameters whose buffers are larger than one binding may cover."""
         wide = []
-        max_range = self.st.limits["maxStorageBufferRange"]
-        for p, x in zip(self.kernel.params, native, strict=True):
-            alloc = getattr(x, "base_data", None)
+        max_range = self.max_range
+        for k in self.array_args:
+            alloc = getattr(native[k], "base_data", None)
             if alloc is not None and alloc.size > max_range:
+                p = self.kernel.params[k]
                 if not alloc.address:
                     raise MemoryError(
                         f"Argument '{p.name}' of kernel '{self.kernel.name}' spans "
@@ -174,38 +203,38 @@ class VulkanLauncher(Launcher):
     def __call__(self, args: Sequence[Any]) -> None:
         native = self.pack(args)
         st = self.st
-        s = stream(st)
         wide = self._wide(native)
         v = self.variants.get(wide) or self.variant(wide)
         buffers, env, copies = self._arguments(v, native)
-        self.plan.evaluate_host(env)
+        plan = self.plan
+        plan.evaluate_host(env)
         carry, err = self.carry, self.err
         assert err.alloc is not None
         if self.debug:
-            s.fill(err.alloc, 0, RECORD_LENGTH * 8, 0)
+            self.stream.fill(err.alloc, 0, RECORD_LENGTH * 8, 0)
         carried: np.ndarray | None = None
+        values = v.values
+        bound = [*buffers, carry.alloc, err.alloc]
         try:
-            for stage, pipe in zip(self.plan.stages, v.pipelines, strict=True):
+            for stage, pipe in zip(plan.stages, v.pipelines, strict=True):
                 total = 1
-                for d, loop in enumerate(stage.loops):
-                    if carried is None and not all(v.id in env for v in (loop.begin, loop.end)):
+                for loop, (b_slot, n_slot) in zip(stage.loops, v.loops, strict=False):
+                    if carried is None and not (loop.begin.id in env and loop.end.id in env):
                         carried = carry.to_host()
-                    b = self.plan.bound(loop.begin, env, carried)
-                    e = self.plan.bound(loop.end, env, carried)
-                    n = max(e - b, 0)
-                    v.set(f"qd_b{d}", b)
-                    v.set(f"qd_n{d}", max(n, 1))
+                    b = plan.bound(loop.begin, env, carried)
+                    n = max(plan.bound(loop.end, env, carried) - b, 0)
+                    values[b_slot] = b
+                    values[n_slot] = max(n, 1)
                     total *= n
                 if stage.loops and total == 0:
                     continue
-                v.set("qd_total", total)
+                values[v.total] = total
                 groups = (1, 1, 1)
                 if stage.loops:
                     count = -(-total // LOCAL)
                     gx = min(count, _MAX_GROUPS)
                     groups = (gx, -(-count // gx), 1)
-                bound = [*buffers, carry.alloc, err.alloc]
-                raw = bytes(v.block)
+                raw = v.struct.pack(*values)
                 if v.program.push:
                     pipe.dispatch(groups, bound, raw)
                 else:

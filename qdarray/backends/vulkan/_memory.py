@@ -19,6 +19,7 @@ fence has signalled).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -100,6 +101,9 @@ class Pool:
                       | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT
                       | (BUFFER_USAGE_SHADER_DEVICE_ADDRESS if bda else 0))
         self.bda = bda
+        # Called before kept buffers are destroyed (the stream's descriptor cache forgets
+        # the sets that name them).
+        self.on_release: list[Callable[[], None]] = []
 
     # -- allocation --------------------------------------------------------------------------
 
@@ -149,6 +153,9 @@ class Pool:
             kept = [a for bucket in self.free.values() for a in bucket]
             self.free.clear()
             self.cached_bytes = 0
+        if kept:
+            for forget in self.on_release:
+                forget()
         for a in kept:
             vk.lib.vkDestroyBuffer(self.st.device, a.buffer, vk.ffi.NULL)
             vk.lib.vkFreeMemory(self.st.device, a.memory, vk.ffi.NULL)

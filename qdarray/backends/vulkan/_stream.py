@@ -6,8 +6,12 @@ in a batch is preceded by a memory barrier, so each dispatch or copy sees the wr
 ones recorded before it (the order the host issued them in, as on an in-order queue). A batch
 is submitted when the host needs results (`finish`), when a timing is read, or once it holds
 `BATCH_COMMANDS` commands, so long sequences of launches keep the device busy. A submitted
-batch keeps the buffers and descriptor pools it uses alive until its fence has signalled;
-then its command buffer, fence and descriptor pool are reused.
+batch keeps the buffers it uses alive until its fence has signalled; then its command
+buffer and fence are reused. Descriptor sets come from the device's cache
+(_descriptors.py): a launch on buffers seen before binds a set written earlier; descriptor
+pools the cache leaves behind are destroyed once the batches that may use them have run.
+Recording allocates nothing per command: the structures Vulkan calls read are made once per
+stream or batch.
 """
 
 from __future__ import annotations
@@ -16,16 +20,18 @@ import threading
 from typing import Any
 
 from ._binding import api, check_result
+from ._descriptors import DescriptorCache
 from ._instance import DeviceState
-from ._memory import Allocation
+from ._memory import Allocation, pool
 
 BATCH_COMMANDS = 256
-DESCRIPTOR_SETS_PER_POOL = 256
 _TIMEOUT_NS = 600 * 10**9
+_VK_TIMEOUT = 2
 
 
 class Batch:
-    """One command buffer with its fence, descriptor pools and the objects it keeps alive."""
+    """One command buffer with its fence, the objects it keeps alive and the descriptor
+    pools to destroy once it has run."""
 
     def __init__(self, stream: Stream) -> None:
         vk = api()
@@ -45,10 +51,19 @@ class Batch:
         check_result(lib.vkCreateFence(dev, finfo, ffi.NULL, fence), stream.st.label,
                      "creating a fence")
         self.fence = fence[0]
+        self.fences = ffi.new("VkFence[1]", [self.fence])
+        self.cmds = ffi.new("VkCommandBuffer[1]", [self.cmd])
+        self.submit = ffi.new("VkSubmitInfo*")
+        self.submit.sType = vk.VK_STRUCTURE_TYPE_SUBMIT_INFO
+        self.submit.commandBufferCount = 1
+        self.submit.pCommandBuffers = self.cmds
         self.pools: list[Any] = []
-        self.pool_left = 0
         self.keep: list[Any] = []
         self.commands = 0
+        # What the last dispatch bound (binding again what is bound records nothing).
+        self.pipeline: Any = None
+        self.dset: Any = None
+        self.layout: Any = None  # the pipeline layout `dset` was bound with
 
 
 class Stream:
@@ -62,10 +77,10 @@ class Stream:
         info.sType = vk.VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO
         info.flags = vk.VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT
         info.queueFamilyIndex = st.queue_family
-        pool = vk.ffi.new("VkCommandPool*")
-        check_result(vk.lib.vkCreateCommandPool(st.device, info, vk.ffi.NULL, pool), st.label,
+        cpool = vk.ffi.new("VkCommandPool*")
+        check_result(vk.lib.vkCreateCommandPool(st.device, info, vk.ffi.NULL, cpool), st.label,
                      "creating a command pool")
-        self.command_pool = pool[0]
+        self.command_pool = cpool[0]
         self.current: Batch | None = None
         self.in_flight: list[Batch] = []
         self.idle: list[Batch] = []
@@ -85,6 +100,11 @@ class Stream:
         self._host_barrier.srcAccessMask = (vk.VK_ACCESS_SHADER_WRITE_BIT
                                             | vk.VK_ACCESS_TRANSFER_WRITE_BIT)
         self._host_barrier.dstAccessMask = vk.VK_ACCESS_HOST_READ_BIT
+        self._begin = vk.ffi.new("VkCommandBufferBeginInfo*")
+        self._begin.sType = vk.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
+        self._begin.flags = vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT
+        self.descriptors = DescriptorCache(st, self._retire)
+        pool(st).on_release.append(self._forget_sets)
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -95,11 +115,11 @@ class Stream:
         b = self.current
         if b is None:
             b = self.idle.pop() if self.idle else Batch(self)
-            info = vk.ffi.new("VkCommandBufferBeginInfo*")
-            info.sType = vk.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
-            info.flags = vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT
-            check_result(vk.lib.vkBeginCommandBuffer(b.cmd, info), self.st.label,
-                         "beginning a command buffer")
+            # Beginning resets the buffer (its pool has RESET_COMMAND_BUFFER_BIT).
+            result = vk.lib.vkBeginCommandBuffer(b.cmd, self._begin)
+            if result:
+                check_result(result, self.st.label, "beginning a command buffer")
+            b.pipeline = b.dset = b.layout = None
             self.current = b
         elif b.commands:
             vk.lib.vkCmdPipelineBarrier(b.cmd, self._stages, self._stages, 0, 1, self._barrier,
@@ -108,37 +128,20 @@ class Stream:
         b.keep.extend(keep)
         return b.cmd
 
-    def descriptor_set(self, layout: Any, n_buffers: int) -> Any:
-        """A descriptor set of `layout` from the current batch's pools."""
+    def _forget_sets(self) -> None:
+        with self.lock:
+            self.descriptors.clear()
+
+    def _retire(self, pools: list[Any]) -> None:
+        """Destroy descriptor pools once the work recorded so far has run."""
+        with self.lock:
+            last = self.current or (self.in_flight[-1] if self.in_flight else None)
+            if last is not None:
+                last.pools.extend(pools)
+                return
         vk = api()
-        ffi, lib, dev = vk.ffi, vk.lib, self.st.device
-        b = self.current
-        assert b is not None
-        if b.pool_left == 0:
-            size = ffi.new("VkDescriptorPoolSize*")
-            size.type = vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-            size.descriptorCount = DESCRIPTOR_SETS_PER_POOL * 32
-            info = ffi.new("VkDescriptorPoolCreateInfo*")
-            info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO
-            info.maxSets = DESCRIPTOR_SETS_PER_POOL
-            info.poolSizeCount = 1
-            info.pPoolSizes = size
-            pool = ffi.new("VkDescriptorPool*")
-            check_result(lib.vkCreateDescriptorPool(dev, info, ffi.NULL, pool), self.st.label,
-                         "creating a descriptor pool")
-            b.pools.append(pool[0])
-            b.pool_left = DESCRIPTOR_SETS_PER_POOL
-        info = ffi.new("VkDescriptorSetAllocateInfo*")
-        info.sType = vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO
-        info.descriptorPool = b.pools[-1]
-        info.descriptorSetCount = 1
-        layouts = ffi.new("VkDescriptorSetLayout[1]", [layout])
-        info.pSetLayouts = layouts
-        out = ffi.new("VkDescriptorSet*")
-        check_result(lib.vkAllocateDescriptorSets(dev, info, out), self.st.label,
-                     "allocating a descriptor set")
-        b.pool_left -= 1
-        return out[0]
+        for p in pools:
+            vk.lib.vkDestroyDescriptorPool(self.st.device, p, vk.ffi.NULL)
 
     def copy(self, src: Allocation, src_offset: int, dst: Allocation, dst_offset: int,
              nbytes: int) -> None:
@@ -178,15 +181,13 @@ class Stream:
             lib = vk.lib
             lib.vkCmdPipelineBarrier(b.cmd, self._stages, vk.VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
                                      self._host_barrier, 0, vk.ffi.NULL, 0, vk.ffi.NULL)
-            check_result(lib.vkEndCommandBuffer(b.cmd), self.st.label, "ending a command buffer")
-            submit = vk.ffi.new("VkSubmitInfo*")
-            submit.sType = vk.VK_STRUCTURE_TYPE_SUBMIT_INFO
-            cmds = vk.ffi.new("VkCommandBuffer[1]", [b.cmd])
-            submit.commandBufferCount = 1
-            submit.pCommandBuffers = cmds
+            result = lib.vkEndCommandBuffer(b.cmd)
+            if result:
+                check_result(result, self.st.label, "ending a command buffer")
             with self.st.lock:
-                check_result(lib.vkQueueSubmit(self.st.queue, 1, submit, b.fence),
-                             self.st.label, "submitting work")
+                result = lib.vkQueueSubmit(self.st.queue, 1, b.submit, b.fence)
+            if result:
+                check_result(result, self.st.label, "submitting work")
             self.current = None
             self.in_flight.append(b)
             self.submitted += 1
@@ -203,15 +204,15 @@ class Stream:
     def _wait(self, b: Batch) -> None:
         vk = api()
         lib, dev = vk.lib, self.st.device
-        fences = vk.ffi.new("VkFence[1]", [b.fence])
-        check_result(lib.vkWaitForFences(dev, 1, fences, 1, _TIMEOUT_NS), self.st.label,
-                     "waiting for submitted work")
-        lib.vkResetFences(dev, 1, fences)
-        lib.vkResetCommandBuffer(b.cmd, 0)
+        result = lib.vkWaitForFences(dev, 1, b.fences, 1, _TIMEOUT_NS)
+        while result == _VK_TIMEOUT:  # long work: keep waiting (a lost device says so)
+            result = lib.vkWaitForFences(dev, 1, b.fences, 1, _TIMEOUT_NS)
+        if result:
+            check_result(result, self.st.label, "waiting for submitted work")
+        lib.vkResetFences(dev, 1, b.fences)
         for p in b.pools:
             lib.vkDestroyDescriptorPool(dev, p, vk.ffi.NULL)
         b.pools.clear()
-        b.pool_left = 0
         b.keep.clear()
         b.commands = 0
         self.idle.append(b)
