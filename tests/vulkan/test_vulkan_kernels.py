@@ -42,3 +42,56 @@ def test_arrays_past_the_binding_range_go_through_device_addresses(device, monke
     scaled_sum(x, y, total)
     np.testing.assert_array_equal(np.asarray(y.to_device("cpu")), 2 * xs + 1)
     assert float(total[0]) == float(xs.sum())
+
+
+@qd.kernel
+def sum_range(lo: qd.int32, hi: qd.int32, out: qd.Array[qd.int64, 1]):
+    for i in range(out.shape[0]):
+        for j in range(lo, hi):
+            out[i] += j
+
+
+@qd.kernel
+def sum_range_wide(lo: qd.int64, out: qd.Array[qd.int64, 1]):
+    for i in range(out.shape[0]):
+        for j in range(lo, lo + 3):
+            out[i] += j
+
+
+def _counter_types(kernel) -> set[str]:  # type: ignore[no-untyped-def]
+    """The integer types of the Function variables in `kernel`'s first compiled modules."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    dis = shutil.which("spirv-dis")
+    if dis is None:
+        pytest.skip("spirv-dis is not installed (Debian: apt-get install spirv-tools)")
+    launcher = next(iter(kernel._launchers[False].values()))
+    found = set()
+    for stage in next(iter(launcher.variants.values())).program.stages:
+        with tempfile.NamedTemporaryFile(suffix=".spv") as fh:
+            fh.write(stage.spirv)
+            fh.flush()
+            text = subprocess.run([dis, fh.name], capture_output=True, text=True).stdout
+        found |= {t for t in ("int", "long") if f"OpVariable %_ptr_Function_{t} " in text}
+    return found
+
+
+def test_loops_with_32_bit_bounds_count_in_32_bits_up_to_int32_max(device):
+    # The counter stays within [begin, end]: a 32-bit one cannot overflow even at the top of
+    # the range, and 32-bit arithmetic is what a CPU implementation vectorizes best.
+    top = 2**31 - 1
+    out = qd.zeros(3, dtype=qd.int64, device=device)
+    sum_range(top - 4, top, out)
+    want = [sum(range(top - 4, top))] * 3
+    np.testing.assert_array_equal(np.asarray(out.to_device("cpu")), want)
+    out = qd.zeros(2, dtype=qd.int64, device=device)
+    sum_range(-(2**31), -(2**31) + 2, out)
+    np.testing.assert_array_equal(np.asarray(out.to_device("cpu")),
+                                  [2 * -(2**31) + 1] * 2)
+    assert _counter_types(sum_range) == {"int"}
+    wide = qd.zeros(2, dtype=qd.int64, device=device)
+    sum_range_wide(2**40, wide)  # 64-bit bounds: a 64-bit counter
+    np.testing.assert_array_equal(np.asarray(wide.to_device("cpu")), [3 * 2**40 + 3] * 2)
+    assert _counter_types(sum_range_wide) == {"long"}

@@ -305,18 +305,21 @@ class Ctx:
     def serial_for(self, s: For) -> None:
         f, m = self.f, self.m
         it = _itype(s.index)
-        counter = f.var(self.ptr(SC.Function, self.i64))
-        f.store(counter, self.convert(self.val(s.begin), _itype(s.begin), _I64))
-        end = self.convert(self.val(s.end), _itype(s.end), _I64)
+        # The counter's type: 32 bits where both bounds fit int32 (the counter stays within
+        # [begin, end], so it cannot overflow); 64 otherwise.
+        ct = _I32 if all(_fits_i32(_itype(v)) for v in (s.begin, s.end)) else _I64
+        reg = self.scalar(ct)
+        counter = f.var(self.ptr(SC.Function, reg))
+        f.store(counter, self.convert(self.val(s.begin), _itype(s.begin), ct))
+        end = self.convert(self.val(s.end), _itype(s.end), ct)
         with f.loop() as lp:
             self.loops.append(lp)
-            i = f.load(self.i64, counter)
+            i = f.load(reg, counter)
             lp.exit_unless(f.op(S.SLessThan, self.bool, i, end))
-            self.vals[s.index.id] = self.convert(i, _I64, it)
+            self.vals[s.index.id] = self.convert(i, ct, it)
             self.block_(s.body)
             lp.continuing()
-            f.store(counter, f.op(S.IAdd, self.i64, f.load(self.i64, counter),
-                                  m.const(self.i64, 1)))
+            f.store(counter, f.op(S.IAdd, reg, f.load(reg, counter), m.const(reg, 1)))
             self.loops.pop()
 
 
@@ -343,6 +346,12 @@ def _dt(name: str) -> DType:
 
 
 _I64 = _dt("int64")
+_I32 = _dt("int32")
+
+
+def _fits_i32(t: DType) -> bool:
+    """Whether every value of integer dtype `t` is an int32."""
+    return t.kind in "bi" and t.itemsize <= 4 or t.kind == "u" and t.itemsize <= 2
 
 
 def _itype(v: Value) -> DType:
