@@ -250,6 +250,15 @@ def no_vjp(name: str, *arrays: Any) -> None:
                 "or compute it outside the tape.")
 
 
+def noted(name: str, arrays: Sequence[Array]) -> None:
+    """`name` (a function outside the namespace) wrote `arrays`: this thread's tape names it
+    when a reverse finds one of them changed (call only when `TAPES` is not empty)."""
+    tape = current()
+    if tape is not None and tape.recording:
+        for x in arrays:
+            tape.writers[x._buffer] = name
+
+
 def refuse_foreign(name: str, *arrays: Any) -> None:
     """For functions that run outside the namespace (a NumPy function qdarray does not map):
     raise when one of `arrays` (or of the sequences among them) needs gradients inside this

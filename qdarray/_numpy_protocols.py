@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _dtypes
 from ._array import Array, Buffer
-from ._autodiff import TAPES, refuse_foreign
+from ._autodiff import TAPES, noted, refuse_foreign
 from ._data_type_functions import astype
 from ._devices import CPU
 from ._numpy_functions import FUNCTIONS, LIKE_FUNCTIONS, UFUNC_METHODS, UFUNCS
@@ -86,7 +86,8 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...],
         reason = str(exc)
     call = ufunc if method == "__call__" else getattr(ufunc, method)
     label = f"numpy.{name}" if method == "__call__" else f"numpy.{name}.{method}"
-    return numpy_fallback(call, inputs, kwargs, label, reason)
+    return numpy_fallback(call, inputs, kwargs, label, reason,
+                          written=_ufunc_outputs(ufunc, method, inputs, kwargs))
 
 
 def _call_ufunc(func: Callable[..., Any], ufunc: np.ufunc, inputs: tuple[Any, ...],
@@ -129,13 +130,18 @@ def _in_dtype(ufunc: np.ufunc, operands: list[Any], target: _dtypes.DType) -> li
 
 
 def numpy_fallback(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-                   name: str, reason: str | None = None, also: tuple[Array, ...] = ()) -> Any:
+                   name: str, reason: str | None = None, also: tuple[Array, ...] = (),
+                   written: list[Any] | None = None) -> Any:
     """Run NumPy's `func` on the NumPy storage of the qdarray arrays among `args` and `kwargs`
     (lists and tuples included), without copies, and wrap its array results as Arrays.
 
     The single place where NumPy code runs on qdarray arrays outside the namespace. Results
-    that view an argument share its write generation, and every argument's generation is bumped
-    (the function may have written through it, as with `out=`).
+    that view an argument share its write generation. The arguments NumPy writes count as
+    written (their generation is bumped): `written` (a ufunc's outputs, from
+    `_ufunc_outputs`), else those `_written_arguments` finds from the function's signature
+    (`out=`, `overwrite_input=True`, the in-place functions `np.copyto`, `np.put`, ...). The
+    other arguments are only read, as NumPy's semantics say, so a tape that kept one still
+    holds it.
 
     Raises:
         TypeError: an argument (or an array in `also`, which `func` uses besides its
@@ -159,10 +165,76 @@ def numpy_fallback(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
                 f"qd function instead, or move the data: x.to_device('cpu'), then "
                 f"qd.asarray(result, device='{x._device}') to move a result back."
             )
+    if written is None:
+        written = _written_arguments(func, args, kwargs)
     result = func(*native_args, **native_kwargs)
-    for x in arrays:
+    changed: list[Array] = []
+    _unwrap(arrays if written is None else written, changed, [])
+    _escaped(result, arrays, changed)
+    for x in changed:
         x._buffer.generation += 1
+    if TAPES and changed:
+        noted(name, changed)
     return _wrap(result, arrays, passed)
+
+
+# NumPy's functions that write into an argument other than `out=`, by the parameter's name.
+_IN_PLACE = {np.copyto: "dst", np.put: "a", np.place: "arr", np.putmask: "a",
+             np.fill_diagonal: "a", np.put_along_axis: "arr"}
+# Flags with which a function may overwrite an input, and the input they name.
+_OVERWRITE = {"overwrite_input": "a", "overwrite_a": "a", "overwrite_b": "b"}
+
+
+def _written_arguments(func: Callable[..., Any], args: tuple[Any, ...],
+                       kwargs: dict[str, Any]) -> list[Any] | None:
+    """The arguments NumPy's `func` writes: its `out=` (positional or keyword), the input an
+    `overwrite_*=True` flag gives away, the target of an in-place function; None when the
+    signature cannot tell (every argument then counts as written)."""
+    import inspect
+
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return None
+    given = bound.arguments
+    out = [given[p] for p in ("out",) if given.get(p) is not None]
+    for flag, target in _OVERWRITE.items():
+        if given.get(flag) and target in given:
+            out.append(given[target])
+    target = _IN_PLACE.get(func)
+    if target is not None and target in given:
+        out.append(given[target])
+    return out
+
+
+def _ufunc_outputs(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> list[Any]:
+    """What a ufunc call writes: `out=`, outputs given positionally, and for `ufunc.at` the
+    array it updates in place."""
+    out = kwargs.get("out")
+    written = [] if out is None else [out]
+    if method == "__call__":
+        written.extend(inputs[ufunc.nin:])
+    elif method == "at":
+        written.append(inputs[0])
+    elif method in ("reduce", "accumulate", "reduceat"):
+        position = 4 if method == "reduceat" else 3  # (array, [indices,] axis, dtype, out)
+        written.extend(inputs[position:position + 1])
+    return written
+
+
+def _escaped(result: Any, arrays: list[Array], changed: list[Array]) -> None:
+    """Arguments whose memory a result NumPy returned as a plain ndarray views (a dtype
+    qdarray has no Array for): written as far as qdarray can tell."""
+    if type(result) in (tuple, list):
+        for r in result:
+            _escaped(r, arrays, changed)
+        return
+    if type(result) is not np.ndarray or result.dtype in _dtypes._BY_NUMPY:
+        return
+    for x in arrays:
+        if not any(c is x for c in changed) and np.shares_memory(result, x._data):
+            changed.append(x)
 
 
 def _unwrap(obj: Any, arrays: list[Array], passed: list[Any]) -> Any:

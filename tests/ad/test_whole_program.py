@@ -291,6 +291,39 @@ def test_writes_the_tape_does_not_see_still_raise() -> None:
         tape.backward(loss)
 
 
+@pytest.mark.parametrize("reads", [
+    lambda w: np.median(w), lambda w: np.percentile(w, 30.0), lambda w: np.ptp(w),
+    lambda w: np.add.outer(w, w), lambda w: np.nanargmax(w), lambda w: np.trapezoid(w)])
+def test_numpy_functions_that_only_read_leave_kept_arrays_valid(reads) -> None:
+    """A NumPy function qdarray does not map runs on the array's memory; NumPy's semantics
+    say it only reads its inputs, so the tape's record of them still holds."""
+    x = qd.asarray(np.array([0.5, 1.0, 2.0]), requires_grad=True)
+    w = qd.asarray(np.array([2.0, 3.0, 4.0]))
+    with qd.ad.Tape() as tape:
+        loss = qd.sum(x * w)                        # keeps w
+        reads(w)
+    tape.backward(loss)
+    np.testing.assert_array_equal(host(x.grad), [2.0, 3.0, 4.0])
+
+
+@pytest.mark.parametrize("name, writes", [
+    ("numpy.copyto", lambda w: np.copyto(w, 1.0)),
+    ("numpy.add.at", lambda w: np.add.at(w, [0], 1.0)),
+    ("numpy.median", lambda w: np.median(w, overwrite_input=True)),
+    ("numpy.put", lambda w: np.put(w, [0], [9.0])),
+    ("numpy.putmask", lambda w: np.putmask(w, np.array([True, False, True]), 9.0)),
+    ("numpy.nancumsum", lambda w: np.nancumsum(qd.asarray([1.0, 2.0, 3.0]), out=w)),
+    ("numpy.ldexp", lambda w: np.ldexp(qd.asarray([1.0, 2.0, 3.0]), 2, w))])
+def test_numpy_functions_that_write_invalidate_kept_arrays(name, writes) -> None:
+    x = qd.asarray(np.array([0.5, 1.0, 2.0]), requires_grad=True)
+    w = qd.asarray(np.array([2.0, 3.0, 4.0]))
+    with qd.ad.Tape() as tape:
+        loss = qd.sum(x * w)
+        writes(w)
+    with pytest.raises(qd.AutodiffError, match=f"written afterwards by {name}"):
+        tape.backward(loss)
+
+
 def test_a_view_written_behind_its_record_raises_on_use() -> None:
     x = qd.asarray(np.array([0.5, 1.0, 1.5]), requires_grad=True)
     with qd.ad.Tape():
