@@ -198,9 +198,9 @@ def _written_arguments(func: Callable[..., Any], args: tuple[Any, ...],
         return None
     given = bound.arguments
     out = [given[p] for p in ("out",) if given.get(p) is not None]
-    for flag, target in _OVERWRITE.items():
-        if given.get(flag) and target in given:
-            out.append(given[target])
+    for flag, name in _OVERWRITE.items():
+        if given.get(flag) and name in given:
+            out.append(given[name])
     target = _IN_PLACE.get(func)
     if target is not None and target in given:
         out.append(given[target])
