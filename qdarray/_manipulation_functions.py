@@ -306,7 +306,8 @@ def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) ->
     if copy is not True:
         try:
             return _view(x, xp.reshape, shape, copy=False)
-        except ValueError:
+        except (ValueError, AttributeError):  # CuPy raises AttributeError where NumPy raises
+            # ValueError: the strides admit no view with the new shape
             if copy is False:
                 raise ValueError(
                     f"reshape(copy=False) cannot view an array of shape {x.shape} and strides "

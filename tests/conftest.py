@@ -6,6 +6,8 @@ import os
 
 # SciPy reads this once, at import: its Array API support must be on before any test imports it.
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
+# JAX (the whole-program gradient oracle) would take 75% of a GPU's memory in each test worker.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 from hypothesis import HealthCheck, settings
 

@@ -26,9 +26,11 @@ from .cuda_kernels import SIMULATED, TARGET
 from .host_memory import cpu_available_bytes
 
 
-def _missing_cupy() -> RuntimeError:
+def _missing_cupy(missing: str | None = "cupy") -> RuntimeError:
+    what = "CuPy, which is not installed" if missing in (None, "cupy") else (
+        f"CuPy and {missing!r}, which does not import")
     return RuntimeError(
-        "The CUDA backend needs CuPy, which is not installed. Try `pip install "
+        f"The CUDA backend needs {what}. Try `pip install "
         "'qdarray[cuda13]'` (CUDA 13 drivers) or `pip install 'qdarray[cuda12]'` (CUDA 12); "
         "without a GPU, set NUMBA_ENABLE_CUDASIM=1 before importing qdarray to use numba's "
         "simulated device.")
@@ -150,8 +152,8 @@ class CupyBackend(_CudaBase):
         try:
             import array_api_compat.cupy as compat_cupy
             import cupy  # type: ignore[import-not-found]
-        except ImportError:
-            raise _missing_cupy() from None
+        except ImportError as exc:
+            raise _missing_cupy((exc.name or "cupy").split(".")[0]) from None
         from .cuda_namespace import CudaNamespace
 
         self.cp = cupy

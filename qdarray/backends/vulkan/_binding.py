@@ -31,6 +31,10 @@ except OSError as exc:  # the binding imports, but libvulkan.so.1 is not on the 
     vk = None
 else:
     _LOAD_ERROR = None
+    if not hasattr(vk, "vkEnumeratePhysicalDevices"):  # another package named `vulkan`
+        _LOAD_ERROR = (f"the module `vulkan` found at {getattr(vk, '__file__', None) or vk.__path__}"
+                       " is not the Vulkan binding (pip install vulkan)")
+        vk = None
 
 # Values the binding leaves as None (core names of promoted extension enums), from the
 # Vulkan specification.
@@ -49,7 +53,7 @@ def api() -> Any:
     """The `vulkan` module; VulkanUnavailableError when the loader is missing."""
     if vk is None:
         raise VulkanUnavailableError(
-            f"No Vulkan loader (libvulkan.so.1) could be loaded: {_LOAD_ERROR}. {INSTALL_HINT}")
+            f"No Vulkan API could be loaded: {_LOAD_ERROR}. {INSTALL_HINT}")
     return vk
 
 

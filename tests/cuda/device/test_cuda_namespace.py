@@ -306,3 +306,13 @@ def test_mixing_devices_names_both(device):
         x + qd.ones(3)
     with pytest.raises(ValueError, match=rf"{device}"):
         qd.concat([x, qd.ones(3)])
+
+
+def test_reshape_of_a_strided_view_copies_only_when_needed(device):
+    # CuPy refuses an in-place reshape of such a view with AttributeError; copy=None copies
+    z = np.arange(24.0).reshape(4, 6)
+    x = on(device, z)
+    np.testing.assert_array_equal(host(qd.reshape(x.T, (-1,))), z.T.reshape(-1))
+    np.testing.assert_array_equal(host(qd.reshape(x[:, ::2], (12,))), z[:, ::2].reshape(12))
+    with pytest.raises(ValueError, match="cannot view an array of shape"):
+        qd.reshape(x.T, (-1,), copy=False)

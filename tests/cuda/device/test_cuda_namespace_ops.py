@@ -4,6 +4,7 @@ generator and launcher, against NumPy and exact references: the map kernels of
 
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -14,6 +15,8 @@ from qdarray.kernels.args import ArgSpec
 from qdarray.kernels.launch import compile_ir
 from qdarray.kernels.library.maps import MapSpec, Operand, map_kernel
 from qdarray.kernels.types import ArrayType
+
+SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM", "") not in ("", "0")
 
 
 def _run(spec: MapSpec, device: str, out: np.ndarray, *operands: np.ndarray) -> np.ndarray:
@@ -38,7 +41,10 @@ def test_complex_products_and_quotients(device):
         im = Fraction(x.real) * Fraction(y.imag) + Fraction(float(x.imag * y.real))
         assert (z.real, z.imag) == (float(re), float(im))
     got = _run(MapSpec("divide", c, c, ops, 1), device, np.zeros(40, complex), a, b)
-    np.testing.assert_array_equal(got, a / b)
+    if SIMULATED:
+        np.testing.assert_array_equal(got, a / b)
+    else:  # NVVM contracts a * b + c into one FMA (as nvcc and CuPy do): the last bit may differ
+        np.testing.assert_allclose(got, a / b, rtol=4 * np.finfo(np.float64).eps, atol=0)
 
 
 def test_complex_parts_and_nextafter(device):
