@@ -14,6 +14,8 @@ function except at the special values below:
 - complex `tanh(±inf + yj)` for finite y: NumPy (C99's ctanh) gives `±1 + copysign(0, sin(2y))j`;
   the standard gives `±1 + copysign(0, y)j` (`1 + 0j` for y > 0, as `tanh(conj(z)) ==
   conj(tanh(z))` requires for y < 0).
+- `sign` on CuPy only: CuPy's gives 0 for NaN (the standard: NaN); array-api-compat fixes that
+  with a boolean-mask assignment, which waits for the GPU, so this one fixes it in place.
 
 With `check_first` (the CPU), each replacement first counts the special inputs and returns
 NumPy's result unchanged when there are none, so ordinary input pays one cheap pass; without
@@ -90,4 +92,19 @@ def functions(m: types.ModuleType, check_first: bool) -> dict[str, Callable[...,
         copyto(result.imag, m.copysign(0.0, b), where=special)
         return result
 
-    return {"floor_divide": floor_divide, "expm1": expm1, "tanh": tanh}
+    def sign(x: Any, /) -> Any:
+        # The standard's sign without a boolean-mask assignment (array-api-compat's CuPy
+        # version masks NaNs in, which synchronises with the GPU on every call).
+        if x.dtype.kind == "c":
+            result = asarray(x / m.abs(x))
+            copyto(result, 0, where=x == 0)
+            return result
+        result = asarray(m.sign(x))
+        if x.dtype.kind == "f":
+            copyto(result, x, where=m.isnan(x))  # CuPy's sign gives 0 for NaN
+        return result
+
+    table = {"floor_divide": floor_divide, "expm1": expm1, "tanh": tanh}
+    if not check_first:  # CuPy
+        table["sign"] = sign
+    return table

@@ -146,3 +146,25 @@ def test_real_functions_are_numpys() -> None:
     with np.errstate(invalid="ignore"):  # NumPy's inf // 3.0
         want = np.where(np.isinf(x), x, np.floor_divide(x, 3.0))
     same_values(np.asarray(operator.floordiv(qd.asarray(x), 3.0)), want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "complex64", "complex128"])
+def test_the_gpu_sign_is_the_standards(dtype: str) -> None:
+    # the replacement CuPy gets (no boolean-mask assignment), run here with NumPy as the module
+    from qdarray.backends.special_cases import functions
+
+    sign = functions(np, check_first=False)["sign"]
+    if dtype.startswith("complex"):
+        x = np.array([3 + 4j, 0j, -2j, complex(np.nan, 1), -1 + 0j], dtype)
+        with np.errstate(invalid="ignore"):
+            want = np.where(x == 0, 0, x / np.abs(np.where(x == 0, 1, x))).astype(dtype)
+    elif dtype.startswith("float"):
+        x = np.array([-2.5, -0.0, 0.0, 3.0, np.nan, -np.inf], dtype)
+        want = np.sign(x)
+    else:
+        x = np.array([-7, 0, 5], dtype)
+        want = np.sign(x)
+    with np.errstate(invalid="ignore"):
+        got = sign(x)
+    assert got.dtype == x.dtype
+    np.testing.assert_array_equal(got, want)
