@@ -104,7 +104,8 @@ def functions(m: types.ModuleType, check_first: bool) -> dict[str, Callable[...,
             copyto(result, x, where=m.isnan(x))  # CuPy's sign gives 0 for NaN
         return result
 
-    table = {"floor_divide": floor_divide, "expm1": expm1, "tanh": tanh}
+    table: dict[str, Callable[..., Any]] = {
+        "floor_divide": floor_divide, "expm1": expm1, "tanh": tanh}
     if not check_first:  # CuPy
         table["sign"] = sign
     return table
