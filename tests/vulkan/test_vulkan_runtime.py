@@ -161,3 +161,28 @@ def test_no_loader_means_no_devices_and_a_clear_error(device, monkeypatch):
     assert qd.Device("vulkan:0").backend.devices() == []
     with pytest.raises(_binding.VulkanUnavailableError, match=r"libvulkan\.so\.1.*apt-get"):
         _instance.physical_devices()
+
+
+def test_a_driver_the_loader_cannot_use_means_no_vulkan_devices(tmp_path):
+    # the loader is present but its only driver does not load (VkErrorIncompatibleDriver from
+    # vkCreateInstance): the namespace lists no Vulkan device and a Vulkan array names why
+    import json
+    import os
+    import subprocess
+    import sys
+
+    icd = tmp_path / "icd.json"
+    icd.write_text(json.dumps({"file_format_version": "1.0.0", "ICD": {
+        "library_path": str(tmp_path / "missing.so"), "api_version": "1.3.0"}}))
+    code = ("import qdarray as qd\n"
+            "print([str(d) for d in qd.__array_namespace_info__().devices()])\n"
+            "try:\n    qd.zeros(2, device='vulkan:0')\n"
+            "except RuntimeError as exc:\n    print(type(exc).__name__, exc)\n")
+    env = dict(os.environ, VK_DRIVER_FILES=str(icd), VK_ICD_FILENAMES=str(icd))
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert run.returncode == 0, run.stderr
+    listed, error = run.stdout.splitlines()[:2]
+    assert "vulkan" not in listed
+    assert error.startswith("VulkanUnavailableError No usable Vulkan driver") and \
+        "VkErrorIncompatibleDriver" in error and "VK_DRIVER_FILES" in error

@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._binding import api, checked, text
+from ._binding import INSTALL_HINT, VulkanUnavailableError, api, checked, text
 
 # VkPhysicalDeviceType -> rank in qdarray's order
 _TYPE_RANK = {2: 0, 1: 1, 3: 2, 4: 3}  # discrete, integrated, virtual, CPU; other (0) last
@@ -89,7 +89,13 @@ def instance() -> Any:
             info = vk.VkInstanceCreateInfo(pApplicationInfo=app, enabledLayerCount=0,
                                            enabledExtensionCount=0)
             with checked("Vulkan", "vkCreateInstance"):
-                _instance = vk.vkCreateInstance(info, None)
+                try:
+                    _instance = vk.vkCreateInstance(info, None)
+                except (vk.VkErrorIncompatibleDriver, vk.VkErrorInitializationFailed) as exc:
+                    # the loader found no driver it can use: no Vulkan device, not a failure
+                    raise VulkanUnavailableError(
+                        f"No usable Vulkan driver: vkCreateInstance failed with "
+                        f"{type(exc).__name__}. {INSTALL_HINT}") from None
         return _instance
 
 
