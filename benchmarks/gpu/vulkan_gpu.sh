@@ -31,6 +31,10 @@ mkdir -p "$OUT" "$VK"
 # -- the loader --------------------------------------------------------------------------------
 DEB=$(ls .whl/libvulkan1_*.deb 2>/dev/null | head -1)
 if [ -z "$DEB" ]; then echo "no .whl/libvulkan1_*.deb carried (apt-get download libvulkan1)"; exit 1; fi
+# The NVIDIA driver's Vulkan library (libGLX_nvidia) needs GLVND's dispatch libraries, which an
+# image without OpenGL lacks: carry them too (apt-get download libglvnd0 libglx0 libegl1 libgl1
+# libopengl0 libgles2); every .deb in .whl/ is unpacked beside the loader.
+for DEB in .whl/*.deb; do
 if command -v dpkg-deb >/dev/null 2>&1; then
     dpkg-deb -x "$DEB" "$VK"
 else  # a .deb is an ar archive holding data.tar.*
@@ -46,14 +50,20 @@ while pos < len(data):
     pos += 60 + size + (size & 1)
 PY
 fi
+done
 LIBDIR=$(dirname "$(find "$VK" -name 'libvulkan.so.1' | head -1)")
 export LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # -- the NVIDIA ICD ----------------------------------------------------------------------------
-ICD=""
-for f in /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json \
+ICD="${VK_DRIVER_FILES:-}"
+[ -n "$ICD" ] && [ ! -f "$ICD" ] && ICD=""
+for f in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json \
+         /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json \
          /usr/share/vulkan/icd.d/nvidia_icd.x86_64.json; do
-    [ -f "$f" ] && ICD="$f" && break
+    [ -z "$ICD" ] && [ -f "$f" ] && ICD="$f"
+done
+for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do  # the driver's libraries
+    [ -d "$d" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$d"
 done
 if [ -z "$ICD" ]; then
     NVLIB=$( (ldconfig -p 2>/dev/null | awk '/libGLX_nvidia.so.0/{print $NF; exit}') || true)
