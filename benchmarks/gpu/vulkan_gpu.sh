@@ -102,7 +102,7 @@ PY
 
 if [ "$STEP" = all ] || [ "$STEP" = tests ]; then
     echo "== tests/vulkan on the GPU"
-    timeout 420 python3 -m pytest -q -p no:cacheprovider -n 4 -rfEs tests/vulkan \
+    timeout 420 python3 -m pytest -q -p no:cacheprovider -p no:benchmark -n 4 -rfEs tests/vulkan \
         > "$OUT/tests_vulkan.log" 2>&1
     echo "exit status $?"
     tail -40 "$OUT/tests_vulkan.log"
