@@ -59,6 +59,7 @@ def caps_of(st: _instance.DeviceState) -> dict[str, Any]:
             "int64_atomics": st.features["int64_atomics"],
             "float32_atomic_add": st.features["float32_atomic_add"],
             "float64_atomic_add": st.features["float64_atomic_add"],
+            "float64": st.features["float64"],
             "device": f"device {st.label}"}
 
 

@@ -42,27 +42,29 @@ def _b(ctx: Ctx, op: S, a: int, b: int) -> int:
 
 
 def _int_divmod(ctx: Ctx, t: DType, a: int, b: int) -> tuple[int, int]:
-    """NumPy's (a // b, a % b) for integers: 0 for b == 0, rounding toward -inf, and the
-    wrapping b == -1 without SPIR-V's undefined INT_MIN / -1."""
+    """NumPy's (a // b, a % b) for integers: 0 for b == 0, rounding toward -inf, wrapping for
+    the minimum // -1. Signed operands go through their magnitudes with OpUDiv / OpUMod: OpSDiv
+    and OpSRem of negative operands are not exact on every driver (NVIDIA's differ)."""
     f, ty = ctx.f, ctx.scalar(t)
     zero, one = ctx.const(t, 0), ctx.const(t, 1)
     is_zero = _b(ctx, S.IEqual, b, zero)
+    safe = _sel(ctx, ty, is_zero, one, b)
     if t.kind == "u":
-        safe = _sel(ctx, ty, is_zero, one, b)
         q, r = f.op(S.UDiv, ty, a, safe), f.op(S.UMod, ty, a, safe)
         return _sel(ctx, ty, is_zero, zero, q), _sel(ctx, ty, is_zero, zero, r)
-    minus_one = ctx.const(t, -1)
-    special = f.op(S.LogicalOr, ctx.bool, is_zero, _b(ctx, S.IEqual, b, minus_one))
-    safe = _sel(ctx, ty, special, one, b)
-    q, r = f.op(S.SDiv, ty, a, safe), f.op(S.SRem, ty, a, safe)
+    u = ctx.m.t_int(t.itemsize * 8, False)
+    neg_a, neg_b = _b(ctx, S.SLessThan, a, zero), _b(ctx, S.SLessThan, safe, zero)
+    mag_a = f.op(S.Bitcast, u, _sel(ctx, ty, neg_a, f.op(S.SNegate, ty, a), a))
+    mag_b = f.op(S.Bitcast, u, _sel(ctx, ty, neg_b, f.op(S.SNegate, ty, safe), safe))
+    q = f.op(S.Bitcast, ty, f.op(S.UDiv, u, mag_a, mag_b))  # the minimum's magnitude wraps back
+    r = f.op(S.Bitcast, ty, f.op(S.UMod, u, mag_a, mag_b))
+    q = _sel(ctx, ty, _b(ctx, S.LogicalNotEqual, neg_a, neg_b), f.op(S.SNegate, ty, q), q)
+    r = _sel(ctx, ty, neg_a, f.op(S.SNegate, ty, r), r)  # truncated: the sign of a
     fix = f.op(S.LogicalAnd, ctx.bool, _b(ctx, S.INotEqual, r, zero),
-               _b(ctx, S.LogicalNotEqual, _b(ctx, S.SLessThan, r, zero),
-                  _b(ctx, S.SLessThan, b, zero)))
+               _b(ctx, S.LogicalNotEqual, _b(ctx, S.SLessThan, r, zero), neg_b))
     q = _sel(ctx, ty, fix, f.op(S.ISub, ty, q, one), q)
-    r = _sel(ctx, ty, fix, f.op(S.IAdd, ty, r, b), r)
-    wrapped = f.op(S.ISub, ty, zero, a)  # a // -1, wrapping for the minimum
-    q = _sel(ctx, ty, is_zero, zero, _sel(ctx, ty, special, wrapped, q))
-    return q, _sel(ctx, ty, special, zero, r)
+    r = _sel(ctx, ty, fix, f.op(S.IAdd, ty, r, safe), r)
+    return _sel(ctx, ty, is_zero, zero, q), _sel(ctx, ty, is_zero, zero, r)
 
 
 def _float_divmod(ctx: Ctx, t: DType, a: int, b: int) -> tuple[int, int]:
@@ -86,6 +88,23 @@ def _float_divmod(ctx: Ctx, t: DType, a: int, b: int) -> tuple[int, int]:
                floor)
     b_zero = _b(ctx, S.FOrdEqual, b, zero)
     return _sel(ctx, ty, b_zero, quotient, div), mod
+
+
+def true_divide(ctx: Ctx, i: Instr) -> int:
+    """a / b. Vulkan lets OpFDiv be 2.5 ulp off (NVIDIA's float32 division is): a float32
+    quotient is computed in float64 where the device has it and rounded once, which is the
+    correctly rounded quotient (53 >= 2 * 24 + 2 bits)."""
+    t = _rt(i)
+    a, b = (ctx.val(x) for x in i.args)
+    f, ty = ctx.f, ctx.scalar(t)
+    if t.kind in "iu":
+        return f.op(S.SDiv if t.kind == "i" else S.UDiv, ty, a, b)
+    if t.itemsize == 4 and ctx.caps.get("float64"):
+        d = ctx.m.t_float(64)
+        ctx.m.capability(Cap.Float64)
+        q = f.op(S.FDiv, d, f.op(S.FConvert, d, a), f.op(S.FConvert, d, b))
+        return f.op(S.FConvert, ty, q)
+    return f.op(S.FDiv, ty, a, b)
 
 
 def floordiv(ctx: Ctx, i: Instr) -> int:

@@ -261,7 +261,7 @@ def _stmt(ctx: Ctx, i: Instr) -> None:
 TABLE: dict[Op, Any] = {
     Op.CONST: _const, Op.CAST: _cast, Op.SELECT: _select,
     Op.ADD: _typed(S.IAdd, S.IAdd, S.FAdd), Op.SUB: _typed(S.ISub, S.ISub, S.FSub),
-    Op.MUL: _typed(S.IMul, S.IMul, S.FMul), Op.TRUEDIV: _typed(S.SDiv, S.UDiv, S.FDiv),
+    Op.MUL: _typed(S.IMul, S.IMul, S.FMul), Op.TRUEDIV: num.true_divide,
     Op.FLOORDIV: num.floordiv, Op.MOD: num.mod, Op.POW: num.power, Op.NEG: _neg,
     Op.ABS: _abs, Op.MIN: num.minmax(False), Op.MAX: num.minmax(True),
     Op.BIT_AND: _typed(S.BitwiseAnd, S.BitwiseAnd, S.BitwiseAnd, S.LogicalAnd),
