@@ -18,6 +18,8 @@ from ._dtypes import DType
 from ._errors import DeviceUnavailableError
 
 _PY_SCALARS = (bool, int, float, complex)
+_BY_NUMPY = _dtypes._BY_NUMPY
+_object_new = object.__new__  # Array.__new__ refuses direct construction
 
 
 def _host_operand(self: Array, other: Any, name: str) -> Any:
@@ -99,12 +101,12 @@ class Array:
     the constructor is private.
     """
 
-    __slots__ = ("_data", "_dtype", "_device", "_buffer", "_grad", "_node", "__weakref__")
+    __slots__ = ("_data", "_dtype", "_device", "_shared", "_grad", "_node", "__weakref__")
 
     _data: Any
     _dtype: DType
     _device: Device
-    _buffer: Buffer
+    _shared: Buffer | None  # see _buffer
     _grad: Array | None
     # The tape node of an array computed from arrays with gradients inside a `qd.ad.Tape`
     # (qdarray/_autodiff.py); None for every other array.
@@ -116,20 +118,30 @@ class Array:
             "creation function."
         )
 
-    @classmethod
-    def _new(cls, data: Any, device: Device, buffer: Buffer | None = None) -> Array:
+    @staticmethod
+    def _new(data: Any, device: Device, buffer: Buffer | None = None) -> Array:
         """Wrap a native array. `buffer` is the token of the memory `data` views, if shared."""
-        self = object.__new__(cls)
+        self: Array = _object_new(Array)  # a static method: a class method's binding costs
         self._data = data
         try:
-            self._dtype = _dtypes._BY_NUMPY[data.dtype]
+            self._dtype = _BY_NUMPY[data.dtype]
         except KeyError:
             self._dtype = _dtypes.from_numpy_dtype(data.dtype)
         self._device = device
-        self._buffer = Buffer() if buffer is None else buffer
+        self._shared = buffer
         self._grad = None
         self._node = None
         return self
+
+    @property
+    def _buffer(self) -> Buffer:
+        """The identity and write generation of the memory this array views, shared with every
+        view of it. Made on first use: most arrays (operation results) are never viewed or
+        written, and an object per result would cost every small operation."""
+        buffer = self._shared
+        if buffer is None:
+            buffer = self._shared = Buffer()
+        return buffer
 
     def __class_getitem__(cls, params: Any) -> Any:
         """`qd.Array[dtype, ndim]` (or `qd.Array[dtype]`): a kernel parameter annotation."""

@@ -10,14 +10,17 @@ from ._errors import AxisError
 
 def normalize_axis(axis: Any, ndim: int, func: str, name: str = "axis") -> int:
     """`axis` as a non-negative int below `ndim`; an AxisError naming both otherwise."""
-    try:
-        ax = operator.index(axis)
-    except TypeError:
-        raise TypeError(
-            f"{func} expects an integer {name}; got {type(axis).__name__} {axis!r}."
-        ) from None
-    if type(axis) is bool:
-        raise TypeError(f"{func} expects an integer {name}; got bool {axis!r}.")
+    if type(axis) is int:  # the common case, without operator.index's call
+        ax = axis
+    else:
+        try:
+            ax = operator.index(axis)
+        except TypeError:
+            raise TypeError(
+                f"{func} expects an integer {name}; got {type(axis).__name__} {axis!r}."
+            ) from None
+        if type(axis) is bool:
+            raise TypeError(f"{func} expects an integer {name}; got bool {axis!r}.")
     if not -ndim <= ax < ndim:
         raise AxisError(
             f"{name}={ax} is out of range for {func} on an array of {ndim} dimension"

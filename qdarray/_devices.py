@@ -16,7 +16,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from .backends.base import Backend
@@ -41,10 +41,12 @@ class Device:
         qd.Device("cpu"), qd.Device("cuda:0"), x.device == qd.Device("cpu")
     """
 
-    __slots__ = ("kind", "index", "_backend")
+    # `backend` is a plain slot, read on the namespace's hot path; until the backend is first
+    # used it holds a stand-in that loads it (see _UnloadedBackend).
+    __slots__ = ("kind", "index", "backend")
     kind: str
     index: int
-    _backend: Backend | None
+    backend: Backend
     _interned: dict[tuple[str, int], Device] = {}
 
     def __new__(cls, spec: str | Device = "cpu") -> Device:
@@ -58,18 +60,9 @@ class Device:
         self = object.__new__(cls)
         self.kind = kind
         self.index = index
-        self._backend = None
+        self.backend = cast("Backend", _UnloadedBackend(self))
         cls._interned[(kind, index)] = self
         return self
-
-    @property
-    def backend(self) -> Backend:
-        """The backend serving this device (loaded on first use)."""
-        backend = self._backend
-        if backend is None:
-            backend = _FIND_BACKEND[0](self)
-            self._backend = backend
-        return backend
 
     def __repr__(self) -> str:
         return f"Device('{self}')"
@@ -90,6 +83,27 @@ class Device:
 
     def __hash__(self) -> int:
         return hash((self.kind, self.index))
+
+
+class _UnloadedBackend:
+    """`Device.backend` until first use: the first attribute read loads the device's backend
+    (importing its optional dependency, or raising the error that names it), puts it in
+    `device.backend` and answers from it. A property, or a `__getattr__` on Device itself,
+    would slow down every read of `device.backend`."""
+
+    __slots__ = ("_device",)
+
+    def __init__(self, device: Device) -> None:
+        self._device = device
+
+    def __getattr__(self, name: str) -> Any:
+        device = self._device
+        backend = _FIND_BACKEND[0](device)
+        device.backend = backend
+        return getattr(backend, name)
+
+    def __repr__(self) -> str:
+        return f"<backend of {self._device}, not loaded yet>"
 
 
 def _parse(spec: Any) -> tuple[str, int]:

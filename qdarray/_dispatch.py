@@ -3,9 +3,9 @@
 Every elementwise function and operator goes through `unary` / `binary` / `inplace`: check the
 inputs (type, device, dtype category), call the backend's native function, wrap the result.
 These sit on the hot path of every small-array operation, so they do only what they must:
-dtype categories are checked as NumPy kind characters ('b', 'i', 'u', 'f', 'c') against a
-string, which costs a few tens of nanoseconds, and two arrays of one device take a path with
-no further branching.
+dtype categories are checked as NumPy kind characters ('b', 'i', 'u', 'f', 'c', stored as
+`DType.kind`) against a string, which costs a few tens of nanoseconds, and two arrays of one
+device take a path with no further branching.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def category_error(func: str, category: str, dtype: DType) -> TypeError:
 
 def check_kind(x: Array, category: str, func: str) -> None:
     """Raise `category_error` unless `x`'s dtype is in `category`."""
-    if x._dtype._np.kind not in KINDS[category]:
+    if x._dtype.kind not in KINDS[category]:
         raise category_error(func, category, x._dtype)
 
 
@@ -137,7 +137,7 @@ def unary(name: str, x: Any, category: str | None = None) -> Array:
         x = require_array(x, name)
     if category is None:
         category = CATEGORIES[name]
-    if x._dtype._np.kind not in KINDS[category]:
+    if x._dtype.kind not in KINDS[category]:
         raise category_error(name, category, x._dtype)
     device = x._device
     backend = device.backend
@@ -151,7 +151,7 @@ def float_unary(name: str, x: Any, category: str) -> Array:
     """`unary` for a floating-point function: integer and boolean input is computed in float."""
     if type(x) is not Array:
         x = require_array(x, name)
-    kind = x._dtype._np.kind
+    kind = x._dtype.kind
     if kind not in KINDS[category]:
         raise category_error(name, category, x._dtype)
     device = x._device
@@ -224,19 +224,19 @@ def operands(x1: Any, x2: Any, func: str, category: str = "all") -> tuple[Any, A
         t2 = type(x2)
     kinds = KINDS[category]
     if t1 is Array:
-        if x1._dtype._np.kind not in kinds:
+        if x1._dtype.kind not in kinds:
             raise category_error(func, category, x1._dtype)
         if t2 is Array:
             if x1._device is not x2._device:
                 same_device(x1, x2, func)
-            if x2._dtype._np.kind not in kinds:
+            if x2._dtype.kind not in kinds:
                 raise category_error(func, category, x2._dtype)
             return x1._data, x2._data, x1._device
         if (t2 is float and "f" not in kinds) or (t2 is complex and "c" not in kinds):
             raise _scalar_error(func, category, x2)
         return x1._data, x2, x1._device
     if t2 is Array:
-        if x2._dtype._np.kind not in kinds:
+        if x2._dtype.kind not in kinds:
             raise category_error(func, category, x2._dtype)
         if (t1 is float and "f" not in kinds) or (t1 is complex and "c" not in kinds):
             raise _scalar_error(func, category, x1)
@@ -251,21 +251,35 @@ def binary(name: str, x1: Any, x2: Any, category: str | None = None) -> Array:
     """Apply the backend's elementwise function `name` to two arrays (or array and scalar)."""
     if category is None:
         category = CATEGORIES[name]
-    if type(x1) is Array and type(x2) is Array:  # the common case, checked inline
-        device = x1._device
-        kinds = KINDS[category]
-        if x2._device is not device:
-            same_device(x1, x2, name)
-        if x1._dtype._np.kind not in kinds:
-            raise category_error(name, category, x1._dtype)
-        if x2._dtype._np.kind not in kinds:
-            raise category_error(name, category, x2._dtype)
-        backend = device.backend
-        out = Array._new(backend.normalize(getattr(backend.xp, name)(x1._data, x2._data)),
-                         device)
-        if TAPES:
-            return record(name, out, (x1, x2))  # type: ignore[no-any-return]
-        return out
+    if type(x1) is Array:  # the common cases (two arrays, an array and a scalar) inline
+        t2 = type(x2)
+        if t2 is Array:
+            device = x1._device
+            kinds = KINDS[category]
+            if x2._device is not device:
+                same_device(x1, x2, name)
+            if x1._dtype.kind not in kinds:
+                raise category_error(name, category, x1._dtype)
+            if x2._dtype.kind not in kinds:
+                raise category_error(name, category, x2._dtype)
+            backend = device.backend
+            out = Array._new(backend.normalize(getattr(backend.xp, name)(x1._data, x2._data)),
+                             device)
+            if TAPES:
+                return record(name, out, (x1, x2))  # type: ignore[no-any-return]
+            return out
+        if t2 is float or t2 is int:
+            kinds = KINDS[category]
+            if x1._dtype.kind not in kinds:
+                raise category_error(name, category, x1._dtype)
+            if t2 is float and "f" not in kinds:
+                raise _scalar_error(name, category, x2)
+            device = x1._device
+            backend = device.backend
+            out = Array._new(backend.normalize(getattr(backend.xp, name)(x1._data, x2)), device)
+            if TAPES:
+                return record(name, out, (x1, x2))  # type: ignore[no-any-return]
+            return out
     d1, d2, device = operands(x1, x2, name, category)
     backend = device.backend
     out = Array._new(backend.normalize(getattr(backend.xp, name)(d1, d2)), device)
@@ -306,13 +320,14 @@ def inplace(name: str, x1: Array, x2: Any, category: str | None = None) -> Array
         category = CATEGORIES[name]
     if TAPES and (taped := _autodiff.inplace(name, x1, x2, category)) is not None:
         return taped
-    kind = x1._dtype._np.kind
+    kind = x1._dtype.kind
     t2 = type(x2)
     if name in _INPLACE_DIRECT and not (name == "pow" and kind in "iu") and not (
             name == "divide" and kind in "biu"):
         if t2 is Array:
+            shape = x2._data.shape
             direct = (x2._dtype is x1._dtype and x2._device is x1._device
-                      and (x2.shape == x1.shape or x2.ndim == 0))
+                      and (shape == x1._data.shape or shape == ()))
         else:
             direct = t2 in _SCALAR_RANK and _SCALAR_RANK[t2] <= _KIND_RANK[kind]
         if direct:

@@ -20,11 +20,16 @@ class DType:
     Compare dtypes with `==`; they are singletons, so `is` works as well.
     """
 
-    __slots__ = ("name", "_np", "__weakref__")
+    __slots__ = ("name", "_np", "kind", "__weakref__")
+
+    # 'b' bool, 'i' signed, 'u' unsigned, 'f' real float, 'c' complex float (NumPy's kind,
+    # stored: the namespace checks it on every call).
+    kind: str
 
     def __init__(self, name: str) -> None:
         self.name = name
         self._np = np.dtype(name)
+        self.kind = self._np.kind
 
     def __repr__(self) -> str:
         return f"qdarray.{self.name}"
@@ -68,11 +73,6 @@ class DType:
     def itemsize(self) -> int:
         """Size of one element in bytes."""
         return self._np.itemsize
-
-    @property
-    def kind(self) -> str:
-        """'b' bool, 'i' signed, 'u' unsigned, 'f' real float, 'c' complex float."""
-        return self._np.kind
 
     # More of NumPy's dtype attributes that array code reads from `x.dtype` (Dask reads
     # `hasobject` and `fields` of its chunks' dtype): those of the NumPy dtype of the layout.

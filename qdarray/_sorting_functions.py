@@ -12,7 +12,7 @@ from ._indexing import take_along_axis
 
 def _check(x: Array, axis: int, func: str) -> int:
     x = require_array(x, func)
-    if x.ndim == 0:
+    if x._data.ndim == 0:
         raise ValueError(
             f"{func} needs an array of at least 1 dimension; got a 0-D array. Use "
             "qd.reshape(x, (1,)) first."

@@ -94,7 +94,7 @@ def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
 def _extremum(func: str, x: Array, axis: Any, keepdims: bool) -> Array:
     if type(x) is not Array:
         x = require_array(x, func)
-    if x._dtype._np.kind == "c":
+    if x._dtype.kind == "c":
         raise category_error(func, "real-valued", x._dtype)
     data = x._data
     if axis is None:

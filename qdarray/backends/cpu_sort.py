@@ -43,9 +43,12 @@ def sort(x: np.ndarray, /, *, axis: int = -1, descending: bool = False,
         # A stable ascending sort of the reversed input, reversed: equal values come out in
         # their input order, NaNs first.
         return np.flip(sort(np.flip(x, axis=axis), axis=axis), axis=axis)
+    # np.sort(x, axis, kind) is this copy and in-place sort, behind a Python layer.
+    result = x.copy(order="K")
     if stable and kind == "f" and x.size <= _SMALL:
-        return np.sort(x, axis=axis, kind="stable")
-    result = np.sort(x, axis=axis)
+        result.sort(axis=axis, kind="stable")
+        return result
+    result.sort(axis=axis)
     if stable and kind == "f" and result.size > 1:
         if result.ndim == 1:
             _restore_1d(result, x)

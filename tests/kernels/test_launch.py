@@ -32,7 +32,7 @@ class StubBackend:
 def stub_device(monkeypatch):
     def make(target, index: int = 7) -> qd.Device:
         device = qd.Device(f"opencl:{index}")
-        monkeypatch.setattr(device, "_backend", StubBackend(target))
+        monkeypatch.setattr(device, "backend", StubBackend(target))
         return device
 
     return make

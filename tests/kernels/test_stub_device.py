@@ -108,7 +108,7 @@ class StubBackend:
 @pytest.fixture
 def stub(monkeypatch: pytest.MonkeyPatch) -> qd.Device:
     device = qd.Device("vulkan:9")
-    monkeypatch.setattr(device, "_backend", StubBackend())
+    monkeypatch.setattr(device, "backend", StubBackend())
     return device
 
 
