@@ -4,7 +4,9 @@
     python3 dev.py demo    a short showcase of qdarray on the default device
     python3 dev.py test    the whole test suite
 
-Both create a virtual environment in `.venv/` (once) and install qdarray into it.
+Both create a virtual environment in `.venv/` (once) and install qdarray into it. `test` also
+installs the Debian packages the device tests need (PoCL for OpenCL, lavapipe and spirv-tools
+for Vulkan) when run as root on a machine with apt-get, and otherwise says what is missing.
 Extra arguments after `test` go to pytest.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +40,54 @@ def _make_venv() -> None:
         _run(sys.executable, "-m", "virtualenv", "--quiet", VENV)
 
 
+# The Debian packages the device tests need, and why. PyPI's PoCL wheel (LLVM 14) cannot build
+# kernels for some newer CPUs, so the OpenCL tests use Debian's PoCL where PyPI's fails; the
+# Vulkan tests run on lavapipe (Mesa's CPU Vulkan) and check SPIR-V with spirv-val.
+SYSTEM_PACKAGES = {
+    "OpenCL (PoCL, the CPU's OpenCL)": ("pocl-opencl-icd", "ocl-icd-libopencl1"),
+    "Vulkan (lavapipe, the CPU's Vulkan; spirv-val)": ("mesa-vulkan-drivers", "libvulkan1",
+                                                       "spirv-tools"),
+}
+
+
+def _missing_packages() -> dict[str, list[str]]:
+    """The SYSTEM_PACKAGES not installed, by what needs them (empty without dpkg)."""
+    if shutil.which("dpkg") is None:
+        return {}
+    missing = {}
+    for need, packages in SYSTEM_PACKAGES.items():
+        absent = [p for p in packages if subprocess.run(
+            ["dpkg", "-s", p], capture_output=True).returncode != 0]
+        if absent:
+            missing[need] = absent
+    return missing
+
+
+def system_packages() -> None:
+    """Install the Debian packages the device tests need, where this machine allows it (root
+    and apt-get); otherwise say which are missing, what they are for, and how to install them.
+    Set QDARRAY_NO_APT=1 to skip this step."""
+    if os.environ.get("QDARRAY_NO_APT") or sys.platform != "linux":
+        return
+    missing = _missing_packages()
+    if not missing:
+        return
+    packages = [p for absent in missing.values() for p in absent]
+    if shutil.which("apt-get") and os.geteuid() == 0:
+        print(f"dev.py: installing Debian packages for the device tests: {' '.join(packages)}")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        ok = subprocess.run(["apt-get", "update", "-qq"], env=env).returncode == 0 and \
+            subprocess.run(["apt-get", "install", "-y", "-qq", *packages], env=env,
+                           stdout=subprocess.DEVNULL).returncode == 0
+        if ok:
+            return
+        print("dev.py: warning: apt-get could not install them.")
+    for need, absent in missing.items():
+        print(f"dev.py: the {need} tests need {', '.join(absent)}, which are not installed; "
+              "they are skipped (or run on PyPI's PoCL, where it builds kernels) without them.")
+    print(f"dev.py: to test every device, run as root: apt-get install {' '.join(packages)}")
+
+
 def setup() -> None:
     """Create .venv and install qdarray with its test extras, when pyproject.toml changed."""
     _make_venv()
@@ -53,6 +104,8 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     setup()
+    if argv[0] == "test":
+        system_packages()
     env = dict(os.environ)
     if argv[0] == "demo":
         return subprocess.call([str(PYTHON), str(ROOT / "examples" / "showcase.py")], env=env)

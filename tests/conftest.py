@@ -9,6 +9,7 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 # JAX (the whole-program gradient oracle) would take 75% of a GPU's memory in each test worker.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
+from device_summary import pytest_terminal_summary as pytest_terminal_summary  # devices tested
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(

@@ -18,7 +18,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def test_cuda_test_set_passes_under_the_simulator():
+def test_cuda_test_set_passes_under_the_simulator(record_property):
     env = dict(os.environ)
     env["NUMBA_ENABLE_CUDASIM"] = "1"
     env.pop("PYTEST_XDIST_WORKER", None)
@@ -29,3 +29,6 @@ def test_cuda_test_set_passes_under_the_simulator():
     tail = (done.stdout + done.stderr)[-6000:]
     assert done.returncode == 0, f"the simulated CUDA test set failed:\n{tail}"
     assert " passed" in done.stdout and "error" not in done.stdout.splitlines()[-1], tail
+    # The run's counts, for the devices-tested lines at the end of the session.
+    counts = [line for line in done.stdout.splitlines() if " passed" in line][-1]
+    record_property("simulated CUDA tests", counts.strip("= ").split(" in ")[0])
