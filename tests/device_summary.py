@@ -16,6 +16,7 @@ runs on the CPU) and prints one line per device:
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import Any
 
@@ -69,6 +70,8 @@ def summarize(stats: dict[str, list[Any]]) -> list[str]:
         label = kind
         if kind == "cuda" and simulated:
             label = "cuda (numba's simulator, no GPU)"
+        elif kind == "cuda" and os.environ.get("NUMBA_ENABLE_CUDASIM", "") not in ("", "0"):
+            label = "cuda (numba's simulator)"
         outcome = ", ".join(f"{count[o]} {o}" for o in OUTCOMES if count[o])
         if ran == 0:
             outcome = f"NOT TESTED, {outcome}"

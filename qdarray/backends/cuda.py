@@ -69,6 +69,10 @@ class _CudaBase:
             "max dimensions": 64,
             "device name": self.device_name(device),
             "float64": True,
+            # CuPy compiles every kernel of the namespace with -ftz=true (no switch turns it
+            # off), so float32 subnormals count as zero there: docs/cuda.md. The simulator
+            # computes with NumPy, exactly.
+            "float32 subnormals": self.simulated,
             "simulated": self.simulated,
         }
 

@@ -316,3 +316,19 @@ def test_reshape_of_a_strided_view_copies_only_when_needed(device):
     np.testing.assert_array_equal(host(qd.reshape(x[:, ::2], (12,))), z[:, ::2].reshape(12))
     with pytest.raises(ValueError, match="cannot view an array of shape"):
         qd.reshape(x.T, (-1,), copy=False)
+
+
+SUBNORMALS = np.array([7e-41, 1.4e-45, -3e-39, 1.0, 0.0, -0.0, 7.2e-41], dtype=np.float32)
+
+
+def test_float32_subnormals_follow_the_capability_flag(device: str) -> None:
+    """Where the device reports that it keeps float32 subnormals, the truthiness functions and
+    arithmetic give NumPy's results for them (docs/cuda.md: CuPy's kernels flush them)."""
+    dev = qd.Device(device)
+    if not dev.backend.capabilities(dev)["float32 subnormals"]:
+        pytest.skip("this device flushes float32 subnormals (CuPy's -ftz=true; docs/cuda.md)")
+    for func in (qd.all, qd.any, qd.count_nonzero, lambda x: x != 0, qd.sum, qd.sort,
+                 lambda x: qd.astype(x, qd.bool), lambda x: x * 2.0, lambda x: x / 2.0):
+        both(device, func, SUBNORMALS)
+    assert bool(qd.all(on(device, SUBNORMALS[:1])))
+    assert int(qd.count_nonzero(on(device, SUBNORMALS[:4]))) == 4
