@@ -421,3 +421,11 @@ def test_adstacks_need_64_bit_atomics(device, monkeypatch):
     with pytest.raises(TypeError, match=rf"64-bit atomics \(cl_khr_int64_base_atomics\).*"
                                         rf"{device}.*Use CPU arrays"):
         steps.grad(x, _on(device, np.array([1, 2, 3], np.int32)), y)
+
+
+def test_an_array_above_the_largest_buffer_is_a_memory_error(device):
+    # some drivers (NVIDIA's) accept such a buffer and fail later; qdarray refuses it first
+    largest = runtime.state(qd.Device(device).index).cl_device.max_mem_alloc_size
+    with pytest.raises(MemoryError, match=r"largest single buffer is \d+ bytes "
+                                          r"\(CL_DEVICE_MAX_MEM_ALLOC_SIZE\)"):
+        qd.empty(largest // 4 + 1, dtype=qd.float32, device=device)

@@ -76,7 +76,16 @@ class ClArray(StridedArray, cla.Array):
         for n in shape:
             size *= n
         # Rounded up to 8 bytes: atomics on 8- and 16-bit elements update whole 32-bit words.
-        data = st.allocator(-(-size * dtype.itemsize // 8) * 8) if size else None
+        nbytes = -(-size * dtype.itemsize // 8) * 8
+        if not st.max_alloc:
+            st.max_alloc = int(st.cl_device.max_mem_alloc_size)
+        if nbytes > st.max_alloc:  # some drivers accept it and fail later, or never
+            raise MemoryError(
+                f"opencl:{st.index} ({st.cl_device.name.strip()}) cannot allocate {shape} "
+                f"{dtype.name} ({nbytes} bytes): its largest single buffer is {st.max_alloc} "
+                "bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE). Split the array, or use a device with "
+                "larger buffers.")
+        data = st.allocator(nbytes) if size else None
         return cls.wrap(st, data, shape, c_strides(shape, dtype.itemsize), 0, dtype)
 
     @classmethod

@@ -67,6 +67,7 @@ class DeviceState:
     kernels: dict[tuple[str, str], cl.Kernel] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     launchers: dict[Hashable, Any] = field(default_factory=dict)
+    max_alloc: int = 0  # CL_DEVICE_MAX_MEM_ALLOC_SIZE (0: read on first use)
 
     # -- KernelDevice ------------------------------------------------------------------------
 
