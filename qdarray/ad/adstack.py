@@ -1,16 +1,33 @@
-"""Adstacks: creation, the IR of push / pop / top, per-thread slices, heaps and overflow.
+"""Adstacks: creation, the IR of push / pop / top, where each thread's entries are, heaps and
+overflow.
 
-Layout (one launch): each dtype has one heap buffer. Each task (a parallel loop, or the
-kernel's serial code) owns a region of it; a thread's slice of the region starts at
-`thread_base(thread)` = `thread * stride` (stride = the sum of the capacities of the task's
-stacks of that dtype), and stack `s` occupies `[offset_s, offset_s + capacity_s)` of the
-slice. The launcher fills the int64 `layout` array with (capacity, offset + region start,
-stride) per stack; the kernel reads it once and computes each thread's bases when the thread
-starts. `thread_base` is the one place that maps a thread to its slice: a packed layout
-(prefix sums of per-thread capacities) replaces it with a load.
+Layout (one launch; docs/autodiff.md): each dtype has one heap buffer, in which every stack
+has its own region. The threads of a parallel loop are taken in groups of G consecutive
+threads (the kernel target's `StackLayout.group`: a warp on GPUs, 1 on CPUs). Within a
+group the entries of one depth are adjacent: the group's threads are ranked by capacity,
+largest first (`pos`), and depth d holds one entry for each thread whose capacity exceeds d,
+in rank order, so a warp pushing at one depth writes one contiguous run, and the group's
+region is exactly the sum of its threads' capacities (packed: memory follows the workload,
+not threads x maximum). A table per stack holds one row per group,
 
-Depths are locals of the thread. A push at depth >= capacity writes nothing and records the
-depth reached in the `overflow` array, which the host checks after the launch.
+    [M, T(0), ..., T(lim - 1), S_0, ..., S_(M-1), end]
+
+where T(d) is where depth d's entries start, lim the (M+1)-th largest capacity of the
+group, and S_p where the thread ranked p (p < M) keeps its entries from depth lim on,
+contiguous: the deepest few threads of a group (one, unless a row for each depth of several
+deep threads would cost more than 1/8 of the group's entries) need no row for each of their
+depths. With G = 1 a row is one element, the thread's first position: each thread's
+entries are one contiguous slice, placed by a prefix sum of the capacities.
+
+The launcher (`ad/packing.py`) builds the table and the groups' row starts and ranks (the
+`rows` array) on the device and fills the int64 `layout` array with (table start, rows
+start, ranks start, G) per stack; the kernel reads it once, and `thread_slice` computes each
+thread's (row, lim, pos, tail, end) when the thread starts: the one place that maps a thread
+to its entries. The ops (kernels/ops/adstack.py) find depth d's entry from those.
+
+Depths are locals of the thread. A push whose entry is not valid (beyond the thread's
+capacity) writes nothing and records the depth reached in the `overflow` array, which the
+host checks after the launch.
 """
 
 from __future__ import annotations
@@ -23,13 +40,14 @@ import numpy as np
 
 from .. import _dtypes
 from .._errors import AdStackOverflowError
-from ..kernels.ir import UNKNOWN_LOC, Op, SourceLoc, Stmt, Value, Var
+from ..kernels.ir import UNKNOWN_LOC, If, Op, SourceLoc, Stmt, Value, Var
 from ..kernels.ops.adstack import AdStack
 from ..kernels.types import ArrayType
 from ..backends.host_memory import cpu_available_bytes
-from ..kernels.emit import Emitter
+from ..kernels.emit import Emitter, block
 
-LAYOUT_FIELDS = 3  # capacity, offset, stride
+LAYOUT_FIELDS = 4  # table start, rows start, positions start, threads per group
+POS_BITS = 8       # a thread's rank in its group, 8 to an int64 of the rows array
 
 
 @dataclass(eq=False)
@@ -39,10 +57,8 @@ class StackInfo:
     desc: AdStack
     depth: Var
     heap: Value
-    cap: Value
-    off: Value
-    stride: Value
-    base: Value
+    fields: tuple[Value, ...]                        # the layout fields (kernel prelude)
+    slice: tuple[Value, ...]                         # row, lim, pos, tail, end (thread)
     task: Any                                        # structure.Node of its task, or None
     sites: list[tuple[Any, ...]] = field(default_factory=list)  # enclosing loops per push
 
@@ -58,6 +74,8 @@ class Stacks:
         self.em = em
         i64 = _dtypes.int64
         self.layout = em.value(ArrayType(i64, 1))
+        self.table = em.value(ArrayType(i64, 1))
+        self.rows = em.value(ArrayType(i64, 1))
         self.overflow = em.value(ArrayType(i64, 1))
         self.heaps: dict[Any, Value] = {}
         self.all: list[StackInfo] = []
@@ -69,8 +87,9 @@ class Stacks:
         if heap is None:
             heap = self.heaps[dtype] = em.value(ArrayType(dtype, 1))
         desc = AdStack(len(self.all), name, dtype, loc)
-        info = StackInfo(desc, em.var(f"depth_{name}", i64), heap, em.value(i64), em.value(i64),
-                         em.value(i64), em.value(i64), task)
+        info = StackInfo(desc, em.var(f"depth_{name}", i64), heap,
+                         tuple(em.value(i64) for _ in range(LAYOUT_FIELDS)),
+                         tuple(em.value(i64) for _ in range(5)), task)
         self.all.append(info)
         return info
 
@@ -80,7 +99,7 @@ class Stacks:
         em = self.em
         s.sites.append(loops)
         d = em.load_var(s.depth)
-        d2 = em.emit(Op.ADSTACK_PUSH, s.heap, s.base, s.cap, self.overflow, d, value,
+        d2 = em.emit(Op.ADSTACK_PUSH, s.heap, self.table, *s.slice, self.overflow, d, value,
                      attrs=(s.desc,))
         em.store_var(s.depth, d2)
 
@@ -92,69 +111,87 @@ class Stacks:
     def top(self, s: StackInfo) -> Value:
         em = self.em
         d = em.load_var(s.depth)
-        return em.emit(Op.ADSTACK_TOP, s.heap, s.base, s.cap, d,  # type: ignore[no-any-return]
-                       attrs=(s.desc,))
+        return em.emit(Op.ADSTACK_TOP, s.heap, self.table, *s.slice,  # type: ignore[no-any-return]
+                       d, attrs=(s.desc,))
 
     # -- preludes ---------------------------------------------------------------------------
 
     def kernel_prelude(self, live: list[StackInfo]) -> list[Stmt]:
-        """Loads of each live stack's capacity, offset and stride (once per launch)."""
+        """Loads of each live stack's layout fields (once per launch)."""
         em = self.em
         with em.region() as out, em.at(UNKNOWN_LOC):
             for k, s in enumerate(live):
-                for j, dest in enumerate((s.cap, s.off, s.stride)):
+                for j, dest in enumerate(s.fields):
                     index = em.i64(LAYOUT_FIELDS * k + j)
                     em.emit_into(dest, Op.LOAD, self.layout, index)
         return out
 
     def thread_prelude(self, live: list[StackInfo], task: Any, thread: Value | None
                        ) -> list[Stmt]:
-        """Each stack's base for this thread and its depth set to 0."""
+        """Where each stack's entries are for this thread, and its depth set to 0."""
         em = self.em
         with em.region() as out, em.at(UNKNOWN_LOC):
             zero = em.i64(0)
             for s in live:
                 if s.task is not task:
                     continue
-                start = thread_base(em, thread, s.stride)
-                em.emit_into(s.base, Op.ADD, s.off, start)
+                thread_slice(em, s, self.table, self.rows, thread)
                 em.store_var(s.depth, zero)
         return out
 
 
-def thread_base(em: Emitter, thread: Value | None, stride: Value) -> Value:
-    """Where a thread's slice starts in its task's region (the one indirection)."""
+def thread_slice(em: Emitter, s: StackInfo, table: Value, rows: Value, thread: Value | None
+                 ) -> None:
+    """Define `s.slice` (row, lim, pos, tail, end) for `thread` (None: the serial code, a
+    group of one thread): the one place that maps a thread to its entries."""
+    i64 = _dtypes.int64
+    tab, rws, pws, group = s.fields
+    row_v, lim_v, pos_v, m_v = (em.var(n, i64) for n in ("row", "lim", "pos", "tails"))
+    zero, one = em.i64(0), em.i64(1)
+    t = zero if thread is None else thread
+    with em.region() as alone:  # a group of one thread: its row is its first position
+        em.store_var(row_v, em.emit(Op.ADD, tab, t))
+        em.store_var(lim_v, zero)
+        em.store_var(pos_v, zero)
+        em.store_var(m_v, one)
+    with em.region() as grouped:  # the row of the thread's group: [M, T(0)...]
+        g = em.emit(Op.FLOORDIV, t, group)
+        r0 = em.emit(Op.LOAD, rows, em.emit(Op.ADD, rws, g))
+        r1 = em.emit(Op.LOAD, rows, em.emit(Op.ADD, em.emit(Op.ADD, rws, g), one))
+        at = em.emit(Op.ADD, tab, r0)
+        m = em.emit(Op.LOAD, table, at)
+        em.store_var(row_v, em.emit(Op.ADD, at, one))
+        em.store_var(lim_v, em.emit(Op.SUB, em.emit(Op.SUB, em.emit(Op.SUB, r1, r0), m),
+                                    em.i64(2)))
+        em.store_var(m_v, m)
+        per = em.i64(64 // POS_BITS)
+        word = em.emit(Op.LOAD, rows, em.emit(Op.ADD, pws, em.emit(Op.FLOORDIV, t, per)))
+        shift = em.emit(Op.MUL, em.emit(Op.MOD, t, per), em.i64(POS_BITS))
+        em.store_var(pos_v, em.emit(Op.BIT_AND, em.emit(Op.SHR, word, shift),
+                                    em.i64((1 << POS_BITS) - 1)))
     if thread is None:
-        return em.i64(0)
-    return em.emit(Op.MUL, thread, stride)  # type: ignore[no-any-return]
+        em.out.extend(alone)
+    else:
+        em.stmt(If(em.emit(Op.EQ, group, one), block(alone), block(grouped)))
+    row, lim, pos, m = (em.load_var(v) for v in (row_v, lim_v, pos_v, m_v))
+    # The M threads ranked first keep their entries from depth lim on contiguous, from
+    # S_pos = row[lim + pos] to S_(pos+1); the others have none there (an empty tail at end).
+    has_tail = em.emit(Op.LT, pos, m)
+    at = em.emit(Op.ADD, em.emit(Op.ADD, row, lim), em.emit(Op.MIN, pos, m))
+    first = em.emit(Op.LOAD, table, at)
+    em.emit_into(s.slice[0], Op.ADD, row, zero)
+    em.emit_into(s.slice[1], Op.ADD, lim, zero)
+    em.emit_into(s.slice[2], Op.ADD, pos, zero)
+    em.emit_into(s.slice[3], Op.SUB, first, lim)
+    end_v = em.var("end", i64)
+    em.store_var(end_v, first)
+    with em.region() as own:  # (past the row for the others: read only where it is theirs)
+        em.store_var(end_v, em.emit(Op.LOAD, table, em.emit(Op.ADD, at, one)))
+    em.stmt(If(has_tail, block(own), block([])))
+    em.emit_into(s.slice[4], Op.LOAD_VAR, attrs=(end_v,))
 
 
 # -- host side ------------------------------------------------------------------------------
-
-
-def layout_array(live: Sequence[Any], caps: list[int], threads: dict[Any, int]
-                 ) -> tuple[np.ndarray, dict[Any, int]]:
-    """The layout array and the heap size per dtype, for capacities `caps` (one per live
-    stack: a StackInfo or a plan's StackRecord, anything with `id`, `desc` and `task`) and
-    thread counts per task."""
-    layout = np.zeros(max(LAYOUT_FIELDS * len(live), 1), np.int64)
-    strides: dict[tuple[Any, Any], int] = {}
-    offsets: list[int] = []
-    for s, cap in zip(live, caps, strict=True):
-        key = (s.task, s.desc.dtype)
-        offsets.append(strides.get(key, 0))
-        strides[key] = strides.get(key, 0) + cap
-    region_start: dict[tuple[Any, Any], int] = {}
-    sizes: dict[Any, int] = {}
-    for key, stride in strides.items():
-        task, dtype = key
-        region_start[key] = sizes.get(dtype, 0)
-        sizes[dtype] = sizes.get(dtype, 0) + stride * threads.get(task, 1)
-    for k, (s, cap) in enumerate(zip(live, caps, strict=True)):
-        key = (s.task, s.desc.dtype)
-        layout[LAYOUT_FIELDS * k:LAYOUT_FIELDS * k + 3] = (
-            cap, region_start[key] + offsets[k], strides[key])
-    return layout, sizes
 
 
 class HeapPool:

@@ -45,6 +45,13 @@ class DeviceBuffers:
         """The device's heap pool."""
         return pool_for(self.device)
 
+    def empty(self, n: int, np_dtype: Any) -> Any:
+        """An uninitialised buffer of `n` elements."""
+        if self.on_host:
+            return np.empty(n, np_dtype)
+        backend: Any = self.device.backend
+        return backend.empty((n,), np.dtype(np_dtype), self.device)
+
     def zeros(self, n: int, np_dtype: Any) -> Any:
         if self.on_host:
             return np.zeros(n, np_dtype)

@@ -44,12 +44,15 @@ from ..kernels.launch import compile_ir, packer, signature, written_paths
 from ..kernels.passes import resolve_views, simplify
 from ..kernels.target import KernelTarget, target_of
 from ..kernels.types import ArrayType, ViewType
-from .adstack import LAYOUT_FIELDS, check_overflow, layout_array
+from . import sizer as sizer_mod
+from .adstack import check_overflow
 from .device_buffers import DeviceBuffers
+from .packing import Packed, Packer, TooLarge
 from .plan import KernelRecord, ReversePlan, launcher_of, plan_of, record_of
 from .plan_json import load_plan, store_plan
 from .reverse import COUNT_SLOTS, Reverse, build_reverse
-from .sizer import Sizer
+from .sizer import STATS, Sizer
+from .thread_caps import ThreadCaps
 
 _HEAPS_IN_USE = threading.Lock()
 _CACHE: weakref.WeakKeyDictionary[Any, dict[Any, ReverseLauncher]] = weakref.WeakKeyDictionary()
@@ -110,8 +113,8 @@ class ReverseLauncher:
         # the launch's own buffers (heaps, layout, flags, counts), where the target keeps them
         self.buffers = DeviceBuffers(target.buffer_device(device))
         self.run = self._compile(plan.reverse, "kernel", ext, names, bumps)
-        self.count_specs = [s for _, s in specs] + [_array_spec(i64)]
-        self.count_names = [n for n, _ in specs] + ["@counts"]
+        self.count_specs = [s for _, s in specs] + [_array_spec(i64), _array_spec(i64)]
+        self.count_names = [n for n, _ in specs] + ["@counts", "@starts"]
         self.counter: Any = None
         self.exprs = list(plan.exprs)
         self.threads = list(plan.threads)
@@ -121,6 +124,9 @@ class ReverseLauncher:
         self.written = tuple(written)
         self.deps: list[tuple[tuple[str, ...], str]] | None = None
         self.int_reads = int_read_paths(specs, written_paths(kernel.param_names, written))
+        self.packer = Packer(target, device)
+        self.thread_caps = ThreadCaps(plan, self.sizer, self.count, target, device)
+        self.no_starts: Any = None
         self.overflow = self.buffers.zeros(max(plan.n_stacks, 1), np.int64)
         self.no_overflow = np.zeros(max(plan.n_stacks, 1), np.int64).tobytes()
         self.sized: tuple[Any, ...] = (None,)
@@ -155,14 +161,20 @@ class ReverseLauncher:
                                          self.count_names, [])
         return self.counter
 
-    def count(self, args: Sequence[Any]) -> Any:
+    def count(self, args: Sequence[Any], per_thread: tuple[int, Any] | None = None) -> Any:
         """Run the counting kernel: the counts array (`reverse.counting_kernel`; an Array
-        in device memory on devices other than the CPU)."""
+        in device memory on devices other than the CPU). `per_thread`: (the array's length,
+        the `starts` array) where threads also store their own depths."""
         counter = self.counting_launcher()
         plan = self.plan
-        counts = self.buffers.as_argument(
-            self.buffers.zeros(plan.n_stacks * COUNT_SLOTS + plan.n_tasks, np.int64))
-        counter(list(args) + [counts])
+        if per_thread is None:
+            if self.no_starts is None:
+                self.no_starts = self.buffers.upload(np.full(max(plan.n_stacks, 1), -1,
+                                                             np.int64))
+            per_thread = (plan.n_stacks * COUNT_SLOTS + plan.n_tasks, self.no_starts)
+        n, starts = per_thread
+        counts = self.buffers.as_argument(self.buffers.zeros(n, np.int64))
+        counter(list(args) + [counts, starts])
         return counts
 
     def __call__(self, args: Sequence[Any]) -> None:
@@ -201,8 +213,12 @@ class ReverseLauncher:
             self.check_reads(args)
         sized = self.sizer.size(flat, args)
         if sized is not self.sized[0]:
-            self.sized = (sized,) + self.layout(*sized)
-        _, layout, sizes, describe = self.sized
+            self.sized = (None,)  # (a layout that fails is not kept)
+            self.sized = (sized,) + self.layout(sized, flat, args)
+        _, packed, describe = self.sized
+        sizes = packed.sizes
+        STATS["adstack_bytes"] = packed.tape_bytes
+        STATS["adstack_index_bytes"] = packed.index_bytes
         call = list(args)
         for k in plan.grads:
             call.append(grad_of(flat[k]))
@@ -213,7 +229,7 @@ class ReverseLauncher:
             call.append(pool.get(d, sizes.get(d, 0), describe))
         overflow = self.overflow
         if plan.n_stacks:
-            call += (layout, overflow)
+            call += (packed.layout, packed.table, packed.rows, overflow)
         self.run(call)
         if not plan.n_stacks:
             return
@@ -224,18 +240,23 @@ class ReverseLauncher:
             overflow[:] = 0
             check_overflow(seen, plan.stacks, sized[0], self.name)
 
-    def layout(self, caps: list[int], threads: list[int]) -> tuple[Any, ...]:
-        """(layout array, heap size per dtype, MemoryError message) for these sizes."""
+    def layout(self, sized: tuple[list[int], list[int]], flat: Sequence[Any],
+               args: Sequence[Any]) -> tuple[Packed, Any]:
+        """(the packed layout, the MemoryError message of its heaps) for one sizing."""
+        caps, threads = sized
         plan = self.plan
+        uniform = sizer_mod._TEST_CAPACITY_OVERRIDE is not None
+        per_thread = self.thread_caps.source(flat, args, threads, uniform)
         per_task = dict(enumerate(threads))  # by task index (StackRecord.task)
-        lay, sizes = layout_array(plan.stacks, caps, per_task)
-        layout = np.zeros(max(LAYOUT_FIELDS * plan.n_stacks, 1), np.int64)
-        for k, s in enumerate(plan.stacks):
-            layout[LAYOUT_FIELDS * s.id:LAYOUT_FIELDS * (s.id + 1)] = \
-                lay[LAYOUT_FIELDS * k:LAYOUT_FIELDS * (k + 1)]
-        return self.buffers.upload(layout), sizes, self.describe(caps, per_task)
+        try:
+            packed = self.packer.pack(plan.stacks, plan.n_stacks, caps, threads, per_thread)
+        except TooLarge:
+            raise MemoryError(self.describe(caps, per_task, None)(
+                plan.stacks[0].desc.dtype, 1 << 61, None)) from None
+        return packed, self.describe(caps, per_task, packed)
 
-    def describe(self, caps: list[int], threads: dict[Any, int]) -> Any:
+    def describe(self, caps: list[int], threads: dict[Any, int], packed: Packed | None
+                 ) -> Any:
         def message(dtype: Any, size: int, available: int | None) -> str:
             stacks = [(s, c) for s, c in zip(self.plan.stacks, caps, strict=True)
                       if s.desc.dtype is dtype]
@@ -244,8 +265,9 @@ class ReverseLauncher:
             have = ("cannot be allocated" if available is None else
                     f"but the device can give about {available} bytes now")
             return (f"The adstacks of the reverse of kernel '{self.name}' need "
-                    f"{size * dtype.itemsize} bytes of {dtype.name} storage: up to {n} threads "
-                    f"x capacity {cap} x {dtype.itemsize} bytes x {len(stacks)} stacks, {have}. "
+                    f"{size * dtype.itemsize} bytes of {dtype.name} storage: {size} entries "
+                    f"(the capacities of {n} threads, each at most {cap}) x {dtype.itemsize} "
+                    f"bytes over {len(stacks)} stacks, {have}. "
                     "Try launching over fewer threads at a time (split the parallel loop's "
                     "range), fewer iterations of the dynamic loops, or float32 locals instead "
                     "of float64.")

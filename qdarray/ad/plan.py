@@ -20,7 +20,7 @@ from typing import Any
 
 from ..kernels.ops.adstack import AdStack
 from ..kernels.records import KernelRecord, launcher_of, record_of
-from .sizing import Expr
+from .sizing import Expr, LoopVar, free_vars
 
 __all__ = ["KernelRecord", "ReversePlan", "StackRecord", "launcher_of", "plan_of", "record_of"]
 
@@ -54,6 +54,10 @@ class ReversePlan:
         heaps: the dtype of each heap parameter, in order.
         exprs: each live stack's capacity expression (None: sized by the counting pass).
         threads: each task's thread count expression (None: from the counting pass).
+        thread_exprs: each live stack's capacity at one thread of its task, over the task's
+            loop variables (None: per-thread capacities from the counting pass).
+        axes: each task's parallel loops as (variable, begin, end), outermost first (None:
+            not expressible).
         count_deps: (kind, flattened argument position) the counting kernel reads
             (`sizer.counting_deps`).
         reverse, counting: the compiled kernels, where they are recorded (None: compile
@@ -72,6 +76,8 @@ class ReversePlan:
     exprs: tuple[Expr | None, ...]
     threads: tuple[Expr | None, ...]
     count_deps: tuple[tuple[int, int], ...]
+    thread_exprs: tuple[Expr | None, ...] = ()
+    axes: tuple[tuple[tuple[LoopVar, Expr, Expr], ...] | None, ...] = ()
     reverse: KernelRecord | None = None
     counting: KernelRecord | None = None
 
@@ -84,6 +90,14 @@ def plan_of(rev: Any, name: str) -> ReversePlan:
     deriver = Deriver(rev.structure)
     task_index = {id(t): k for k, t in enumerate(rev.tasks)}
     nfwd = len(rev.forward.params)
+    axes = tuple(deriver.axes(t) for t in rev.tasks)
+    thread_exprs: list[Expr | None] = []
+    for s in rev.stacks:
+        e = deriver.thread_capacity(s.sites)
+        own = () if s.task is None else axes[task_index[id(s.task)]]
+        if e is None or own is None or not free_vars(e) <= {v.id for v, _, _ in own}:
+            e = None
+        thread_exprs.append(e)
     return ReversePlan(
         name=name,
         params=tuple((p.name, p.value.type) for p in rev.forward.params),
@@ -98,4 +112,6 @@ def plan_of(rev: Any, name: str) -> ReversePlan:
         exprs=tuple(deriver.capacity(s.sites, s.task) for s in rev.stacks),
         threads=tuple(deriver.threads(t) for t in rev.tasks),
         count_deps=tuple(counting_deps(rev.forward.params, rev.counting)),
+        thread_exprs=tuple(thread_exprs),
+        axes=axes,
     )

@@ -41,7 +41,7 @@ from ..kernels.records import optional as _opt
 from .plan import ReversePlan, StackRecord
 from .sizing import Arg, Bin, Const, Expr, LoopVar, MaxOverRange, Read, Shape, Slot
 
-FORMAT = 2
+FORMAT = 3
 _BINOPS = frozenset({"+", "-", "*", "//", "max", "min"})
 
 
@@ -153,6 +153,20 @@ def decode_expr(x: Any) -> Expr:
     raise PlanFormatError(f"unknown size expression {x!r}")
 
 
+def _encode_axes(axes: Any) -> Any:
+    return [[encode_expr(v), encode_expr(b), encode_expr(e)] for v, b, e in axes]
+
+
+def _decode_axes(x: Any) -> Any:
+    out = []
+    for a in _list(x):
+        v, b, e = (decode_expr(p) for p in _list(a, 3))
+        if not isinstance(v, LoopVar):
+            raise PlanFormatError(f"a parallel loop over {v!r}, not a loop variable")
+        out.append((v, b, e))
+    return tuple(out)
+
+
 # -- compiled kernels and the plan --------------------------------------------------------------
 
 
@@ -171,6 +185,8 @@ def encode_plan(p: ReversePlan) -> dict[str, Any]:
         "exprs": [_opt(encode_expr, e) for e in p.exprs],
         "threads": [_opt(encode_expr, e) for e in p.threads],
         "count_deps": [list(d) for d in p.count_deps],
+        "thread_exprs": [_opt(encode_expr, e) for e in p.thread_exprs],
+        "axes": [_opt(_encode_axes, a) for a in p.axes],
         "reverse": _opt(encode_record, p.reverse),
         "counting": _opt(encode_record, p.counting),
     }
@@ -194,10 +210,13 @@ def decode_plan(x: dict[str, Any]) -> ReversePlan:
         count_deps=tuple((_int(d[0]), _int(d[1])) for d in (_list(q, 2) for q in
                                                                _list(x["count_deps"]))),
         # (kind 0, 1, 2: element reads, shape, scalar value; see sizer.Deps)
+        thread_exprs=tuple(_opt(decode_expr, e) for e in _list(x["thread_exprs"])),
+        axes=tuple(_opt(_decode_axes, a) for a in _list(x["axes"])),
         reverse=_opt(decode_record, x["reverse"]),
         counting=_opt(decode_record, x["counting"]),
     )
-    if len(plan.exprs) != len(plan.stacks) or len(plan.threads) != plan.n_tasks:
+    if len(plan.exprs) != len(plan.stacks) or len(plan.threads) != plan.n_tasks or len(
+            plan.thread_exprs) != len(plan.stacks) or len(plan.axes) != plan.n_tasks:
         raise PlanFormatError("the expressions do not match the stacks and tasks")
     nparams = len(plan.params)
     if any(not 0 <= g < nparams for g in plan.grads) or any(

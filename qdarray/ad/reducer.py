@@ -47,6 +47,7 @@ from reading there), and the launcher sizes the stacks by the counting pass inst
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,9 +118,16 @@ def chain_of(e: MaxOverRange) -> Chain:
     while isinstance(body, MaxOverRange) and is_closed(body.begin) and is_closed(body.end):
         axes.append((body.var, body.begin, body.end))
         body = body.body
-    chain = Chain(axes, body, [])
+    return chain_over(axes, body)
+
+
+def chain_over(axes: Sequence[tuple[LoopVar, Expr, Expr]], body: Expr) -> Chain:
+    """The chain of `body` over exactly `axes` (closed MaxOverRanges of the body replaced by
+    slots): `chain_of`'s result, or a per-thread capacity over a task's loops (the values
+    `ad/thread_caps.py` computes at each thread rather than their maximum)."""
+    chain = Chain(list(axes), body, [])
     chain.body = _slots(body, chain)
-    axis_of = {v.id: k for k, (v, _, _) in enumerate(axes)}
+    axis_of = {v.id: k for k, (v, _, _) in enumerate(chain.axes)}
     names: dict[str, None] = {}
     _collect(chain.body, axis_of, chain, names)
     chain.names = sorted(names)
@@ -476,11 +484,7 @@ class Reducer:
 
     def check(self, values: dict[str, Any], begins: list[int], extents: list[int]) -> None:
         """Raise Unsized when an axis-indexed read would leave its array."""
-        for name, dim, axis, offset in self.chain.host_checks:
-            n = shape_of(values[name])[dim]
-            lo = begins[axis] + offset
-            if lo < 0 or lo + extents[axis] > n:
-                raise Unsized(name)
+        check_axes(self.chain, values, begins, extents)
 
     def run(self, values: dict[str, Any], slots: list[int], begins: list[int],
             extents: list[int]) -> int:
@@ -543,6 +547,17 @@ class Reducer:
                 raise
             self.turn ^= 1
         return key - SIGN
+
+
+def check_axes(chain: Chain, values: dict[str, Any], begins: list[int], extents: list[int]
+               ) -> None:
+    """Raise Unsized when a read of `chain` indexed by an axis (plus a constant) would leave
+    its array for some position of the axes."""
+    for name, dim, axis, offset in chain.host_checks:
+        n = shape_of(values[name])[dim]
+        lo = begins[axis] + offset
+        if lo < 0 or lo + extents[axis] > n:
+            raise Unsized(name)
 
 
 # Most work-items of a strided reduction: enough to keep a GPU's memory busy, few enough that

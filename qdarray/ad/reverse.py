@@ -88,7 +88,7 @@ def _counting_stmt(s: Stmt, live: set[int], em: Emitter) -> list[Stmt]:
     if isinstance(s, Instr) and s.op is Op.ADSTACK_PUSH and s.attrs[0].id in live:
         with em.at(s.loc), em.region() as out:
             one = em.i64(1)
-        out.append(Instr(Op.ADD, s.result, (s.args[4], one), (), s.loc))
+        out.append(Instr(Op.ADD, s.result, (s.args[8], one), (), s.loc))
         return out
     if isinstance(s, If):
         return [If(s.cond, _counting_block(s.then_body.stmts, live, em),
@@ -114,24 +114,37 @@ def counting_kernel(forward: KernelIR, gen: Gen, live: list[StackInfo], dead: se
     stacks reach into `counts[stack id * COUNT_SLOTS + thread % COUNT_SLOTS]` with an atomic
     max (threads of one stretch of the launch hit different slots: no contention), so the
     largest depth of a stack is the max over its slots; `counts[n_stacks * COUNT_SLOTS + t]`
-    gets the thread count of task t."""
+    gets the thread count of task t. Where `starts[stack id]` is not negative, each thread
+    also stores its own depth at `counts[starts[stack id] + thread]` (the per-thread
+    capacities of a packed layout, ad/packing.py)."""
     i64 = _dtypes.int64
     counts = em.value(ArrayType(i64, 1))
+    starts = em.value(ArrayType(i64, 1))
     ids = {s.id for s in live}
     n = len(gen.stacks.all) * COUNT_SLOTS
+
+    def own(s: StackInfo, thread: Value) -> None:
+        at = em.emit(Op.LOAD, starts, em.i64(s.id))
+        with em.region() as store:
+            em.emit(Op.STORE, counts, em.emit(Op.ADD, at, thread), em.load_var(s.depth))
+        em.stmt(If(em.emit(Op.GE, at, em.i64(0)), block(store), block([])))
+
     body: list[Stmt] = list(_counting_block(gen.serial_fwd, ids, em).stmts)
     with em.region() as tail:
         for s in live:
             if s.task is None:
                 em.emit(Op.STORE, counts, em.i64(s.id * COUNT_SLOTS), em.load_var(s.depth))
+                own(s, em.i64(0))
     for t, task in enumerate(gen.st.tasks):
         fwd, prelude = gen.thread_fwd[id(task)]
         with em.region() as thread_end:
-            slot = em.emit(Op.MOD, gen.thread_index(task.nest), em.i64(COUNT_SLOTS))
+            thread = gen.thread_index(task.nest)
+            slot = em.emit(Op.MOD, thread, em.i64(COUNT_SLOTS))
             for s in live:
                 if s.task is task:
                     where = em.emit(Op.ADD, em.i64(s.id * COUNT_SLOTS), slot)
                     em.emit(Op.ATOMIC_MAX, counts, where, em.load_var(s.depth))
+                    own(s, thread)
         with em.at(task.stmt.loc), em.region() as before:
             threads = em.i64(1)
             for loop in task.nest:
@@ -142,7 +155,7 @@ def counting_kernel(forward: KernelIR, gen: Gen, live: list[StackInfo], dead: se
         inner = _counting_block(prelude + fwd + thread_end, ids, em)
         body += before + [nest_loops(task.nest, list(inner.stmts))]
     body += tail
-    params = forward.params + (Param("@counts", counts),)
+    params = forward.params + (Param("@counts", counts), Param("@starts", starts))
     cleaned = eliminate(block(body), dead, dead_vars)
     return KernelIR(f"{forward.name}_count", params, cleaned, forward.loc, ())
 

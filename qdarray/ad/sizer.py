@@ -53,7 +53,7 @@ from .sizing import (
 _TEST_CAPACITY_OVERRIDE: int | None = None
 
 STATS = {"max_reducer_dispatches": 0, "counting_passes": 0, "cache_hits": 0,
-         "fresh_sizings": 0}
+         "fresh_sizings": 0, "adstack_bytes": 0, "adstack_index_bytes": 0, "checkpoint_stride": 0}
 
 _READ, _SHAPE, _SCALAR = 0, 1, 2
 
@@ -191,6 +191,8 @@ class Sizer:
         self.entry_deps = self.deps if self.symbolic else self.count_deps
         self.entry = Entry()
         self._slot_reducer: Reducer | None = None
+        # whether the sizing in `entry` came from the counting pass (else the expressions)
+        self.counted = not self.symbolic
 
     # -- planning (once per launcher) -------------------------------------------------------
 
@@ -230,15 +232,20 @@ class Sizer:
                 deps = self.deps
             except Unsized:
                 result = None
+        self.counted = result is None
         if result is None:
             result = self._counted(args)
         self.entry_deps = deps
         self.entry.put(deps.key(flat), deps, flat, result)
         return _override(result)
 
+    def evaluator(self, flat: Sequence[Any]) -> _HostEval:
+        """An evaluator of closed expressions for one launch's flattened arguments
+        (MaxOverRanges planned here are dispatched, or taken from the sizing cache)."""
+        return _HostEval(self, {p.name: flat[k] for k, p in enumerate(self.params)}, flat)
+
     def _symbolic(self, flat: Sequence[Any]) -> tuple[list[int], list[int]]:
-        values = {p.name: flat[k] for k, p in enumerate(self.params)}
-        ev = _HostEval(self, values, flat)
+        ev = self.evaluator(flat)
         caps = [max(ev.eval(e), 0) for e in self.exprs]
         threads = [max(ev.eval(t), 0) for t in self.threads]
         return caps, threads

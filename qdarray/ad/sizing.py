@@ -268,14 +268,33 @@ class Deriver:
             total = binop("*", total, t)
         return total
 
-    def capacity(self, sites: list[tuple[Node, ...]], task: Node | None) -> Expr | None:
+    def thread_capacity(self, sites: list[tuple[Node, ...]]) -> Expr | None:
+        """A thread's capacity: its free loop variables are its task's."""
         total: Expr = Const(0)
         for loops in sites:
             e = self.site(loops)
             if e is None:
                 return None
             total = binop("+", total, e)
-        return total if task is None else self.over(task, total)
+        return total
+
+    def capacity(self, sites: list[tuple[Node, ...]], task: Node | None) -> Expr | None:
+        """The largest capacity of any thread of `task` (None: the serial code)."""
+        total = self.thread_capacity(sites)
+        return total if task is None or total is None else self.over(task, total)
+
+    def axes(self, task: Node) -> tuple[tuple[LoopVar, Expr, Expr], ...] | None:
+        """(variable, begin, end) of each loop of the task's parallel nest, outermost first
+        (a thread's flat index decodes to them row-major, as in `Gen.thread_index`)."""
+        out = []
+        for s in task.nest or (task.stmt,):
+            if not isinstance(s, For):
+                return None
+            b, e = self.value(s.begin), self.value(s.end)
+            if b is None or e is None or not is_closed(b) or not is_closed(e):
+                return None
+            out.append((LoopVar(s.index.id, f"i{s.index.id}"), b, e))
+        return tuple(out)
 
     def threads(self, task: Node) -> Expr | None:
         return self.trip(task)

@@ -551,6 +551,8 @@ class Gen:
             out.append(Param(f"@adstack_{dtype.name}", heap))
         if self.stacks.all:
             out.append(Param("@adstack_layout", self.stacks.layout))
+            out.append(Param("@adstack_table", self.stacks.table))
+            out.append(Param("@adstack_rows", self.stacks.rows))
             out.append(Param("@adstack_overflow", self.stacks.overflow))
         return tuple(out)
 

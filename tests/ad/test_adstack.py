@@ -29,6 +29,7 @@ LINE = logistic.fn.__code__.co_firstlineno + 3  # the line assigning v
 
 
 def test_push_top_pop_semantics():
+    """A contiguous slice [4, 7): table row [4, 7], lim 0, tail 4, end 7."""
     stack = AdStack(1, "v", qd.float64)
     heap = np.zeros(8)
     overflow = np.zeros(2, np.int64)
@@ -36,16 +37,39 @@ def test_push_top_pop_semantics():
     top = OPS[Op.ADSTACK_TOP].impl
     pop = OPS[Op.ADSTACK_POP].impl
     i64 = np.int64
+    table = np.array([4, 7], np.int64)
+    where = (table, i64(0), i64(0), i64(0), i64(4), i64(7))
     d = i64(0)
     for v in (1.5, 2.5, 3.5):
-        d = push(None, (stack,), heap, i64(4), i64(3), overflow, d, np.float64(v))
+        d = push(None, (stack,), heap, *where, overflow, d, np.float64(v))
     assert d == 3 and list(heap[4:7]) == [1.5, 2.5, 3.5]
-    assert top(None, (stack,), heap, i64(4), i64(3), d) == 3.5
-    d = push(None, (stack,), heap, i64(4), i64(3), overflow, d, np.float64(9.0))
-    d = push(None, (stack,), heap, i64(4), i64(3), overflow, d, np.float64(9.0))
+    assert top(None, (stack,), heap, *where, d) == 3.5
+    d = push(None, (stack,), heap, *where, overflow, d, np.float64(9.0))
+    d = push(None, (stack,), heap, *where, overflow, d, np.float64(9.0))
     assert d == 5 and heap[7] == 0.0 and list(overflow) == [0, 5]   # nothing written past
-    assert top(None, (stack,), heap, i64(4), i64(3), d) == 3.5      # reads stay in the slice
+    assert top(None, (stack,), heap, *where, d) == 0.0             # heap[0], not past
     assert pop(None, (stack,), d) == 4
+
+
+def test_push_semantics_in_a_group_row():
+    """Two threads of capacities 3 and 1 in one group: row [M=1, T(0)=0, S_0=2, end=4],
+    lim 1. Depth 0 holds both threads' entries side by side (0, 1); the first-ranked
+    thread keeps depths 1 and 2 at 2, 3; the other's depth 1 is an overflow."""
+    stack = AdStack(0, "v", qd.float64)
+    heap = np.zeros(4)
+    overflow = np.zeros(1, np.int64)
+    push = OPS[Op.ADSTACK_PUSH].impl
+    i64 = np.int64
+    table = np.array([1, 0, 2, 4], np.int64)
+    first = (table, i64(1), i64(1), i64(0), i64(2 - 1), i64(4))
+    second = (table, i64(1), i64(1), i64(1), i64(4 - 1), i64(4))
+    d0 = d1 = i64(0)
+    for v in (1.0, 2.0, 3.0):
+        d0 = push(None, (stack,), heap, *first, overflow, d0, np.float64(v))
+    d1 = push(None, (stack,), heap, *second, overflow, d1, np.float64(10.0))
+    assert list(heap) == [1.0, 10.0, 2.0, 3.0] and not overflow.any()
+    push(None, (stack,), heap, *second, overflow, d1, np.float64(11.0))
+    assert list(heap) == [1.0, 10.0, 2.0, 3.0] and list(overflow) == [2]
 
 
 def test_overflow_is_reported_after_the_launch(grad):
@@ -122,5 +146,7 @@ def test_memory_error_gives_the_formula(grad, monkeypatch):
     with pytest.raises(MemoryError) as info:
         grad.reverse(logistic, x, a, y)
     msg = str(info.value)
-    assert re.search(r"3 threads x capacity 10 x 8 bytes x 1 stacks", msg), msg
+    # packed: each thread its own capacity, 1 + a[i] entries (2 + 10 + 3)
+    assert re.search(r"need 120 bytes of float64 storage: 15 entries \(the capacities of "
+                     r"3 threads, each at most 10\) x 8 bytes over 1 stacks", msg), msg
     assert "Try" in msg

@@ -216,11 +216,11 @@ def test_heaps_layout_and_flags_are_device_buffers_that_grow_by_doubling(device)
         sizes.append(pool.buffers[qd.float64].size)
         if top == 10:
             first = pool.buffers[qd.float64]
-    # 8 threads x (1 + top): exact at first, doubled when 8 x 15 does not fit in 88, kept
-    # for smaller launches, then the needed size when doubling is too little (8 x 41)
-    assert sizes == [88, 176, 176, 352]
+    # packed: the sum of 1 + a[i], top + 17: exact at first (27), doubled when 31 does not
+    # fit in 27, kept for smaller launches, doubled again for 57
+    assert sizes == [27, 54, 54, 108]
     assert all(type(b) is ClArray for b in pool.buffers.values())
-    assert first.size == 88
+    assert first.size == 27
     launcher = prepare_reverse(logistic, (x, a, y), None, False)
     assert type(launcher.overflow) is ClArray and launcher.buffers.device is dev
     assert np.all(np.isfinite(_host(x.grad))) and np.all(_host(x.grad) != 0)
@@ -240,8 +240,9 @@ def test_memory_guard_uses_the_devices_memory(device):
     with pytest.raises(MemoryError) as info:
         kern.grad(x, _on(device, np.array([3, big, 7])), y)
     msg = str(info.value)
-    assert f"need {3 * (big + 1) * 8} bytes of float64 storage" in msg
-    assert f"3 threads x capacity {big + 1} x 8 bytes x 1 stacks" in msg
+    entries = (1 + 3) + (1 + big) + (1 + 7)   # packed: each thread its own capacity
+    assert f"need {entries * 8} bytes of float64 storage: {entries} entries" in msg
+    assert f"(the capacities of 3 threads, each at most {big + 1}) x 8 bytes over 1 stacks" in msg
     assert "the device can give about" in msg and "Try" in msg
     for dtype, buf in pool_for(dev).buffers.items():     # nothing that size was allocated
         assert dtype not in heaps or buf is heaps[dtype]

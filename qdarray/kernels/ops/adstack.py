@@ -4,17 +4,26 @@ A stack is named by an `AdStack` descriptor in `attrs[0]`; everything else about
 explicit operand, so the ops are plain functions of their arguments:
 
 - `heap`: the 1-D buffer of the stack's dtype that every stack of that dtype shares (one per
-  launch), `base`: where this thread's slice of this stack starts in it, `capacity`: how many
-  values the slice holds, `overflow`: an int64 array with one element per stack of the kernel;
+  launch); `overflow`: an int64 array with one element per stack of the kernel;
+- where this thread's entries are (qdarray/ad/adstack.py builds these when the thread
+  starts): `table`, an int64 array of heap positions, `row`, where this thread's group's row
+  of it starts, `lim`, the depths the row covers, `pos`, the thread's place among the threads
+  of its group, and `tail` and `end` for depths from `lim` on. The entry at depth d is at
+
+      d < lim:  a = table[row + d] + pos     valid when a < table[row + d + 1]
+      d >= lim: a = tail + d                 valid when a < end
+
+  (with `lim` 0, `tail` and `end` a thread's first position and the end of its slice:
+  each thread's entries contiguous);
 - the depth lives in a local of the thread (LOAD_VAR / STORE_VAR around the ops).
 
-ADSTACK_PUSH(heap, base, capacity, overflow, depth, value) -> depth + 1 writes
-`heap[base + depth]` when `depth < capacity`; otherwise it writes nothing and records
+ADSTACK_PUSH(heap, table, row, lim, pos, tail, end, overflow, depth, value) -> depth + 1
+writes `heap[a]` when the entry at `depth` is valid; otherwise it writes nothing and records
 `overflow[stack.id] = max(overflow[stack.id], depth + 1)`, which the host turns into an
 `AdStackOverflowError` after the launch. ADSTACK_POP(depth) -> depth - 1.
-ADSTACK_TOP(heap, base, capacity, depth) -> the value pushed last, `heap[base + depth - 1]`
-(the index is clamped to the slice, so a read after an overflow stays in bounds; the launch
-then fails anyway). Reverse mode only emits TOP at depth >= 1.
+ADSTACK_TOP(heap, table, row, lim, pos, tail, end, depth) -> the value pushed last, the entry
+at depth - 1 (an entry that is not valid reads `heap[0]` instead, so a read after an overflow
+stays in bounds; the launch then fails anyway). Reverse mode only emits TOP at depth >= 1.
 """
 
 from __future__ import annotations
@@ -63,24 +72,29 @@ def _heap_check(heap: Any, stack: Any, what: str) -> None:
                         f"{T.type_str(heap)}")
 
 
-def _push_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
-    heap, base, cap, overflow, depth, value = types
-    _heap_check(heap, attrs[0], "ADSTACK_PUSH")
+def _slice_check(types: tuple[Any, ...], what: str) -> None:
+    table, *scalars = types
     i64 = _int64()
-    if (base, cap, depth) != (i64, i64, i64) or overflow != T.ArrayType(i64, 1):
-        raise TypeError("ADSTACK_PUSH takes int64 base, capacity and depth and an int64 "
-                        "overflow array")
+    if table != T.ArrayType(i64, 1) or any(t is not i64 for t in scalars):
+        raise TypeError(f"{what} takes an int64 table array and int64 row, lim, pos, tail, "
+                        "end and depth")
+
+
+def _push_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
+    heap, table, row, lim, pos, tail, end, overflow, depth, value = types
+    _heap_check(heap, attrs[0], "ADSTACK_PUSH")
+    _slice_check((table, row, lim, pos, tail, end, depth), "ADSTACK_PUSH")
+    i64 = _int64()
+    if overflow != T.ArrayType(i64, 1):
+        raise TypeError("ADSTACK_PUSH takes an int64 overflow array")
     if value is not attrs[0].dtype:
         raise TypeError(f"ADSTACK_PUSH of {T.type_str(value)} onto {attrs[0]}")
     return i64
 
 
 def _top_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
-    heap, base, cap, depth = types
-    _heap_check(heap, attrs[0], "ADSTACK_TOP")
-    i64 = _int64()
-    if (base, cap, depth) != (i64, i64, i64):
-        raise TypeError("ADSTACK_TOP takes int64 base, capacity and depth")
+    _heap_check(types[0], attrs[0], "ADSTACK_TOP")
+    _slice_check(types[1:], "ADSTACK_TOP")
     return attrs[0].dtype
 
 
@@ -90,25 +104,39 @@ def _pop_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
     return _int64()
 
 
-def _push(rt: Any, attrs: Any, heap: Any, base: Any, cap: Any, overflow: Any, depth: Any,
-          value: Any) -> Any:
+def entry(table: Any, row: Any, lim: Any, pos: Any, tail: Any, end: Any, depth: int
+          ) -> tuple[int, bool]:
+    """(heap position, valid) of the entry at `depth` (the module docstring's rule)."""
+    if depth < int(lim):
+        at = int(row) + depth
+        a = int(table[at]) + int(pos)
+        return a, a < int(table[at + 1])
+    a = int(tail) + depth
+    return a, a < int(end)
+
+
+def _push(rt: Any, attrs: Any, heap: Any, table: Any, row: Any, lim: Any, pos: Any, tail: Any,
+          end: Any, overflow: Any, depth: Any, value: Any) -> Any:
     d = int(depth)
-    if d < int(cap):
-        heap[int(base) + d] = value
+    a, ok = entry(table, row, lim, pos, tail, end, d)
+    if ok:
+        heap[a] = value
     else:
         slot = attrs[0].id
         overflow[slot] = max(int(overflow[slot]), d + 1)
     return np.int64(d + 1)
 
 
-def _top(rt: Any, attrs: Any, heap: Any, base: Any, cap: Any, depth: Any) -> Any:
-    return heap[int(base) + min(int(depth), int(cap)) - 1]
+def _top(rt: Any, attrs: Any, heap: Any, table: Any, row: Any, lim: Any, pos: Any, tail: Any,
+         end: Any, depth: Any) -> Any:
+    a, ok = entry(table, row, lim, pos, tail, end, int(depth) - 1)
+    return heap[a if ok else 0]
 
 
-defop(Op.ADSTACK_PUSH, "memory", 6, _push_rule, _push, pure=False,
-      doc="heap[base + depth] = value if depth < capacity, else record the overflow; "
+defop(Op.ADSTACK_PUSH, "memory", 10, _push_rule, _push, pure=False,
+      doc="heap[entry(depth)] = value if that entry is valid, else record the overflow; "
           "returns depth + 1")
 defop(Op.ADSTACK_POP, "memory", 1, _pop_rule, lambda rt, attrs, d: np.int64(int(d) - 1),
       doc="depth - 1")
-defop(Op.ADSTACK_TOP, "memory", 4, _top_rule, _top, pure=False,
-      doc="heap[base + min(depth, capacity) - 1]: the value pushed last")
+defop(Op.ADSTACK_TOP, "memory", 8, _top_rule, _top, pure=False,
+      doc="heap[entry(depth - 1)]: the value pushed last")

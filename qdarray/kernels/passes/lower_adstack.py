@@ -1,19 +1,22 @@
-"""lower_adstack: the adstack ops (ops/adstack.py) as plain memory ops and one branch, so that
+"""lower_adstack: the adstack ops (ops/adstack.py) as plain memory ops and branches, so that
 code generators never spell them.
 
-    ADSTACK_PUSH(heap, base, cap, overflow, depth, value) -> next
+    ADSTACK_PUSH(heap, table, row, lim, pos, tail, end, overflow, depth, value) -> next
         next = depth + 1
-        if depth < cap:   heap[base + depth] = value
-        else:             ATOMIC_MAX(overflow, stack.id, next)    # attrs (stack,)
+        if depth < lim:   a = table[row + depth] + pos;  e = table[row + depth + 1]
+                          if a < e: heap[a] = value  else: ATOMIC_MAX(overflow, stack.id, next)
+        else:             a = tail + depth
+                          if a < end: heap[a] = value  else: ATOMIC_MAX(...)
     ADSTACK_POP(depth) -> depth - 1
-    ADSTACK_TOP(heap, base, cap, depth) -> heap[base + min(depth, cap) - 1]
+    ADSTACK_TOP(heap, table, row, lim, pos, tail, end, depth) -> the entry at depth - 1,
+        read through a local set in each branch (heap[0] where the entry is not valid)
 
-The overflow branch's atomic carries the stack's `AdStack` in its attrs: it records a rare
-failure, so code generators leave it as it is (no privatized or block-reduced accumulator,
-codegen/block_sums.py) and name reverse mode when the device lacks 64-bit atomics. Where a
-stack's slice lives (`base`: the per-thread indirection) is reverse mode's (ad/adstack.py);
-the address within the slice is `base + depth` here, the one place a layout that interleaves
-threads would change.
+The table branch reads two table elements; the tail branch none (a thread whose group's row
+is empty, `lim` 0, as on CPUs, only ever takes it). The overflow branch's atomic carries the
+stack's `AdStack` in its attrs: it records a rare failure, so code generators leave it as it
+is (no privatized or block-reduced accumulator, codegen/block_sums.py) and name reverse mode
+when the device lacks 64-bit atomics. Where a thread's entries are (table, row, lim, pos,
+tail, end) is reverse mode's (ad/adstack.py).
 """
 
 from __future__ import annotations
@@ -40,25 +43,56 @@ class _Lower(Rewriter):
             if instr.op is Op.ADSTACK_POP:
                 em.emit_into(instr.result, Op.SUB, instr.args[0], one)
             elif instr.op is Op.ADSTACK_TOP:
-                heap, base, cap, depth = instr.args
-                at = em.emit(Op.SUB, em.emit(Op.ADD, base, em.emit(Op.MIN, depth, cap)), one)
-                em.emit_into(instr.result, Op.LOAD, heap, at)
+                self.top(instr, one)
             else:
                 self.push(instr, one)
         return out
 
+    def branches(self, instr: Instr, depth: Value, access: object) -> None:
+        """`access(a, valid)` in the table branch and in the tail branch of the entry at
+        `depth` (a Value)."""
+        em = self.em
+        table, row, lim, pos, tail, end = instr.args[1:7]
+        with em.region() as in_table:
+            at = em.emit(Op.ADD, row, depth)
+            a = em.emit(Op.ADD, em.emit(Op.LOAD, table, at), pos)
+            e = em.emit(Op.LOAD, table, em.emit(Op.ADD, at, em.i64(1)))
+            access(a, em.emit(Op.LT, a, e))  # type: ignore[operator]
+        with em.region() as in_tail:
+            a = em.emit(Op.ADD, tail, depth)
+            access(a, em.emit(Op.LT, a, end))  # type: ignore[operator]
+        em.stmt(If(em.emit(Op.LT, depth, lim), block(in_table), block(in_tail), instr.loc))
+
     def push(self, instr: Instr, one: Value) -> None:
         em = self.em
-        heap, base, cap, overflow, depth, value = instr.args
+        heap, depth, value = instr.args[0], instr.args[8], instr.args[9]
+        overflow = instr.args[7]
         stack = instr.attrs[0]
         assert instr.result is not None
         em.emit_into(instr.result, Op.ADD, depth, one)
-        fits = em.emit(Op.LT, depth, cap)
-        with em.region() as write:
-            em.emit(Op.STORE, heap, em.emit(Op.ADD, base, depth), value)
-        with em.region() as record:
-            em.emit(Op.ATOMIC_MAX, overflow, em.i64(stack.id), instr.result, attrs=(stack,))
-        em.stmt(If(fits, block(write), block(record), instr.loc))
+        result = instr.result
+
+        def write(a: Value, valid: Value) -> None:
+            with em.region() as store:
+                em.emit(Op.STORE, heap, a, value)
+            with em.region() as record:
+                em.emit(Op.ATOMIC_MAX, overflow, em.i64(stack.id), result, attrs=(stack,))
+            em.stmt(If(valid, block(store), block(record), instr.loc))
+
+        self.branches(instr, depth, write)
+
+    def top(self, instr: Instr, one: Value) -> None:
+        em = self.em
+        heap = instr.args[0]
+        assert instr.result is not None
+        out = em.var("top", instr.attrs[0].dtype)
+
+        def read(a: Value, valid: Value) -> None:
+            safe = em.emit(Op.SELECT, valid, a, em.i64(0))
+            em.store_var(out, em.emit(Op.LOAD, heap, safe))
+
+        self.branches(instr, em.emit(Op.SUB, instr.args[7], one), read)
+        em.emit_into(instr.result, Op.LOAD_VAR, attrs=(out,))
 
 
 def lower_adstack(kernel: KernelIR) -> KernelIR:

@@ -1,0 +1,224 @@
+"""Packed adstacks: where each stack's entries go in one launch, computed on the device.
+
+Given each thread's capacity of each stack (`ad/thread_caps.py`: the size expression at each
+thread, or the counting pass's exact count, or every thread the largest capacity), the
+`Packer` builds the arrays `ad/adstack.py` describes, with the IR kernels of
+`pack_kernels.py` on the arrays' device:
+
+- groups of one thread (CPUs; a kernel's serial code): the table is the exclusive prefix sum
+  of the capacities, from the stack's region start: thread t's entries are
+  [table[t], table[t + 1]);
+- groups of G threads (GPUs): per group the sum of its capacities, its second-largest one
+  and its threads' ranks (`groups`), the prefix sums of the group sums (where each group's
+  region starts) and of the row lengths (where each row starts in the table), then the rows
+  (`rows`): the entries of one depth of a group are adjacent, and each group's region is the
+  sum of its threads' capacities.
+
+So a stack takes the sum of its threads' capacities, not threads x maximum; the table adds
+about 8 bytes per thread (G = 1) or 8 bytes per group per depth below the group's
+second-largest capacity, and 1 byte per thread for the ranks (G > 1). `Packed` holds the
+result: the layout, table and rows arrays the reverse kernel takes, the heap size of each
+dtype and these figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _dtypes
+from ..kernels.args import ArgSpec
+from ..kernels.launch import compile_ir
+from ..kernels.target import KernelTarget
+from ..kernels.types import ArrayType
+from .adstack import LAYOUT_FIELDS
+from .device_buffers import DeviceBuffers
+from .pack_kernels import BIG, BUILDERS, PER_WORD
+
+# Elements per chunk of a prefix sum's rounds: many small chunks where work-items run side
+# by side (GPUs), few large ones where each core takes a contiguous stretch (CPUs).
+CHUNK_STRIDED = 64
+CHUNK_CONTIGUOUS = 4096
+
+
+class TooLarge(Exception):
+    """A stack's entries add up to BIG or more (no heap holds them)."""
+
+
+@dataclass
+class Packed:
+    """One launch's packed layout (module docstring).
+
+    Attributes:
+        layout, table, rows: the arrays the reverse kernel takes (device memory where the
+            target keeps its buffers there).
+        sizes: the heap size of each dtype, in elements.
+        entries: each live stack's entries (elements) in its heap.
+        index_bytes: the bytes of the table and rows arrays.
+    """
+
+    layout: Any
+    table: Any
+    rows: Any
+    sizes: dict[Any, int]
+    entries: list[int]
+    index_bytes: int
+
+    @property
+    def tape_bytes(self) -> int:
+        """The bytes of the heaps."""
+        return sum(n * d.itemsize for d, n in self.sizes.items())
+
+
+@dataclass
+class _Item:
+    k: int                 # position among the live stacks
+    sid: int               # stack id (its layout fields)
+    dtype: Any
+    n: int                 # threads
+    group: int
+    caps: Any = None       # per-thread capacities (device array) and where they start
+    caps_at: int = 0
+    gbase: Any = None      # G > 1: group starts (ng + 1)
+    ms: Any = None         # G > 1: threads with tails per group
+    rws: int = 0
+    pws: int = 0
+    tab: int = 0
+    total: int = 0
+    rows_total: int = 0
+
+    @property
+    def ng(self) -> int:
+        return -(-self.n // self.group)
+
+
+_COMPILED: dict[tuple[str, str, str], Any] = {}
+
+
+class Packer:
+    """Packs the stacks of one reverse launcher on `target`, for arrays on `device`."""
+
+    def __init__(self, target: KernelTarget, device: Any) -> None:
+        group = target.adstack.group
+        if group != 1 and (group % PER_WORD or group > 1 << 8):
+            raise ValueError(f"Kernel target '{target.name}' groups adstacks by {group} "
+                             f"threads; a group is 1 thread or a multiple of {PER_WORD} up "
+                             "to 256. Use such a StackLayout.group.")
+        self.group = group
+        self.target = target
+        self.device = device
+        self.buffers = DeviceBuffers(target.buffer_device(device))
+        self.chunk = CHUNK_STRIDED if target.reduction.strided else CHUNK_CONTIGUOUS
+
+    def run(self, name: str, *args: Any) -> None:
+        """Launch pack kernel `name` (compiled once per target and device)."""
+        key = (name, self.target.name, str(self.device))
+        launcher: Any = _COMPILED.get(key)
+        if launcher is None:
+            ir = BUILDERS[name]()
+            i64 = _dtypes.int64
+            specs = [ArgSpec("array", p.value.type) if isinstance(p.value.type, ArrayType)
+                     else ArgSpec("scalar", i64) for p in ir.params]
+            launcher = compile_ir(ir, specs, [p.name for p in ir.params], self.target, False,
+                                  [], self.device)
+            _COMPILED[key] = launcher
+        launcher(list(args))
+
+    def empty(self, n: int) -> Any:
+        return self.buffers.empty(max(n, 1), np.int64)
+
+    def filled(self, n: int, value: int) -> Any:
+        out = self.empty(n)
+        if n:
+            self.run("fill", out, n, value)
+        return out
+
+    def scan(self, src: Any, src_at: int, n: int, dst: Any, dst_at: int, add: int,
+             totals: Any, tk: int) -> None:
+        """dst[dst_at + i] = add + sum(src[src_at:src_at + i]) for i in [0, n]; totals[tk]
+        = the sum (saturated at BIG)."""
+        if n <= self.chunk:
+            self.run("serial_scan", src, src_at, n, dst, dst_at, add, totals, tk)
+            return
+        nc = -(-n // self.chunk)
+        sums = self.empty(nc)
+        self.run("chunk_sums", src, src_at, n, self.chunk, nc, sums)
+        offs = self.empty(nc + 1)
+        self.scan(sums, 0, nc, offs, 0, 0, totals, tk)
+        self.run("distribute", src, src_at, n, self.chunk, nc, offs, dst, dst_at, add)
+
+    def pack(self, stacks: Sequence[Any], n_stacks: int, caps: list[int], threads: list[int],
+             per_thread: Callable[[int, int], Any]) -> Packed:
+        """The layout of `stacks` (a plan's live StackRecords) with largest capacities `caps`
+        and thread counts per task `threads`; `per_thread(k, n)` gives the n per-thread
+        capacities of live stack k as (device array, where they start), or None (then every
+        thread gets `caps[k]`). Raises TooLarge when a stack's entries reach BIG."""
+        items = []
+        for k, s in enumerate(stacks):
+            serial = s.task is None
+            n = 1 if serial else threads[s.task]
+            items.append(_Item(k, s.id, s.desc.dtype, n, 1 if serial else self.group))
+        for it in items:
+            if it.n == 1 and it.group > 1:
+                it.group = 1
+        grouped = [it for it in items if it.group > 1]
+        at = 0
+        for it in grouped:
+            it.rws = at
+            it.pws = at + it.ng + 1
+            at = it.pws + it.ng * (it.group // PER_WORD)
+        rows_len = at
+        rows = self.empty(at)
+        totals = self.empty(2 * len(items))
+        for it in items:
+            got = per_thread(it.k, it.n)
+            it.caps, it.caps_at = got if got is not None else (self.filled(it.n, caps[it.k]), 0)
+        for it in grouped:
+            sizes, rowlen, it.ms = self.empty(it.ng), self.empty(it.ng), self.empty(it.ng)
+            self.run("groups", it.caps, it.caps_at, it.n, it.group, it.ng, it.dtype.itemsize,
+                     sizes, rowlen, it.ms, rows, it.pws)
+            it.gbase = self.empty(it.ng + 1)
+            self.scan(sizes, 0, it.ng, it.gbase, 0, 0, totals, 2 * it.k)
+            self.scan(rowlen, 0, it.ng, rows, it.rws, 0, totals, 2 * it.k + 1)
+        if grouped:
+            got = self.buffers.to_host(totals)
+            for it in grouped:
+                it.total, it.rows_total = int(got[2 * it.k]), int(got[2 * it.k + 1])
+                self.check(it)
+        at = 0
+        for it in items:
+            it.tab = at
+            at += it.rows_total if it.group > 1 else it.n + 1
+        table = self.empty(at)
+        cursor: dict[Any, int] = {}
+        entries = [0] * len(items)
+        for it in grouped:
+            region = cursor.get(it.dtype, 0)
+            if it.ng:
+                self.run("rows", it.caps, it.caps_at, it.n, it.group, it.ng, it.gbase, it.ms,
+                         rows, it.rws, it.pws, table, it.tab, region)
+            cursor[it.dtype] = region + it.total
+            entries[it.k] = it.total
+        for it in items:
+            if it.group > 1:
+                continue
+            region = cursor.get(it.dtype, 0)
+            self.scan(it.caps, it.caps_at, it.n, table, it.tab, region, totals, 2 * it.k)
+            it.total = int(self.buffers.to_host(totals)[2 * it.k])
+            self.check(it)
+            cursor[it.dtype] = region + it.total
+            entries[it.k] = it.total
+        layout = np.zeros(max(LAYOUT_FIELDS * n_stacks, 1), np.int64)
+        for it in items:
+            layout[LAYOUT_FIELDS * it.sid:LAYOUT_FIELDS * (it.sid + 1)] = (
+                it.tab, it.rws, it.pws, it.group)
+        return Packed(self.buffers.upload(layout), table, rows, cursor, entries,
+                      8 * (at + rows_len))
+
+    @staticmethod
+    def check(it: _Item) -> None:
+        if it.total >= BIG or it.rows_total >= BIG:
+            raise TooLarge(f"stack {it.sid}")
