@@ -35,6 +35,10 @@ def stats() -> dict[str, Any]:
         A dict with `max_reducer_dispatches` (max-reduction kernels launched),
         `counting_passes` (launches sized by the counting kernel), `cache_hits` (reverse
         launches sized entirely from the sizing cache), `fresh_sizings` (the others),
+        `adstack_bytes` and `adstack_index_bytes` (the last reverse launch's adstack heaps
+        and the tables that place their entries), `checkpoint_stride` (the last reverse
+        launch's: every k-th iteration of its dynamic loops kept, the rest recomputed; 0
+        when all are kept),
         `tape_operations` and `tape_kernel_launches` (namespace operations and kernel
         launches recorded on tapes), and `tape_bytes_held` (what the tapes not yet run
         keep for their reverses now: arrays the VJP rules need, kernel arguments, gradient
