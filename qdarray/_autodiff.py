@@ -189,6 +189,8 @@ def record(name: str, out: Any, ins: tuple[Any, ...], params: dict[str, Any] | N
         tape = current()
         if tape is None:
             return out
+    if len(TAPES) > 1:
+        tape.nested(name, ins)
     return tape.op(name, out, ins, params)
 
 
@@ -197,6 +199,8 @@ def write(name: str, x: Array, key: Any, value: Any, old: Any) -> None:
     thread's tape (call only when `TAPES` is not empty)."""
     tape = current()
     if tape is not None:
+        if len(TAPES) > 1:
+            tape.nested(name, (value,))
         tape.write(name, x, key, value, old)
 
 
@@ -207,6 +211,8 @@ def before_write(x: Array, name: str) -> Any:
     tape = current()
     if tape is None:
         return None
+    if len(TAPES) > 1:
+        tape.nested(name, (x,))
     return tape.before_write(x, name)
 
 
@@ -228,7 +234,11 @@ def companion(x: Array) -> Array | None:
     if node is None or not TAPES:
         return None
     tape = current()
-    if tape is None or node.tape is not tape or not tape.recording:
+    if tape is None or not tape.recording:
+        return None
+    if node.tape is not tape:
+        if len(TAPES) > 1:
+            tape.nested("a view", (x,))  # raises when an enclosing tape computed x
         return None
     tape._target(x, "a view")  # raises when the tape's record of x no longer holds
     made: Array = tape.materialize(x)

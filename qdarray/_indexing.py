@@ -542,6 +542,30 @@ def _zero_at(g: Array, key: Any) -> Array | None:
     return z
 
 
+def _written(g: Array, key: Any) -> Array:
+    """The cotangent of the value of `x[key] = value`: `g[key]`, except where a later position
+    of the key writes the same element again (repeated integer indices), which gets 0: the
+    last write wins, as in the forward. Which write wins is found by running the same write
+    on the device, with each position's number as its value, so the gradient follows the
+    forward's own order."""
+    picked = getitem(g, key)
+    native_key, view = normalize_key(g, key)
+    if view or not any(getattr(k, "ndim", 0) > 0 and k.dtype.kind in "iu"
+                       for k in native_key):
+        return picked  # slices, integers and masks select each element once
+    from ._elementwise_functions import equal
+    from ._manipulation_functions import reshape
+    from ._searching_functions import where
+
+    device = g._device
+    order = reshape(arange(picked.size, dtype=_dtypes.int64, device=device), picked.shape)
+    ids = zeros(g.shape, dtype=_dtypes.int64, device=device)
+    setitem(ids, key, order)
+    won: Array = where(equal(getitem(ids, key), order), picked,
+                       zeros((), dtype=picked._dtype, device=device))
+    return won
+
+
 def along_axis_key(indices: Array, axis: int, shape: tuple[int, ...],
                    out_shape: tuple[int, ...]) -> tuple[Any, ...]:
     """An index key that selects what `take_along_axis(x, indices, axis)` read, for an x of
@@ -566,7 +590,7 @@ def _reshaped(x: Array, shape: list[int]) -> Array:
 
 
 defvjp("getitem", x=lambda g, key: Scatter(key, g))
-defvjp("setitem", x=lambda g, key: _zero_at(g, key), value=lambda g, key: g[key])
+defvjp("setitem", x=lambda g, key: _zero_at(g, key), value=lambda g, key: _written(g, key))
 defvjp("take", x=lambda g, indices, axis: Scatter((slice(None),) * axis + (indices,), g))
 defvjp("take_along_axis", x=lambda g, indices, axis, shape: Scatter(
     along_axis_key(indices, axis, shape, g.shape), g))

@@ -13,8 +13,9 @@ from typing import Any
 
 from .. import _dtypes
 from .._array import Array
+from .._autodiff import TAPES
 from .._creation_functions import asarray, zeros_like
-from .tape import Tape
+from .tape import Tape, check_nested
 
 
 def stop_gradient(x: Array) -> Array:
@@ -30,8 +31,9 @@ def stop_gradient(x: Array) -> Array:
     return Array._new(x._data, x._device, x._buffer)
 
 
-def _leaf(value: Any, index: int, func: str) -> Array:
-    """A stand-in for argument `index`: its memory, a new zero gradient companion."""
+def _leaf(value: Any, index: int, func: str, owned: set[Any]) -> Array:
+    """A stand-in for argument `index`: its memory, a new zero gradient companion (whose
+    memory joins `owned`, the tape's)."""
     if type(value) is Array:
         x = Array._new(value._data, value._device, value._buffer)
     else:
@@ -41,7 +43,9 @@ def _leaf(value: Any, index: int, func: str) -> Array:
             f"{func} differentiates floating-point arguments; argument {index} has dtype "
             f"{x._dtype.name}. Use qd.astype(x, qd.float64) (or a float value) for it, or leave "
             "it out of argnums.")
-    x._grad = zeros_like(x)
+    comp = zeros_like(x)
+    x._grad = comp
+    owned.add(comp._buffer)
     return x
 
 
@@ -81,12 +85,15 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
                 raise ValueError(
                     f"argnums={argnums!r} names argument {p}, but {name} was called with "
                     f"{len(given)} positional arguments.")
+        if TAPES:
+            check_nested(f"qd.ad.grad({name})", [*given, *kwargs.values()])
+        tape = Tape()
         leaves = []
         for p in positions:
-            leaf = _leaf(given[p], p, "qd.ad.grad")
+            leaf = _leaf(given[p], p, "qd.ad.grad", tape.owned)
             given[p] = leaf
             leaves.append(leaf)
-        with Tape() as tape:
+        with tape:
             out = f(*given, **kwargs)
         value, aux = out if has_aux else (out, None)
         if type(value) is not Array or value.size != 1 or value.dtype.kind not in "fc":

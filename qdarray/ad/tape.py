@@ -106,8 +106,14 @@ class Tape:
         self.recording = False
         self.thread = threading.get_ident()
         self.writers: dict[Any, str] = {}  # memory -> the last write the tape saw
-        self.orphans: dict[Any, str] = {}  # memory kernels wrote, companion elsewhere
+        # Memory whose gradient went to one Array over it (a kernel's output given a
+        # companion, an untracked array a recorded write made tracked): the others over it
+        # (views taken before) cannot follow, and raise when used. Memory -> why.
+        self.orphans: dict[Any, str] = {}
         self.companions: list[Array] = []  # companions the tape made
+        # The memory of the gradients this tape owns (those it made, the stand-ins of
+        # qd.ad.grad's arguments): a tape nested in it must not compute from them.
+        self.owned: set[Any] = set()
         self._counts = (0, 0)
         _LIVE.add(self)
 
@@ -136,7 +142,24 @@ class Tape:
         if type(x) is not Array:
             return False
         node = x._node
-        return x._grad is not None or (node is not None and node.tape is self)
+        return x._grad is not None or (node is not None and node.tape is self) or bool(
+            self.orphans and x._buffer in self.orphans)
+
+    def owns(self, x: Any) -> bool:
+        """Whether `x` is an array this tape computed, or has a gradient this tape made."""
+        if type(x) is BufferView:
+            return x._grad_base is not None and x._grad_base._buffer in self.owned
+        if type(x) is not Array:
+            return False
+        node = x._node
+        return (node is not None and node.tape is self) or (
+            x._grad is not None and x._grad._buffer in self.owned)
+
+    def nested(self, what: str, arrays: Sequence[Any]) -> None:
+        """Raise when `what`, recorded on this tape, computes from an array an enclosing tape
+        of this thread differentiates: the enclosing gradient would miss the path through
+        this tape's reverse (reverse mode over reverse mode, which is not supported)."""
+        check_nested(what, arrays, self)
 
     def _target(self, x: Array, op: str) -> Any:
         """Where `x`'s cotangent goes (its companion or node), None when untracked."""
@@ -146,11 +169,8 @@ class Tape:
         node = x._node
         if node is None or node.tape is not self:
             if self.orphans and x._buffer in self.orphans:
-                raise AutodiffError(
-                    f"An input of {op} shares memory with {self.orphans[x._buffer]}, which a "
-                    "kernel computed from arrays with gradients inside this tape, but the "
-                    "gradient companion went to the array passed to the kernel. Use that "
-                    "array itself, or create it with requires_grad=True before the kernel.")
+                raise AutodiffError(f"An input of {op} shares memory with "
+                                    f"{self.orphans[x._buffer]}")
             return None
         if node.gen != x._buffer.generation:
             by = self.writers.get(x._buffer)
@@ -248,6 +268,16 @@ class Tape:
         value_target = self._target(value, name) if type(value) is Array else None
         if old_target is None and value_target is None:
             return
+        if old_target is None:
+            # An untracked array becomes tracked: Arrays over its memory taken before (views
+            # of it, or the array it views) know nothing of the write.
+            self.orphans.setdefault(x._buffer, (
+                f"an array the write {name} gave values with gradients inside this tape, but "
+                "the gradient went to the array written, not to this other Array over its "
+                "memory (a view taken before the write, or the array the written view was "
+                "taken from), so the gradient would silently miss the write. Take views "
+                "after the write, or create the array with requires_grad=True before writing "
+                "so that every view of it shares its gradient."))
         rule = VJPS["setitem"]
         ins = (x, value)
         tracked = (old_target is not None) | (value_target is not None) << 1
@@ -283,6 +313,7 @@ class Tape:
         x._grad = comp
         x._node.companion = comp
         self.companions.append(comp)
+        self.owned.add(comp._buffer)
         return comp
 
     def record(self, kernel: Any, args: tuple[Any, ...], target: Any,
@@ -302,6 +333,8 @@ class Tape:
 
             check_launch(kernel, args)
         arrays = _arrays(kernel.param_names, args)
+        if len(TAPES) > 1:
+            self.nested(f"kernel '{kernel.__name__}'", [a for _, a in arrays])
         tracked = False
         for _, a in arrays:
             if type(a) is Array and a._grad is None and self._target(a, kernel.__name__):
@@ -334,7 +367,12 @@ class Tape:
             a._grad = zeros_like(a)
             comp = a._grad
         self.companions.append(comp)
-        self.orphans[_token(a)[0]] = f"argument '{name}' of kernel '{kernel.__name__}'"
+        self.owned.add(comp._buffer)
+        self.orphans[_token(a)[0]] = (
+            f"argument '{name}' of kernel '{kernel.__name__}', which the kernel computed from "
+            "arrays with gradients inside this tape, but the gradient companion went to the "
+            "array passed to the kernel. Use that array itself, or create it with "
+            "requires_grad=True before the kernel.")
 
     # -- the reverse ---------------------------------------------------------------------------
 
@@ -401,6 +439,7 @@ class Tape:
         self.writers = {}
         self.orphans = {}
         self.companions = []
+        self.owned = set()
 
     def grad(self) -> None:
         """Seed the loss given to the constructor with 1 and run the recorded reverses."""
@@ -468,6 +507,28 @@ def _key_generations(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
     return gens if any(g is not None for g in gens) else None
 
 
+def check_nested(what: str, arrays: Sequence[Any], inner: Any = None) -> None:
+    """Raise when one of `arrays` is differentiated by a tape recording in this thread
+    (other than `inner`, the tape `what` is recorded on)."""
+    me = threading.get_ident()
+    for outer in TAPES:
+        if outer is inner or outer.thread != me or not outer.recording:
+            continue
+        for x in arrays:
+            if outer.owns(x):
+                raise nested_error(what)
+
+
+def nested_error(what: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"{what} inside a nested qd.ad.Tape (or qd.ad.grad) uses an array that an enclosing "
+        "tape differentiates (one it computed, or an argument of the enclosing qd.ad.grad), "
+        "so the enclosing gradient would have to differentiate the inner reverse: gradients of "
+        "gradients (qd.ad.grad(qd.ad.grad(f)), Hessians) are not supported. Take the inner "
+        "gradient outside the enclosing tape, use qd.ad.stop_gradient(x) if it is meant as a "
+        "constant, or take second derivatives by central differences of qd.ad.grad.")
+
+
 def _alias_error(node: Node, what: str) -> AutodiffError:
     return AutodiffError(
         f"The result of {node.describe()} shares its memory with that operation's input, so "
@@ -498,6 +559,12 @@ class _Paused:
 
     def tracked(self, x: Any) -> bool:
         return False
+
+    def owns(self, x: Any) -> bool:
+        return False
+
+    def nested(self, what: str, arrays: Sequence[Any]) -> None:
+        return None
 
     def record(self, kernel: Any, args: tuple[Any, ...], target: str | None,
                launcher: Any) -> None:

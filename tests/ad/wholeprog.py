@@ -96,6 +96,21 @@ def _setitem_jax(xp: Any, c: Any, x: Any, v: Any) -> Any:
     return wsum(xp, c, y * y)
 
 
+def _setitem_repeated_qd(xp: Any, c: Any, x: Any, v: Any) -> Any:
+    """Repeated integer indices: the last write of an element wins (NumPy's forward)."""
+    y = x * 1.0
+    y[c(np.array([2, 0, 2, 1])), 1:3] = xp.reshape(v, (4, 1)) * 2.0
+    y[0, c(np.array([3, 3, 0]))] = v[1]             # a scalar, written twice to y[0, 3]
+    return wsum(xp, c, y * y)
+
+
+def _setitem_repeated_jax(xp: Any, c: Any, x: Any, v: Any) -> Any:
+    y = x * 1.0
+    y = y.at[c(np.array([2, 0, 2, 1])), 1:3].set(xp.reshape(v, (4, 1)) * 2.0)
+    y = y.at[0, c(np.array([3, 3, 0]))].set(v[1])
+    return wsum(xp, c, y * y)
+
+
 def _inplace_qd(xp: Any, c: Any, x: Any, w: Any) -> Any:
     y = x * 1.0
     y *= w
@@ -222,6 +237,8 @@ SPECS: list[Spec] = [
          + xp.sum(x[c(np.arange(12).reshape(3, 4) % 3 == 1)] ** 3)
          + xp.sum(xp.cos(x)[..., 1:2] * xp.cos(x)[0, None]), uniform((3, 4))),
     Spec("setitem", _setitem_qd, uniform((3, 4), (3,)), fj=_setitem_jax),
+    Spec("setitem_repeated_indices", _setitem_repeated_qd, uniform((3, 4), (4,)),
+         fj=_setitem_repeated_jax),
     Spec("take", lambda xp, c, x: wsum(xp, c, xp.take(x, c(np.array([1, 1, 3, 0])), axis=1))
          + wsum(xp, c, xp.take_along_axis(
              x, c(np.array([[0, 2, 2, 1], [1, 1, 3, 0], [3, 0, 0, 0]])), axis=1)),
