@@ -23,7 +23,7 @@ import numpy as np
 import qdarray as qd
 from qdarray import _dtypes
 from qdarray._devices import as_device
-from qdarray.ad.reducer import Reducer, chain_of, split
+from qdarray.ad.reducer import INT64_MIN, STRIDED_ITEMS, Reducer, chain_of, split
 from qdarray.ad.sizing import Const, LoopVar, MaxOverRange, Read
 from qdarray.kernels.types import ArrayType
 
@@ -51,6 +51,23 @@ def cuda_time(f: Callable[[], Any]) -> float:
         b.synchronize()
         best = min(best, cp.cuda.get_elapsed_time(a, b) / 1e3)
     return best
+
+
+def launch_tail(reducer: Reducer, device: Any, count: int, row: int) -> list[Any]:
+    """The arguments of one reducer launch after the arrays, slots, begins and extents, as
+    `Reducer.run` passes them: chunk, chunks, total, then the single pass's result element
+    and the element it zeroes, or the partial maxima."""
+    layout = reducer.layout
+    most = STRIDED_ITEMS
+    if layout.work_items is not None:
+        most = min(most, layout.work_items(device))
+    chunk, chunks = split(count, layout, True, row, most)
+    buffers = reducer.buffers
+    if reducer.single:
+        both = buffers.upload(np.zeros(2, np.uint64))
+        return [chunk, chunks, count, both[0:1], both[1:2]]
+    partial = buffers.upload(np.full(chunks + 1, INT64_MIN, np.int64))
+    return [chunk, chunks, count, buffers.as_argument(partial)]
 
 
 def main() -> None:
@@ -84,10 +101,9 @@ def main() -> None:
             begins = [0] * len(extents)
             assert reducer.run({"d": arr}, [], begins, extents) == host[:count].max()
             if cuda:
-                chunk, chunks = split(count, target.reduction, True, extents[-1])
-                out = qd.full(chunks + 1, -(1 << 63), dtype=qd.int64, device=device)
                 launch = reducer.compiled()
-                args = [arr] + begins + extents + [chunk, chunks, count, out]
+                args = [arr] + begins + extents + launch_tail(reducer, device, count,
+                                                              extents[-1])
                 t = cuda_time(lambda: launch(args))  # noqa: B023
             else:
                 t = wall_time(lambda: reducer.run({"d": arr}, [], begins, extents))  # noqa: B023
