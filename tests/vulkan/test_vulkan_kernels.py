@@ -59,7 +59,8 @@ def sum_range_wide(lo: qd.int64, out: qd.Array[qd.int64, 1]):
 
 
 def _counter_types(kernel) -> set[str]:  # type: ignore[no-untyped-def]
-    """The integer types of the Function variables in `kernel`'s first compiled modules."""
+    """The integer types of the Function variables in `kernel`'s first compiled modules,
+    but for the parallel stages' grid-stride counter `qd_flat` (always 64 bits)."""
     import shutil
     import subprocess
     import tempfile
@@ -74,7 +75,9 @@ def _counter_types(kernel) -> set[str]:  # type: ignore[no-untyped-def]
             fh.write(stage.spirv)
             fh.flush()
             text = subprocess.run([dis, fh.name], capture_output=True, text=True).stdout
-        found |= {t for t in ("int", "long") if f"OpVariable %_ptr_Function_{t} " in text}
+        lines = [line for line in text.splitlines() if "%qd_flat " not in line]
+        found |= {t for t in ("int", "long") for line in lines
+                  if f"OpVariable %_ptr_Function_{t} " in line}
     return found
 
 

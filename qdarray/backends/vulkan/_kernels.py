@@ -32,7 +32,10 @@ from ._array import VkArray
 from ._memory import pool
 from ._stream import stream
 
-_MAX_GROUPS = 65535
+# Most workgroups of a parallel stage's dispatch (of LOCAL invocations each, running the flat
+# index space as a grid-stride loop; codegen/spirv.py): enough to fill a large GPU several
+# times over, and within every device's maxComputeWorkGroupCount[0] (at least 65,535).
+GROUPS = 65535
 _FORMATS = {"int64": "q", "uint64": "Q", "int32": "i", "uint32": "I", "float32": "f",
             "float64": "d"}
 
@@ -231,10 +234,8 @@ class VulkanLauncher(Launcher):
                     continue
                 values[v.total] = total
                 groups = (1, 1, 1)
-                if stage.loops:
-                    count = -(-total // LOCAL)
-                    gx = min(count, _MAX_GROUPS)
-                    groups = (gx, -(-count // gx), 1)
+                if stage.loops:  # a grid-stride loop: each invocation may run several
+                    groups = (min(-(-total // LOCAL), GROUPS), 1, 1)
                 raw = v.struct.pack(*values)
                 if v.program.push:
                     pipe.dispatch(groups, bound, raw)

@@ -13,10 +13,14 @@ instructions recomputed in every stage, values and locals carried between stages
   bits); then the stage's loop begins and trip counts and its total. It is a push-constant
   block when it fits the device's limit, else a storage buffer at binding n+2.
 
-A parallel stage runs one invocation per index tuple: the flat id `x + y * groups_x * LOCAL`
-(dispatches are two-dimensional past 65,535 workgroups) is decoded into the loop indices.
-Locals are Function variables, loops and ifs structured constructs (spirv_module.py); the
-op spellings are in spirv_ops.py.
+A parallel stage is a grid-stride loop over the flat index space: invocation `x` of a
+one-dimensional dispatch of `groups_x` workgroups of `LOCAL` runs flat indices x,
+x + groups_x * LOCAL, ... below the total (the launcher caps the workgroups, so each
+invocation may run several), each decoded into the loop indices; a top-level `continue` goes
+on with the next. Locals and carried variables start afresh in every iteration. Atomics that
+every iteration aims at one element are accumulated per invocation and reduced per workgroup
+(spirv_blocks.py). Locals are Function variables, loops and ifs structured constructs
+(spirv_module.py); the op spellings are in spirv_ops.py.
 """
 
 from __future__ import annotations
@@ -28,11 +32,14 @@ from ..._dtypes import DType
 from ..ir import Block, Break, Continue, For, If, Instr, KernelIR, Op, Value, While, walk
 from ..passes.stages import Plan, Stage, plan_stages
 from ..types import ArrayType, scalar_type
+from .regions import free_values
+from .spirv_blocks import Accumulators
+from .spirv_blocks import plan as plan_blocks
 from .spirv_enums import SC, BuiltIn, Cap, Dec
 from .spirv_enums import Op as S
 from .spirv_module import Function, Loop, Module
 
-LOCAL = 64
+LOCAL = 256  # invocations per workgroup: a power of two (workgroup reductions halve it)
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,8 @@ class Ctx:
         self.vals: dict[int, int] = {}
         self.vars: dict[int, int] = {}
         self.loops: list[Loop] = []
+        self.grid: Loop | None = None  # a parallel stage's grid-stride loop
+        self.acc: Accumulators | None = None  # its workgroup-reduced atomics
         self.nest = 0
         self.stage_no = 0
         self.i32 = m.t_int(32, True)
@@ -279,7 +288,8 @@ class Ctx:
         if isinstance(s, Instr):
             from .spirv_ops import emit
 
-            emit(self, s)
+            if self.acc is None or not self.acc.fold(s):
+                emit(self, s)
         elif isinstance(s, If):
             with f.if_(self.val(s.cond)) as sel:
                 self.block_(s.then_body)
@@ -297,9 +307,11 @@ class Ctx:
                 self.loops.pop()
         elif isinstance(s, Continue) and self.loops:
             self.loops[-1].continue_()
-        elif isinstance(s, Break) and self.loops:
+        elif isinstance(s, Break) and self.loops and self.loops[-1] is not self.grid:
             self.loops[-1].break_()
-        else:  # continue or break in the parallel body: this thread is done
+        elif self.loops:  # a break of the parallel body: this iteration is done
+            self.loops[-1].continue_()
+        else:
             f.ret_void()
 
     def serial_for(self, s: For) -> None:
@@ -374,24 +386,21 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
     ctx.nest = len(stage.loops)
     m, f = ctx.m, ctx.f
     interface: list[int] = []
-    inner = None
+    u32 = m.t_int(32, False)
+    lid = first = step = 0
     if stage.loops:
-        v3 = m.t_vector(m.t_int(32, False), 3)
-        gid = m.variable(ctx.ptr(SC.Input, v3), SC.Input)
-        m.decorate(gid, Dec.BuiltIn, BuiltIn.GlobalInvocationId)
-        groups = m.variable(ctx.ptr(SC.Input, v3), SC.Input)
-        m.decorate(groups, Dec.BuiltIn, BuiltIn.NumWorkgroups)
-        interface = [gid, groups]
-        u32 = m.t_int(32, False)
-        ids = f.load(v3, gid)
-        x = f.op(S.UConvert, ctx.u64, f.op(S.CompositeExtract, u32, ids, 0))
-        y = f.op(S.UConvert, ctx.u64, f.op(S.CompositeExtract, u32, ids, 1))
-        width = f.op(S.UConvert, ctx.u64, f.op(S.IMul, u32, f.op(
-            S.CompositeExtract, u32, f.load(v3, groups), 0), m.const(u32, LOCAL)))
-        flat = f.op(S.Bitcast, ctx.i64, f.op(S.IAdd, ctx.u64, x,
-                                             f.op(S.IMul, ctx.u64, y, width)))
-        inner = f.if_(f.op(S.SLessThan, ctx.bool, flat, ctx.field("qd_total")))
-        inner.__enter__()
+        v3 = m.t_vector(u32, 3)
+        ids = []
+        for builtin in (BuiltIn.GlobalInvocationId, BuiltIn.NumWorkgroups,
+                        BuiltIn.LocalInvocationId):
+            put = m.variable(ctx.ptr(SC.Input, v3), SC.Input)
+            m.decorate(put, Dec.BuiltIn, builtin)
+            interface.append(put)
+            ids.append(f.op(S.CompositeExtract, u32, f.load(v3, put), 0))
+        first = f.op(S.Bitcast, ctx.i64, f.op(S.UConvert, ctx.u64, ids[0]))
+        step = f.op(S.Bitcast, ctx.i64, f.op(S.UConvert, ctx.u64, f.op(
+            S.IMul, u32, ids[1], m.const(u32, LOCAL))))
+        lid = ids[2]
     if debug:  # a check failed in an earlier stage: the launch stops there
         from ..error_record import STAGE as ABORT
 
@@ -416,19 +425,22 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
             continue
         ctx.vals[v.id] = _load_carried(ctx, _itype(v), p.slot(v))
     body = stage.loops[-1].body.stmts if stage.loops else tuple(stage.stmts)
-    local_vars = {v.id: v for v in p.locals(stage)}
-    for var in p.carried_vars:
-        local_vars.pop(var.id, None)
-        vt = scalar_type(var.dtype)
-        ptr = f.var(ctx.ptr(SC.Function, ctx.scalar(vt)))
-        f.store(ptr, _load_carried(ctx, vt, p.slot(var)))
-        ctx.vars[var.id] = ptr
-    for var in local_vars.values():
-        vt = scalar_type(var.dtype)
-        ptr = f.var(ctx.ptr(SC.Function, ctx.scalar(vt)))
-        f.store(ptr, ctx.const(vt, 0))
-        ctx.vars[var.id] = ptr
+    carried = {var.id: _load_carried(ctx, scalar_type(var.dtype), p.slot(var))
+               for var in p.carried_vars}
+    grid = None
     if stage.loops:
+        outside = {v.id for v in free_values(Block(tuple(body)),
+                                             [lp.index for lp in stage.loops])[0]}
+        ctx.acc = Accumulators(ctx, plan_blocks(ctx, Block(tuple(body)), outside))
+        counter = f.var(ctx.ptr(SC.Function, ctx.i64))
+        m.name(counter, "qd_flat")  # 64 bits: the index space may pass 2**31
+        f.store(counter, first)
+        total = ctx.field("qd_total")
+        grid = f.loop()
+        lp = ctx.grid = grid.__enter__()
+        ctx.loops.append(lp)
+        flat = f.load(ctx.i64, counter)
+        lp.exit_unless(f.op(S.SLessThan, ctx.bool, flat, total))
         r = flat
         for d in range(len(stage.loops) - 1, -1, -1):
             begin = ctx.field(f"qd_b{d}")
@@ -441,16 +453,35 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
             index = stage.loops[d].index
             ctx.vals[index.id] = ctx.convert(at, _I64, _itype(index))
             ctx.vals[-1 - d] = at  # the thread's index tuple, for the error record
+    # Locals and carried variables: afresh in every iteration of a parallel stage.
+    local_vars = {v.id: v for v in p.locals(stage)}
+    for var in p.carried_vars:
+        local_vars.pop(var.id, None)
+        ptr = f.var(ctx.ptr(SC.Function, ctx.scalar(scalar_type(var.dtype))))
+        f.store(ptr, carried[var.id])
+        ctx.vars[var.id] = ptr
+    for var in local_vars.values():
+        vt = scalar_type(var.dtype)
+        ptr = f.var(ctx.ptr(SC.Function, ctx.scalar(vt)))
+        f.store(ptr, ctx.const(vt, 0))
+        ctx.vars[var.id] = ptr
     ctx.block_(Block(tuple(body)))
-    if not stage.loops:
+    if grid is not None:
+        lp.continuing()
+        f.store(counter, f.op(S.IAdd, ctx.i64, f.load(ctx.i64, counter), step))
+        ctx.loops.pop()
+        grid.__exit__(None, None, None)
+        ctx.grid = None
+        assert ctx.acc is not None
+        if ctx.acc.sums:
+            ctx.acc.finish(lid, LOCAL)
+    else:
         for v in p.carried_values:
             if v.id in defined_here:
                 _store_carried(ctx, _itype(v), p.slot(v), ctx.val(v))
         for var in p.carried_vars:
             vt = scalar_type(var.dtype)
             _store_carried(ctx, vt, p.slot(var), f.load(ctx.scalar(vt), ctx.vars[var.id]))
-    if inner is not None:
-        inner.__exit__(None, None, None)
     f.ret_void()
     m.entry_point(f, "main", interface, (LOCAL, 1, 1) if stage.loops else (1, 1, 1))
     return m.assemble()

@@ -1,0 +1,122 @@
+"""Parallel stages on Vulkan: grid-stride loops, and atomics that every iteration aims at one
+element reduced per workgroup (kernels/codegen/spirv_blocks.py), against NumPy. The
+dispatch is also capped at 2 workgroups, so that each invocation runs many iterations."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+
+import qdarray as qd
+from qdarray.backends.vulkan import _kernels
+
+
+@pytest.fixture(params=[None, 2], ids=["groups-default", "groups-2"])
+def groups(request, monkeypatch):  # type: ignore[no-untyped-def]
+    if request.param is not None:
+        monkeypatch.setattr(_kernels, "GROUPS", request.param)
+    return request.param
+
+
+@qd.kernel
+def folds(x: qd.Array[qd.float32, 1], z: qd.Array[qd.float32, 1], w: qd.Array[qd.int64, 1],
+          y: qd.Array[qd.float32, 1],
+          top: qd.Array[qd.float32, 2], low: qd.Array[qd.int64, 1],
+          big: qd.Array[qd.uint32, 1], k: qd.Array[qd.int32, 1], c: qd.int32):
+    for i in range(x.shape[0]):
+        if w[i] == 7:
+            continue                          # the next iteration of this invocation
+        y[0] += x[i]                          # one element for every iteration: reduced
+        qd.atomic_max(top[1, c], z[i])        # reduced (a constant and a parameter index)
+        qd.atomic_min(low, 0, w[i])           # reduced
+        qd.atomic_max(big, 0, qd.uint32(w[i]))  # reduced
+        k[i % 3] += 1                         # the element depends on i: an atomic each
+
+
+def _disassembly(kernel) -> str:  # type: ignore[no-untyped-def]
+    dis = shutil.which("spirv-dis")
+    if dis is None:
+        pytest.skip("spirv-dis is not installed (Debian: apt-get install spirv-tools)")
+    launcher = next(iter(kernel._launchers[False].values()))
+    text = ""
+    for stage in next(iter(launcher.variants.values())).program.stages:
+        with tempfile.NamedTemporaryFile(suffix=".spv") as fh:
+            fh.write(stage.spirv)
+            fh.flush()
+            text += subprocess.run([dis, fh.name], capture_output=True, text=True).stdout
+    return text
+
+
+@pytest.mark.parametrize("n", [1, 300, 20_000])
+def test_one_element_atomics_are_reduced_per_workgroup(device, groups, n):
+    rng = np.random.default_rng(n)
+    xs = rng.integers(-50, 50, n).astype(np.float32)  # integers: any order sums exactly
+    zs = rng.normal(size=n).astype(np.float32)
+    zs[rng.random(n) < 0.05] = np.nan  # a NaN never wins a maximum
+    ws = rng.integers(-(2**40), 2**40, n).astype(np.int64)
+    ws[::5] = 7
+    keep = ws != 7
+    c = 2
+    args = [qd.asarray(xs, device=device), qd.asarray(zs, device=device),
+            qd.asarray(ws, device=device),
+            qd.asarray(np.array([-0.0], np.float32), device=device),
+            qd.full((2, 4), -1e30, dtype=qd.float32, device=device),
+            qd.asarray(np.array([2**62], np.int64), device=device),
+            qd.asarray(np.array([5], np.uint32), device=device),
+            qd.zeros(3, dtype=qd.int32, device=device)]
+    folds(*args, c)
+    y, top, low, big, k = (np.asarray(a.to_device("cpu")) for a in args[3:])
+    kept = xs[keep]
+    if kept.size:
+        assert y[0] == np.float32(kept.sum())
+    else:
+        assert y[0] == 0.0 and np.signbit(y[0])  # -0.0 plus nothing stays -0.0
+    want_top = np.full((2, 4), -1e30, np.float32)
+    finite = zs[keep][~np.isnan(zs[keep])]
+    want_top[1, c] = max(np.float32(-1e30), finite.max(initial=np.float32(-1e30)))
+    np.testing.assert_array_equal(top, want_top)
+    assert low[0] == min(2**62, int(ws[keep].min(initial=2**62)))
+    assert big[0] == max(5, int(ws[keep].astype(np.uint32).max(initial=5)))
+    want_k = np.bincount(np.arange(n)[keep] % 3, minlength=3)
+    np.testing.assert_array_equal(k, want_k)
+    if groups is None:
+        text = _disassembly(folds)
+        assert "OpControlBarrier" in text
+        assert text.count("OpAtomicIAdd") == 1  # k's; the reduced ones are one each:
+        assert text.count("OpAtomicSMin") == 1
+        assert text.count("OpAtomicUMax") == 1
+
+
+@qd.kernel
+def read_back(x: qd.Array[qd.float32, 1], y: qd.Array[qd.float32, 1]):
+    for i in range(x.shape[0]):
+        y[0] += x[i]
+        x[i] = y[0]  # the loop reads y: every update must be an atomic of its own
+
+
+def test_an_element_the_loop_also_reads_keeps_its_atomics(device):
+    x = qd.ones(64, dtype=qd.float32, device=device)
+    y = qd.zeros(1, dtype=qd.float32, device=device)
+    read_back(x, y)
+    assert float(y[0]) == 64.0
+    assert "OpControlBarrier" not in _disassembly(read_back)
+
+
+@qd.kernel
+def locals_restart(a: qd.Array[qd.int32, 1], out: qd.Array[qd.int32, 1]):
+    for i in range(a.shape[0]):
+        s = 0
+        for j in range(a[i]):
+            s += j
+        out[i] = s
+
+
+def test_each_iteration_of_an_invocation_starts_its_locals_afresh(device, groups):
+    a = np.arange(3000, dtype=np.int32) % 9
+    out = qd.zeros(3000, dtype=qd.int32, device=device)
+    locals_restart(qd.asarray(a, device=device), out)
+    np.testing.assert_array_equal(np.asarray(out.to_device("cpu")), a * (a - 1) // 2)
