@@ -30,6 +30,7 @@ from ...kernels.types import ArrayType
 from . import _instance, _pipelines
 from ._array import VkArray
 from ._memory import pool
+from ._probes import fused_fma
 from ._stream import stream
 
 # Most workgroups of a parallel stage's dispatch (of LOCAL invocations each, running the flat
@@ -63,6 +64,7 @@ def caps_of(st: _instance.DeviceState) -> dict[str, Any]:
             "float32_atomic_add": st.features["float32_atomic_add"],
             "float64_atomic_add": st.features["float64_atomic_add"],
             "float64": st.features["float64"],
+            "fused_fma": fused_fma(st),
             "device": f"device {st.label}"}
 
 
@@ -101,6 +103,9 @@ class _Variant:
                                     [index[f"{n}_s{d}"] for d in range(t.ndim)]))
             else:
                 assert isinstance(t, DType)  # views are lowered to arrays before launch
+                if t.kind == "c":  # two slots, the real part's first
+                    self.scalars.append((p.value.id, index[f"{n}_re"], t._np.type, complex))
+                    continue
                 slot = index[n]
                 kind = float if prog.fields[slot][1].startswith("float") else int
                 self.scalars.append((p.value.id, slot, t._np.type, kind))
@@ -184,7 +189,11 @@ class VulkanLauncher(Launcher):
         for k, (vid, slot, np_type, kind) in zip(self.scalar_args, v.scalars, strict=True):
             value = np_type(native[k])
             env[vid] = value
-            values[slot] = kind(value)
+            if kind is complex:
+                values[slot] = float(value.real)
+                values[slot + 1] = float(value.imag)
+            else:
+                values[slot] = kind(value)
         return buffers, env, copies
 
     def _wide(self, native: Sequence[Any]) -> frozenset[int]:

@@ -10,8 +10,9 @@ instructions recomputed in every stage, values and locals carried between stages
   the CPU target's layout);
 - a parameter block of 8-byte slots (`SpirvProgram.fields`): per array its element offset,
   shape and strides (in elements); per scalar its value (bool and 8/16-bit integers as 32
-  bits); then the stage's loop begins and trip counts and its total. It is a push-constant
-  block when it fits the device's limit, else a storage buffer at binding n+2.
+  bits, a complex number as two slots: its real and imaginary parts); then the stage's
+  loop begins and trip counts and its total. It is a push-constant block when it fits the
+  device's limit, else a storage buffer at binding n+2.
 
 A parallel stage is a grid-stride loop over the flat index space: invocation `x` of a
 one-dimensional dispatch of `groups_x` workgroups of `LOCAL` runs flat indices x,
@@ -75,7 +76,11 @@ def block_fields(kernel: KernelIR, nest: int,
             fields += [(f"{n}_s{d}", "int64") for d in range(t.ndim)]
         else:
             assert isinstance(t, DType)
-            fields.append((n, slot_dtype(t)))
+            if t.kind == "c":  # a complex scalar: its real and imaginary parts
+                part = "float64" if t.itemsize == 16 else "float32"
+                fields += [(f"{n}_re", part), (f"{n}_im", part)]
+            else:
+                fields.append((n, slot_dtype(t)))
     for d in range(nest):
         fields += [(f"qd_b{d}", "int64"), (f"qd_n{d}", "int64")]
     fields.append(("qd_total", "int64"))
@@ -414,8 +419,12 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
         t = prm.value.type
         if not isinstance(t, ArrayType):
             assert isinstance(t, DType)
-            raw = ctx.field(f"a{prm.value.id}")
-            ctx.vals[prm.value.id] = ctx.convert(raw, _dt(slot_dtype(t)), t)
+            slot = f"a{prm.value.id}"
+            if t.kind == "c":
+                ctx.vals[prm.value.id] = f.op(S.CompositeConstruct, ctx.scalar(t),
+                                              ctx.field(f"{slot}_re"), ctx.field(f"{slot}_im"))
+            else:
+                ctx.vals[prm.value.id] = ctx.convert(ctx.field(slot), _dt(slot_dtype(t)), t)
     for i in p.host:
         ctx.stmt(i)
     defined_here = {s.result.id for s in stage.stmts

@@ -1,4 +1,5 @@
-"""float64 transcendental functions for SPIR-V, which GLSL.std.450 has for 32-bit floats only.
+"""float64 transcendental functions for SPIR-V, which GLSL.std.450 has for 32-bit floats only
+(log, log2 and log10 serve float32 too: drivers' are 3e-6 relative off near 1).
 
 Each is an argument reduction, a polynomial and a reconstruction, in float64 arithmetic:
 exp by k ln2 (ln2 split in two so k ln2 is exact) and a degree-13 Taylor polynomial, log by
@@ -6,9 +7,9 @@ frexp and 2 atanh((m - 1) / (m + 1)), sin / cos / tan by n pi/2 (pi/2 split in t
 Cody-Waite) and degree-21 / -20 polynomials, atan by 1/x and the pi/6 rotation to
 |x| <= tan(pi/12); the rest from those (expm1 and sinh by their Taylor series near 0, log1p by
 Kahan's formula, tanh from expm1, the inverse hyperbolic functions from log1p). The results are
-within a few ulp of NumPy's for arguments of moderate size; sin / cos / tan lose accuracy past
-|x| ~ 1e9, where the three-part reduction stops being exact. Constants come from 50-digit
-values computed here (Decimal), not from tables.
+within a few ulp of NumPy's; sin / cos / tan reduce past |x| = 2^20, where the three-part
+reduction stops being exact, by Payne and Hanek's method (spirv_pio2.py). Constants come
+from 50-digit values computed here (Decimal), not from tables.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from decimal import Decimal, getcontext
 from typing import TYPE_CHECKING
 
 from ..._dtypes import DType
+from . import spirv_pio2 as pio2
 from .spirv_enums import GLSL, SC
 from .spirv_enums import Op as S
 
@@ -46,6 +48,7 @@ def _split(value: Decimal, parts: int, bits: int = 33) -> list[float]:
 
 
 LN2_HI, LN2_LO = _split(_LN2, 2)
+LN2_F32 = _split(_LN2, 2, 12)  # e * hi exact in float32 for |e| < 2^12
 PIO2 = _split(_PI / 2, 3)
 
 
@@ -110,18 +113,20 @@ def _log_parts(ctx: Ctx, t: DType, x: int) -> tuple[int, int]:
     """(e, s) with x = 2^e * m, m in [sqrt(1/2), sqrt(2)), s = log(m); x > 0 finite."""
     f, ty = ctx.f, ctx.scalar(t)
     i32 = ctx.i32
-    tiny = _cmp(ctx, S.FOrdLessThan, x, _c(ctx, t, 2.0 ** -1000))
-    xs = _sel(ctx, tiny, f.op(S.FMul, ty, x, _c(ctx, t, 2.0 ** 54)), x, t)
+    wide = t.itemsize == 8
+    below, scale = (-1000, 54) if wide else (-100, 24)  # subnormals scaled to normal first
+    tiny = _cmp(ctx, S.FOrdLessThan, x, _c(ctx, t, 2.0 ** below))
+    xs = _sel(ctx, tiny, f.op(S.FMul, ty, x, _c(ctx, t, 2.0 ** scale)), x, t)
     e_var = f.var(ctx.ptr(SC.Function, i32))
     m = f.ext(GLSL.Frexp, ty, xs, e_var)
     e = f.op(S.ConvertSToF, ty, f.load(i32, e_var))
-    e = _sel(ctx, tiny, f.op(S.FSub, ty, e, _c(ctx, t, 54.0)), e, t)
+    e = _sel(ctx, tiny, f.op(S.FSub, ty, e, _c(ctx, t, float(scale))), e, t)
     low = _cmp(ctx, S.FOrdLessThan, m, _c(ctx, t, math.sqrt(0.5)))
     m = _sel(ctx, low, f.op(S.FMul, ty, m, _c(ctx, t, 2.0)), m, t)
     e = _sel(ctx, low, f.op(S.FSub, ty, e, _c(ctx, t, 1.0)), e, t)
     one = _c(ctx, t, 1.0)
     g = f.op(S.FDiv, ty, f.op(S.FSub, ty, m, one), f.op(S.FAdd, ty, m, one))
-    return e, _poly(ctx, t, g, _ATANH_SERIES)
+    return e, _poly(ctx, t, g, _ATANH_SERIES if wide else _ATANH_SERIES[:12])
 
 
 def _log_special(ctx: Ctx, t: DType, x: int, y: int) -> int:
@@ -137,8 +142,9 @@ def _log_special(ctx: Ctx, t: DType, x: int, y: int) -> int:
 def log(ctx: Ctx, t: DType, x: int) -> int:
     f, ty = ctx.f, ctx.scalar(t)
     e, s = _log_parts(ctx, t, x)
-    y = f.op(S.FAdd, ty, f.op(S.FMul, ty, e, _c(ctx, t, LN2_HI)),
-             f.op(S.FAdd, ty, s, f.op(S.FMul, ty, e, _c(ctx, t, LN2_LO))))
+    hi, lo = (LN2_HI, LN2_LO) if t.itemsize == 8 else LN2_F32
+    y = f.op(S.FAdd, ty, f.op(S.FMul, ty, e, _c(ctx, t, hi)),
+             f.op(S.FAdd, ty, s, f.op(S.FMul, ty, e, _c(ctx, t, lo))))
     return _log_special(ctx, t, x, y)
 
 
@@ -186,6 +192,19 @@ def _reduce_pio2(ctx: Ctx, t: DType, x: int) -> tuple[int, int, int]:
     r = x
     for part in PIO2:
         r = f.op(S.FSub, ty, r, f.op(S.FMul, ty, n, _c(ctx, t, part)))
+    # past 2^20 n pi/2 is no longer exact in three parts: Payne and Hanek's reduction
+    fv = ctx.ptr(SC.Function, ty)
+    r_var, n_var = f.var(fv), f.var(fv)
+    f.store(r_var, r)
+    f.store(n_var, n)
+    large = _cmp(ctx, S.FOrdGreaterThanEqual, f.ext(GLSL.FAbs, ty, x),
+                 _c(ctx, t, pio2.THRESHOLD[8]))
+    with f.if_(f.op(S.LogicalAnd, ctx.bool, large, f.op(S.LogicalNot, ctx.bool,
+                                                       f.op(S.IsInf, ctx.bool, x)))):
+        big_r, big_n = pio2.reduce_large(ctx, t, x)
+        f.store(r_var, big_r)
+        f.store(n_var, big_n)
+    r, n = f.load(ty, r_var), f.load(ty, n_var)
     r2 = f.op(S.FMul, ty, r, r)
     s = f.op(S.FMul, ty, r, _poly(ctx, t, r2, _SIN[1::2]))
     c = _poly(ctx, t, r2, _COS[0::2])

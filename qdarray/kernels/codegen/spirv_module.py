@@ -29,6 +29,7 @@ from .spirv_enums import SC, Cap, Dec, Op
 
 MAGIC = 0x07230203
 _FLOAT_ARITH = frozenset({Op.FAdd, Op.FSub, Op.FMul, Op.FDiv, Op.FRem, Op.FMod, Op.FNegate})
+_GLSL_FMA = 50  # GLSL.std.450's Fma
 GENERATOR = 0  # no registered generator id
 GLSL_STD_450 = "GLSL.std.450"
 
@@ -321,8 +322,13 @@ class Function:
         self._emit(opcode, list(operands))
 
     def ext(self, instruction: int, result_type: int, *operands: int) -> int:
-        """A GLSL.std.450 extended instruction."""
-        return self.op(Op.ExtInst, result_type, self.m.ext_import(), instruction, *operands)
+        """A GLSL.std.450 extended instruction; decorated NoContraction as float arithmetic
+        is (`op`), so that drivers keep it as written: lavapipe folds log(exp(x)) to x
+        otherwise, which undoes Kahan's expm1."""
+        rid = self.op(Op.ExtInst, result_type, self.m.ext_import(), instruction, *operands)
+        if self.m.exact and instruction != _GLSL_FMA:  # an exact Fma may be split in two
+            self.m.decorate(rid, Dec.NoContraction)
+        return rid
 
     def load(self, result_type: int, pointer: int, *memory: int) -> int:
         """OpLoad; `memory`: memory operands (e.g. 2, 4 = Aligned 4, which loads through

@@ -1,6 +1,7 @@
 """SPIR-V spellings that need more than one instruction: NumPy-exact integer and float floor
 division, remainder and power, NaN-propagating min/max, bounded shifts, the float functions
-GLSL.std.450 lacks (expm1, log1p, cbrt, hypot, ...), atomics and the debug index check. Each
+GLSL.std.450 lacks (cbrt, hypot, log10; expm1, log1p and
+the hyperbolic functions are in spirv_expfns.py), atomics and the debug index check. Each
 takes the stage context (`spirv.Ctx`) and an IR instruction and returns the SPIR-V id of the
 result (None for statements)."""
 
@@ -60,8 +61,10 @@ def _int_divmod(ctx: Ctx, t: DType, a: int, b: int) -> tuple[int, int]:
     r = f.op(S.Bitcast, ty, f.op(S.UMod, u, mag_a, mag_b))
     q = _sel(ctx, ty, _b(ctx, S.LogicalNotEqual, neg_a, neg_b), f.op(S.SNegate, ty, q), q)
     r = _sel(ctx, ty, neg_a, f.op(S.SNegate, ty, r), r)  # truncated: the sign of a
+    # r and b of opposite signs: (r ^ b) < 0 (comparing each sign with 0 goes wrong on
+    # lavapipe for a 64-bit b sign-extended from 32 bits)
     fix = f.op(S.LogicalAnd, ctx.bool, _b(ctx, S.INotEqual, r, zero),
-               _b(ctx, S.LogicalNotEqual, _b(ctx, S.SLessThan, r, zero), neg_b))
+               _b(ctx, S.SLessThan, f.op(S.BitwiseXor, ty, r, safe), zero))
     q = _sel(ctx, ty, fix, f.op(S.ISub, ty, q, one), q)
     r = _sel(ctx, ty, fix, f.op(S.IAdd, ty, r, safe), r)
     return _sel(ctx, ty, is_zero, zero, q), _sel(ctx, ty, is_zero, zero, r)
@@ -315,44 +318,8 @@ def _f32(ctx: Ctx, i: Instr, name: str) -> DType:
     return _rt(i)
 
 
-def expm1(ctx: Ctx, i: Instr) -> int:
-    """Kahan's expm1: u = exp(x); x if u == 1, -1 if u - 1 == -1, else (u-1) x / log u."""
-    t = _f32(ctx, i, "expm1")
-    if t.itemsize == 8:
-        return libm.expm1(ctx, t, ctx.val(i.args[0]))
-    f, ty = ctx.f, ctx.scalar(t)
-    x = ctx.val(i.args[0])
-    one = ctx.const(t, 1.0)
-    u = f.ext(GLSL.Exp, ty, x)
-    um1 = f.op(S.FSub, ty, u, one)
-    scaled = f.op(S.FDiv, ty, f.op(S.FMul, ty, um1, x), f.ext(GLSL.Log, ty, u))
-    big = f.op(S.LogicalOr, ctx.bool, f.op(S.IsInf, ctx.bool, u),
-               _b(ctx, S.FOrdEqual, um1, ctx.const(t, -1.0)))
-    return _sel(ctx, ty, _b(ctx, S.FOrdEqual, u, one), x, _sel(ctx, ty, big, um1, scaled))
-
-
-def log1p(ctx: Ctx, i: Instr) -> int:
-    """Kahan's log1p: u = 1 + x; x if u == 1, else log(u) x / (u - 1)."""
-    t = _f32(ctx, i, "log1p")
-    if t.itemsize == 8:
-        return libm.log1p(ctx, t, ctx.val(i.args[0]))
-    f, ty = ctx.f, ctx.scalar(t)
-    x = ctx.val(i.args[0])
-    one = ctx.const(t, 1.0)
-    u = f.op(S.FAdd, ty, one, x)
-    logu = f.ext(GLSL.Log, ty, u)
-    scaled = f.op(S.FDiv, ty, f.op(S.FMul, ty, logu, x), f.op(S.FSub, ty, u, one))
-    return _sel(ctx, ty, _b(ctx, S.FOrdEqual, u, one), x,
-                _sel(ctx, ty, f.op(S.IsInf, ctx.bool, u), logu, scaled))
-
-
 def log10(ctx: Ctx, i: Instr) -> int:
-    t = _f32(ctx, i, "log10")
-    if t.itemsize == 8:
-        return libm.log10(ctx, t, ctx.val(i.args[0]))
-    f, ty = ctx.f, ctx.scalar(t)
-    return f.op(S.FMul, ty, f.ext(GLSL.Log2, ty, ctx.val(i.args[0])),
-                ctx.const(t, math.log10(2.0)))
+    return libm.log10(ctx, _rt(i), ctx.val(i.args[0]))
 
 
 def cbrt(ctx: Ctx, i: Instr) -> int:

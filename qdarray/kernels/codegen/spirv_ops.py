@@ -19,11 +19,13 @@ from ..ir import Instr, Op, Value
 from ..ops.complex import part_dtype
 from ..ops.math import BINARY, PREDICATES, UNARY
 from ..types import ArrayType
+from . import spirv_expfns as expfns
 from . import spirv_libm as libm
 from . import spirv_numerics as num
 from . import spirv_trig as trig
 from .spirv_enums import GLSL, SC, Cap, Scope
 from .spirv_enums import Op as S
+from .spirv_fma import exact_fma
 
 if TYPE_CHECKING:
     from .spirv import Ctx
@@ -134,6 +136,23 @@ def _typed(ints: S, uints: S, floats: S, bools: S | None = None) -> Any:
     return spell
 
 
+def _ordered(ints: S, uints: S, floats: S, strict: bool, less: bool) -> Any:
+    """An order comparison; on bools False < True, as NumPy orders them: a < b is
+    `not a and b`, a <= b is `not a or b` (a > b and a >= b swap the operands)."""
+    numeric = _typed(ints, uints, floats)
+
+    def spell(ctx: Ctx, i: Instr) -> int:
+        if dt(i.args[0]).kind != "b":
+            return int(numeric(ctx, i))
+        a, b = (ctx.val(x) for x in i.args)
+        if not less:
+            a, b = b, a
+        f = ctx.f
+        return f.op(S.LogicalAnd if strict else S.LogicalOr, ctx.bool,
+                    f.op(S.LogicalNot, ctx.bool, a), b)
+    return spell
+
+
 def _glsl(inst: GLSL) -> Any:
     def spell(ctx: Ctx, i: Instr) -> int:
         t = rt(i)
@@ -165,9 +184,13 @@ def _component(k: int) -> Any:
 
 
 def _fma(ctx: Ctx, i: Instr) -> int:
-    """GLSL.std.450's Fma (a single rounding where the driver fuses it, as LLVM's lavapipe
-    does; Vulkan lets a driver round the product first)."""
-    return ctx.f.ext(GLSL.Fma, ctx.scalar(rt(i)), *(ctx.val(a) for a in i.args))
+    """a * b + c rounded once: GLSL.std.450's Fma where the driver fuses it (caps
+    "fused_fma", probed per device), else emulated (spirv_fma.py; Vulkan lets a driver
+    round the product first, and lavapipe does)."""
+    args = [ctx.val(a) for a in i.args]
+    if ctx.caps.get("fused_fma", True):
+        return ctx.f.ext(GLSL.Fma, ctx.scalar(rt(i)), *args)
+    return exact_fma(ctx, rt(i), *args)
 
 
 def _nextafter(ctx: Ctx, i: Instr) -> int:
@@ -272,10 +295,11 @@ TABLE: dict[Op, Any] = {
     Op.NOT: lambda ctx, i: ctx.f.op(S.LogicalNot, ctx.bool, ctx.val(i.args[0])),
     Op.EQ: _typed(S.IEqual, S.IEqual, S.FOrdEqual, S.LogicalEqual),
     Op.NE: _typed(S.INotEqual, S.INotEqual, S.FUnordNotEqual, S.LogicalNotEqual),
-    Op.LT: _typed(S.SLessThan, S.ULessThan, S.FOrdLessThan),
-    Op.LE: _typed(S.SLessThanEqual, S.ULessThanEqual, S.FOrdLessThanEqual),
-    Op.GT: _typed(S.SGreaterThan, S.UGreaterThan, S.FOrdGreaterThan),
-    Op.GE: _typed(S.SGreaterThanEqual, S.UGreaterThanEqual, S.FOrdGreaterThanEqual),
+    Op.LT: _ordered(S.SLessThan, S.ULessThan, S.FOrdLessThan, True, True),
+    Op.LE: _ordered(S.SLessThanEqual, S.ULessThanEqual, S.FOrdLessThanEqual, False, True),
+    Op.GT: _ordered(S.SGreaterThan, S.UGreaterThan, S.FOrdGreaterThan, True, False),
+    Op.GE: _ordered(S.SGreaterThanEqual, S.UGreaterThanEqual, S.FOrdGreaterThanEqual, False,
+                    False),
     Op.COMPLEX: _complex, Op.REAL: _component(0), Op.IMAG: _component(1),
     Op.FMA: _fma, Op.NEXTAFTER: _nextafter,
     Op.LOAD: _load, Op.STORE: _store, Op.SHAPE: _shape,
@@ -286,8 +310,11 @@ TABLE: dict[Op, Any] = {
     Op.IF: _stmt, Op.FOR: _stmt, Op.WHILE: _stmt, Op.BREAK: _stmt, Op.CONTINUE: _stmt,
     Op.RSQRT: _rsqrt, Op.SIGN: num.sign, Op.FMOD: num.fmod, Op.COPYSIGN: num.copysign,
     Op.HYPOT: num.hypot, Op.ATAN2: trig.atan2, Op.ATAN: trig.atan, Op.ASIN: trig.asin,
-    Op.ACOS: trig.acos, Op.EXPM1: num.expm1,
-    Op.LOG1P: num.log1p, Op.LOG10: num.log10, Op.CBRT: num.cbrt,
+    Op.ACOS: trig.acos, Op.SIN: trig.sin, Op.COS: trig.cos, Op.TAN: trig.tan, Op.EXPM1: expfns.expm1, Op.LOG1P: expfns.log1p,
+    Op.SINH: expfns.sinh, Op.TANH: expfns.tanh, Op.ASINH: expfns.asinh,
+    Op.ATANH: expfns.atanh, Op.ACOSH: expfns.acosh, Op.LOG10: num.log10, Op.CBRT: num.cbrt,
+    Op.LOG: lambda ctx, i: libm.log(ctx, rt(i), ctx.val(i.args[0])),
+    Op.LOG2: lambda ctx, i: libm.log2(ctx, rt(i), ctx.val(i.args[0])),
 }
 for _op, _inst in _GLSL_UNARY.items():
     TABLE.setdefault(_op, _glsl(_inst))

@@ -1,16 +1,18 @@
-"""Inverse trigonometric functions in SPIR-V: atan by Cephes' atanf in float32 (drivers' own
+"""Trigonometric functions in SPIR-V: sin, cos and tan with Payne and Hanek's reduction for
+large float32 arguments (spirv_pio2.py); atan by Cephes' atanf in float32 (drivers' own
 are as coarse as 4e-4 relative) and spirv_libm's in float64, atan2 from atan with C's signed
 zeros and infinities, asin and acos from atan2."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..._dtypes import DType
 from ..ir import Instr
 from . import spirv_libm as libm
-from .spirv_enums import GLSL
+from . import spirv_pio2 as pio2
+from .spirv_enums import GLSL, SC
 from .spirv_enums import Op as S
 from .spirv_numerics import _b, _bits, _copysign, _f32, _sel
 
@@ -92,3 +94,50 @@ def acos(ctx: Ctx, i: Instr) -> int:
     t = _f32(ctx, i, "acos")
     x = ctx.val(i.args[0])
     return _atan2(ctx, t, _root_one_minus_square(ctx, t, x), x)
+
+
+def _circular(which: str) -> Any:
+    """sin, cos or tan: float64 from spirv_libm; float32 by GLSL.std.450's on |x| below
+    2^16 and on the remainder of Payne and Hanek's reduction past it (drivers' own reduce
+    with too few bits of pi: lavapipe's sin(1e8) is wrong in the first digit)."""
+
+    def spell(ctx: Ctx, i: Instr) -> int:
+        t = _f32(ctx, i, which)
+        x = ctx.val(i.args[0])
+        if t.itemsize == 8:
+            return int(libm.UNARY[which](ctx, t, x))
+        f, ty = ctx.f, ctx.scalar(t)
+        fv = ctx.ptr(SC.Function, ty)
+        r_var, n_var = f.var(fv), f.var(fv)
+        f.store(r_var, x)
+        f.store(n_var, ctx.const(t, 0.0))
+        large = _b(ctx, S.FOrdGreaterThanEqual, f.ext(GLSL.FAbs, ty, x),
+                   ctx.const(t, pio2.THRESHOLD[4]))
+        with f.if_(f.op(S.LogicalAnd, ctx.bool, large,
+                        f.op(S.LogicalNot, ctx.bool, f.op(S.IsInf, ctx.bool, x)))):
+            r, n = pio2.reduce_large(ctx, t, x)
+            f.store(r_var, r)
+            f.store(n_var, n)
+        r = f.load(ty, r_var)
+        i64 = ctx.i64
+        q = f.op(S.BitwiseAnd, i64, f.op(S.ConvertFToS, i64, f.load(ty, n_var)),
+                 ctx.m.const(i64, 3))
+        s, c = f.ext(GLSL.Sin, ty, r), f.ext(GLSL.Cos, ty, r)
+
+        def is_q(k: int) -> int:
+            return f.op(S.IEqual, ctx.bool, q, ctx.m.const(i64, k))
+
+        ns, nc = f.op(S.FNegate, ty, s), f.op(S.FNegate, ty, c)
+        if which == "sin":
+            return _sel(ctx, ty, is_q(0), s, _sel(ctx, ty, is_q(1), c,
+                                                  _sel(ctx, ty, is_q(2), ns, nc)))
+        if which == "cos":
+            return _sel(ctx, ty, is_q(0), c, _sel(ctx, ty, is_q(1), ns,
+                                                  _sel(ctx, ty, is_q(2), nc, s)))
+        odd = f.op(S.INotEqual, ctx.bool, f.op(S.BitwiseAnd, i64, q, ctx.m.const(i64, 1)),
+                   ctx.m.const(i64, 0))
+        return _sel(ctx, ty, odd, f.op(S.FDiv, ty, nc, s), f.ext(GLSL.Tan, ty, r))
+    return spell
+
+
+sin, cos, tan = _circular("sin"), _circular("cos"), _circular("tan")
