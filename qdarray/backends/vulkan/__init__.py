@@ -7,7 +7,10 @@ command buffers and submitted in batches (_stream.py); compute pipelines are bui
 SPIR-V modules once per device and module (_pipelines.py; the module writer is
 kernels/codegen/spirv_module.py). float64 and 64-bit integers exist only where the device
 reports them; elsewhere asking for them raises a TypeError that names the device. The
-namespace computes on the host for now (_host.py, listed in `capabilities()`).
+namespace is `kernel_xp.KernelNamespace`: its operations are kernels built as IR
+(`qdarray.kernels.library`) and compiled to SPIR-V through the Vulkan kernel target, as user
+kernels are; what has no device kernel computes on the host and is listed in
+`capabilities()` (`HOST_FUNCTIONS`).
 """
 
 from __future__ import annotations
@@ -19,15 +22,18 @@ import numpy as np
 from ..._devices import Device
 from ..base import Backend
 from ..host_memory import cpu_available_bytes
+from ..kernel_xp import HOST_FUNCTIONS, KernelNamespace
+from ..kernel_xp import copy as copy_ops
 from . import _instance
-from ._array import VkArray
+from ._array import VkArray, VulkanDevice, device_of
 from ._binding import VulkanUnavailableError
-from ._host import HOST_FUNCTIONS, VulkanNamespace
 from ._kernels import TARGET
 from ._memory import pool
 from ._stream import stream
 
-_COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
+
+def _kernel_device(device: Device) -> VulkanDevice:
+    return device_of(_instance.state(device.index))
 
 
 class VulkanBackend:
@@ -35,7 +41,7 @@ class VulkanBackend:
 
     kind = "vulkan"
     target = TARGET
-    xp = VulkanNamespace()
+    xp = KernelNamespace(_kernel_device)
     native_type = VkArray
 
     def devices(self) -> list[Device]:
@@ -78,9 +84,12 @@ class VulkanBackend:
             if obj.st is not st:
                 return self.asarray(obj.to_host(), np_dtype, True, device)
             if np_dtype is not None and np.dtype(np_dtype) != obj.dtype:
+                # As on the CPU (np.asarray), a dtype change converts; the namespace decides
+                # beforehand whether the caller's copy=False allows it.
                 self._check_dtype(np.dtype(np_dtype), device)
-                return obj.astype(np_dtype)
-            return obj.copy() if copy else obj
+                converted: VkArray = copy_ops.astype(obj, np.dtype(np_dtype))
+                return converted
+            return copy_ops.contiguous(obj, force=True) if copy else obj
         if copy is False:
             raise ValueError(
                 f"asarray(copy=False) cannot place host data on {device} without a copy; "
@@ -96,11 +105,11 @@ class VulkanBackend:
         return native.to_host()  # type: ignore[no-any-return]
 
     def index_add(self, native: VkArray, key: tuple[Any, ...], values: Any) -> None:
-        # On the host, as the Vulkan arrays' other writes through index arrays.
+        # On the host, as on OpenCL (a scatter-add with repeated indices).
         host = native.to_host()
         hkey = tuple(k.to_host() if isinstance(k, VkArray) else k for k in key)
         np.add.at(host, hkey, values.to_host() if isinstance(values, VkArray) else values)
-        native.write_host(host)
+        copy_ops.write_host(native, host)
 
     def window_root(self, native: VkArray) -> tuple[VkArray, int]:
         """The whole buffer as a 1-D array, and `native`'s element offset in it."""
@@ -164,7 +173,8 @@ class VulkanBackend:
             "float64": st.features["float64"],
             "int64 atomics": st.features["int64_atomics"],
             "float32 atomic add": st.features["float32_atomic_add"],
-            "host functions": HOST_FUNCTIONS,
+            "host functions": HOST_FUNCTIONS + (
+                "index_add (the scatter-add with repeated indices of reverse mode's gathers)",),
         }
 
 

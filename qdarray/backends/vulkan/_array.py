@@ -1,11 +1,11 @@
-"""`VkArray`: an n-dimensional array in a Vulkan buffer, with NumPy's view semantics.
+"""`VkArray`: an n-dimensional array in a Vulkan buffer, and `VulkanDevice`, the device as the
+IR-built namespace uses it.
 
 A VkArray is (allocation, device, dtype, shape, strides, offset); strides and offset are in
 bytes, as in NumPy, and always multiples of the item size (kernels address
-`buffer[offset / itemsize + sum(i_k * strides[k] / itemsize)]`). Basic indexing, transposes
-and `swapaxes` give views of the same buffer; other indexing and assignments run on a host
-copy of the span the array covers and write the span back, so writes through any view are
-seen by every other view of the buffer.
+`buffer[offset / itemsize + sum(i_k * strides[k] / itemsize)]`). NumPy's view and indexing
+semantics are `kernel_xp.StridedArray`'s: basic indexing, transposes and `swapaxes` give views
+of the same buffer, indexing with arrays and assignments run as kernels on the device.
 
 Host access waits for the device's queued work first (backends/vulkan/_stream.py): reads see
 every launch issued before them, and writes to mapped memory cannot race a kernel still
@@ -15,10 +15,16 @@ reading the old values.
 from __future__ import annotations
 
 import operator
+import os
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
+from ..._devices import Device
+from ...kernels.ir import KernelIR
+from ..kernel_xp.array import StridedArray
+from ..kernel_xp.device import Launcher, target_launcher
 from ._instance import DeviceState
 from ._memory import Allocation, pool
 from ._stream import stream
@@ -63,11 +69,10 @@ def write_bytes(st: DeviceState, a: Allocation, offset: int, data: np.ndarray) -
     s.copy(staging, 0, a, offset, raw.size)
 
 
-class VkArray:
+class VkArray(StridedArray):
     """An array on one Vulkan device (see the module docstring)."""
 
-    __slots__ = ("alloc", "st", "dtype", "shape", "strides", "offset", "readonly",
-                 "__weakref__")
+    __slots__ = ("alloc", "st", "dtype", "shape", "strides", "offset", "qd_readonly")
 
     def __init__(self, st: DeviceState, alloc: Allocation | None, dtype: np.dtype,
                  shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0,
@@ -78,7 +83,11 @@ class VkArray:
         self.shape = tuple(int(n) for n in shape)
         self.strides = tuple(int(s) for s in strides)
         self.offset = int(offset)
-        self.readonly = readonly
+        self.qd_readonly = readonly
+
+    @property
+    def qd_device(self) -> VulkanDevice:  # type: ignore[override]
+        return device_of(self.st)
 
     # -- construction ------------------------------------------------------------------------
 
@@ -100,7 +109,8 @@ class VkArray:
         return out
 
     def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> VkArray:
-        return VkArray(self.st, self.alloc, self.dtype, shape, strides, offset, self.readonly)
+        return VkArray(self.st, self.alloc, self.dtype, shape, strides, offset,
+                       self.qd_readonly)
 
     @property
     def base_data(self) -> Allocation | None:
@@ -119,41 +129,11 @@ class VkArray:
 
     @property
     def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
+        return self.size * int(self.dtype.itemsize)
 
     @property
     def itemsize(self) -> int:
-        return self.dtype.itemsize
-
-    @property
-    def elem_offset(self) -> int:
-        return self.offset // self.dtype.itemsize
-
-    def elem_strides(self) -> tuple[int, ...]:
-        item = self.dtype.itemsize
-        return tuple(s // item for s in self.strides)
-
-    def is_c_contiguous(self) -> bool:
-        if self.size <= 1:
-            return True
-        expected = self.dtype.itemsize
-        for n, s in zip(reversed(self.shape), reversed(self.strides), strict=True):
-            if n != 1 and s != expected:
-                return False
-            expected *= n
-        return True
-
-    def span(self) -> tuple[int, int]:
-        """[lo, hi) element range of the buffer this array touches; (0, 0) when empty."""
-        if self.size == 0:
-            return 0, 0
-        lo = hi = self.elem_offset
-        for n, s in zip(self.shape, self.elem_strides(), strict=True):
-            if s > 0:
-                hi += (n - 1) * s
-            else:
-                lo += (n - 1) * s
-        return lo, hi + 1
+        return int(self.dtype.itemsize)
 
     # -- host transfer -----------------------------------------------------------------------
 
@@ -176,7 +156,7 @@ class VkArray:
 
     def write_host(self, values: Any) -> None:
         """`self[...] = values` from host data (broadcast and cast as NumPy does)."""
-        if self.readonly:
+        if self.qd_readonly:
             raise ValueError("assignment destination is read-only (a broadcast view)")
         if self.size == 0:
             return
@@ -200,26 +180,6 @@ class VkArray:
     def get(self) -> np.ndarray:
         return self.to_host()
 
-    def item(self) -> Any:
-        if self.size != 1:
-            raise ValueError(f"item() needs an array of one element; got shape {self.shape}.")
-        return self.to_host().reshape(()).item()
-
-    def __int__(self) -> int:
-        return int(self.item())
-
-    def __float__(self) -> float:
-        return float(self.item())
-
-    def __complex__(self) -> complex:
-        return complex(self.item())
-
-    def __index__(self) -> int:
-        return operator.index(self.item())
-
-    def __bool__(self) -> bool:
-        return bool(self.item())
-
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         host = self.to_host()
         return host if dtype is None else host.astype(dtype)
@@ -238,121 +198,69 @@ class VkArray:
             "consumer reads Vulkan buffers). Use x.__dlpack__(dl_device=(1, 0)) or "
             "x.to_device('cpu') for a host copy.")
 
-    # -- views -------------------------------------------------------------------------------
+    @property
+    def flags(self) -> Any:
+        """NumPy's `writeable` (False for broadcast views) and `c_contiguous`."""
+        return _Flags(not self.qd_readonly, self.is_c_contiguous())
+
+
+class _Flags:
+    __slots__ = ("writeable", "c_contiguous")
+
+    def __init__(self, writeable: bool, c_contiguous: bool) -> None:
+        self.writeable = writeable
+        self.c_contiguous = c_contiguous
+
+
+class VulkanDevice:
+    """One Vulkan device as the IR-built namespace uses it (`kernel_xp.device.KernelDevice`):
+    its namespace kernels compile through the Vulkan kernel target, as user kernels do."""
+
+    def __init__(self, st: DeviceState) -> None:
+        self.st = st
+        self.index = st.index
+        self.launchers: dict[Hashable, Launcher] = {}
 
     @property
-    def T(self) -> VkArray:  # noqa: N802
-        return self.permute(tuple(range(self.ndim))[::-1])
+    def device(self) -> Device:
+        return Device(f"vulkan:{self.index}")
 
-    def permute(self, perm: tuple[int, ...]) -> VkArray:
-        return self._view(tuple(self.shape[p] for p in perm),
-                          tuple(self.strides[p] for p in perm), self.offset)
+    @property
+    def gpu(self) -> bool:
+        return self.st.type in (1, 2, 3)  # integrated, discrete, virtual
 
-    def swapaxes(self, a: int, b: int) -> VkArray:
-        perm = list(range(self.ndim))
-        a, b = a % self.ndim, b % self.ndim
-        perm[a], perm[b] = perm[b], perm[a]
-        return self.permute(tuple(perm))
+    @property
+    def workers(self) -> int:
+        # Vulkan reports no count of compute units: a discrete GPU is taken to keep about
+        # 2^18 invocations busy, an integrated one 2^15, a CPU implementation 64 per core.
+        if self.st.type == 2:
+            return 1 << 18
+        if self.gpu:
+            return 1 << 15
+        return 64 * (os.cpu_count() or 1)
 
-    def basic_view(self, key: tuple[Any, ...]) -> VkArray:
-        """The view NumPy's basic indexing (ints, slices, None, ...) selects."""
-        n_axes = sum(1 for k in key if k is not None and k is not Ellipsis)
-        if n_axes > self.ndim:
-            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, "
-                             f"but {n_axes} were indexed")
-        if Ellipsis in key:
-            i = key.index(Ellipsis)
-            key = key[:i] + (slice(None),) * (self.ndim - n_axes) + key[i + 1:]
-        else:
-            key = key + (slice(None),) * (self.ndim - n_axes)
-        shape: list[int] = []
-        strides: list[int] = []
-        offset = self.offset
-        axis = 0
-        for k in key:
-            if k is None:
-                shape.append(1)
-                strides.append(0)
-                continue
-            n, s = self.shape[axis], self.strides[axis]
-            axis += 1
-            if type(k) is slice:
-                start, stop, step = k.indices(n)
-                count = len(range(start, stop, step))
-                if count:
-                    offset += start * s
-                shape.append(count)
-                strides.append(s * step)
-            else:
-                i = operator.index(k)
-                if i < 0:
-                    i += n
-                if not 0 <= i < n:
-                    raise IndexError(f"index {k} is out of bounds for axis {axis - 1} with "
-                                     f"size {n}")
-                offset += i * s
-        return self._view(tuple(shape), tuple(strides), offset)
+    def has_fp64(self) -> bool:
+        return bool(self.st.features["float64"])
 
-    def __getitem__(self, key: Any) -> Any:
-        tkey = key if isinstance(key, tuple) else (key,)
-        if all(k is None or k is Ellipsis or type(k) is slice or _is_int(k) for k in tkey):
-            return self.basic_view(tkey)
-        host_key = _host_key(key)
-        return VkArray.from_host(self.st, np.asarray(self.to_host()[host_key]))
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> VkArray:
+        return VkArray.empty(self.st, shape, dtype)
 
-    def __setitem__(self, key: Any, value: Any) -> None:
-        if isinstance(value, VkArray):
-            value = value.to_host()
-        tkey = key if isinstance(key, tuple) else (key,)
-        if all(k is None or k is Ellipsis or type(k) is slice or _is_int(k) for k in tkey):
-            self.basic_view(tkey).write_host(value)
-            return
-        host = self.to_host()
-        host[_host_key(key)] = value
-        self.write_host(host)
+    def from_host(self, host: np.ndarray) -> VkArray:
+        return VkArray.from_host(self.st, host)
 
-    def reshape(self, *shape: Any) -> VkArray:
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        new = _resolve_shape(tuple(operator.index(n) for n in shape), self.size)
-        if self.is_c_contiguous():
-            return self._view(new, c_strides(new, self.dtype.itemsize), self.offset)
-        return VkArray.from_host(self.st, self.to_host().reshape(new))
+    def copy_bytes(self, dst: Any, src: Any) -> None:
+        nbytes = src.size * src.dtype.itemsize
+        if nbytes:
+            stream(self.st).copy(src.alloc, src.offset, dst.alloc, dst.offset, nbytes)
 
-    def copy(self) -> VkArray:
-        return VkArray.from_host(self.st, self.to_host())
-
-    def astype(self, dtype: Any) -> VkArray:
-        with np.errstate(all="ignore"):
-            return VkArray.from_host(self.st, self.to_host().astype(dtype))
+    def launcher(self, ir: KernelIR) -> Launcher:
+        """Compile a namespace kernel through the Vulkan kernel target."""
+        return target_launcher(self, ir)
 
 
-def _resolve_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
-    """`shape` with its one -1 filled in; a ValueError as NumPy's when sizes disagree."""
-    unknown = [i for i, n in enumerate(shape) if n == -1]
-    known = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
-    if len(unknown) > 1 or any(n < -1 for n in shape):
-        raise ValueError(f"cannot reshape to {shape}: one -1 at most, no other negative size")
-    if unknown and known and size % known == 0:
-        return shape[:unknown[0]] + (size // known,) + shape[unknown[0] + 1:]
-    if unknown or known != size:
-        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
-    return shape
-
-
-def _is_int(k: Any) -> bool:
-    if isinstance(k, (bool, np.bool_, VkArray, np.ndarray)):
-        return False
-    try:
-        operator.index(k)
-    except TypeError:
-        return False
-    return True
-
-
-def _host_key(key: Any) -> Any:
-    if isinstance(key, VkArray):
-        return key.to_host()
-    if isinstance(key, tuple):
-        return tuple(_host_key(k) for k in key)
-    return key
+def device_of(st: DeviceState) -> VulkanDevice:
+    """The `VulkanDevice` of `st` (one per device)."""
+    found: VulkanDevice | None = st.extra.get("kernel_device")
+    if found is None:
+        found = st.extra["kernel_device"] = VulkanDevice(st)
+    return found
