@@ -130,7 +130,7 @@ def _filled(fill: str, shape: Any, dtype: Any, device: Any, requires_grad: bool,
                 np_dtype = np.dtype(bool)
             elif isinstance(value, int):
                 np_dtype = np.dtype(np.int64)
-            elif isinstance(value, complex):
+            elif isinstance(value, (complex, np.complexfloating)):
                 np_dtype = np.dtype(np.complex128)
             else:
                 np_dtype = np.dtype(np.float64)

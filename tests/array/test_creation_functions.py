@@ -203,3 +203,10 @@ def test_constants() -> None:
     assert math.isnan(qd.nan) and type(qd.nan) is float
     assert qd.newaxis is None
     assert qd.ones((2, 3))[:, qd.newaxis].shape == (2, 1, 3)
+
+
+def test_full_of_a_numpy_complex_scalar_is_complex() -> None:
+    # np.complex64 is no Python complex: its value is not cut to the real part
+    x = qd.full(2, np.complex64(-0.5 + 4j))
+    assert x.dtype == qd.complex128
+    np.testing.assert_array_equal(np.asarray(x), [-0.5 + 4j, -0.5 + 4j])
