@@ -337,6 +337,29 @@ def _scan_rule(g: Array, axis: int, include_initial: bool) -> Array:
     return flip(cumulative_sum(flip(g, axis=axis), axis=axis), axis=axis)
 
 
+def _cumprod_rule(g: Array, x: Array, out: Array, axis: int, include_initial: bool) -> Any:
+    # x'[k] = out[k - 1] * r[k], r[k] = sum over i >= k of g[i] * x[k + 1] ... x[i]: with no
+    # zero in x, the reversed running sum of g * out over x; else r's recurrence
+    # r[k] = g[k] + x[k + 1] r[k + 1], one step per element (exact with zeros).
+    from ._creation_functions import ones_like
+    from ._manipulation_functions import concat, stack
+    from ._utility_functions import any as any_
+
+    def at(k: Any) -> tuple[Any, ...]:
+        return (slice(None),) * axis + (k,)
+
+    if include_initial:
+        g, out = g[at(slice(1, None))], out[at(slice(1, None))]
+    if not builtins.bool(any_(x == 0)):
+        return _scan_rule(g * out, axis, False) / x
+    n = x.shape[axis]
+    r = [g[at(n - 1)]]
+    for k in range(n - 2, -1, -1):
+        r.append(g[at(k)] + x[at(k + 1)] * r[-1])
+    before = concat([ones_like(x[at(slice(0, 1))]), out[at(slice(0, n - 1))]], axis=axis)
+    return stack(r[::-1], axis=axis) * before
+
+
 defvjp("sum", x=lambda g, shape, axis: _kept(g, shape, axis))
 defvjp("mean", x=lambda g, shape, axis: _kept(g, shape, axis) / _count(shape, axis))
 defvjp("prod", x=_prod_rule)
@@ -347,3 +370,4 @@ defvjp("var", x=lambda g, x, shape, axis, correction: _kept(g, shape, axis) * _c
 defvjp("std", x=lambda g, x, out, shape, axis, correction: _kept(g / out, shape, axis)
        * _centered(x, axis) * (1.0 / (_count(shape, axis) - correction)))
 defvjp("cumulative_sum", x=_scan_rule)
+defvjp("cumulative_prod", x=_cumprod_rule)

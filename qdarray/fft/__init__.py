@@ -99,8 +99,10 @@ def _many_axes(name: str, category: str, x: Array, s: Any, axes: Any, norm: str)
     out = Array._new(device.backend.normalize(result), device)
     if TAPES:
         every = tuple(range(x.ndim - (x.ndim if s is None else len(s)), x.ndim))
+        axes = every if axes is None else tuple(axes)
+        sizes = tuple(x.shape[a] for a in axes) if s is None else s
         return record(f"fft.{name}", out, (x,),  # type: ignore[no-any-return]
-                      {"axes": every if axes is None else tuple(axes), "norm": norm})
+                      {"axes": axes, "norm": norm, "s": sizes})
     return out
 
 
@@ -253,6 +255,24 @@ def _irfft_rule(g: Array, axis: int, norm: str, shape: tuple[int, ...]) -> Array
     return _resize(d * reshape(w, tuple(where)), shape[axis], axis)
 
 
+def _rfft_rule(g: Array, n: int, axis: int, norm: str, shape: tuple[int, ...]) -> Array:
+    return _resize(fft(_resize(g, n, axis), axis=axis, norm=norm), shape[axis], axis)
+
+
+def _rfftn_rule(g: Array, axes: tuple[int, ...], norm: str, s: tuple[int, ...],
+                shape: tuple[int, ...]) -> Array:
+    # rfftn keeps the first s[-1] // 2 + 1 terms of fftn along the last axis: pad them back.
+    return _resize_axes(fftn(_resize(g, s[-1], axes[-1]), axes=axes, norm=norm), shape, axes)
+
+
+def _irfftn_rule(g: Array, axes: tuple[int, ...], norm: str, shape: tuple[int, ...]) -> Array:
+    # irfftn is ifftn over the other axes, then irfft along the last: transposes reversed.
+    d = _irfft_rule(g, axes[-1], norm, shape)
+    if len(axes) > 1:
+        d = _resize_axes(ifftn(d, axes=axes[:-1], norm=norm), shape, axes[:-1])
+    return d
+
+
 def _resize_axes(z: Array, shape: tuple[int, ...], axes: tuple[int, ...]) -> Array:
     for a in axes:
         z = _resize(z, shape[a], a)
@@ -263,8 +283,14 @@ defvjp("fft.fft", x=lambda g, axis, norm, shape: _resize(fft(g, axis=axis, norm=
                                                         shape[axis], axis))
 defvjp("fft.ifft", x=lambda g, axis, norm, shape: _resize(ifft(g, axis=axis, norm=norm),
                                                          shape[axis], axis))
-defvjp("fft.rfft", x=lambda g, n, axis, norm, shape: _resize(
-    fft(_resize(g, n, axis), axis=axis, norm=norm), shape[axis], axis))
+defvjp("fft.rfft", x=_rfft_rule)
+# hfft(x) is irfft(conj(x)) and ihfft(x) is conj(rfft(x)), each with the opposite norm.
+defvjp("fft.hfft", x=lambda g, axis, norm, shape: conj(_irfft_rule(g, axis, _OPPOSITE[norm],
+                                                                  shape)))
+defvjp("fft.ihfft", x=lambda g, n, axis, norm, shape: _rfft_rule(conj(g), n, axis,
+                                                                  _OPPOSITE[norm], shape))
+defvjp("fft.rfftn", x=_rfftn_rule)
+defvjp("fft.irfftn", x=_irfftn_rule)
 defvjp("fft.irfft", x=_irfft_rule)
 defvjp("fft.fftn", x=lambda g, axes, norm, shape: _resize_axes(
     fftn(g, axes=axes, norm=norm), shape, axes))

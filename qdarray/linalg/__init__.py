@@ -169,10 +169,14 @@ def eigh(x: Array, /) -> EighResult:
     Only the lower triangle of each matrix is read."""
     device = _floating(x, "eigh")
     _matrices(x, "eigh")
-    if TAPES:
-        no_vjp("linalg.eigh", x)
     r = _run("eigh", _linalg(device).eigh, x._data)
-    return EighResult(_wrap(r.eigenvalues, device), _wrap(r.eigenvectors, device))
+    w, v = _wrap(r.eigenvalues, device), _wrap(r.eigenvectors, device)
+    if TAPES:
+        # One record per result: the VJP is the sum of theirs.
+        w_kept, v_kept = w, v
+        w = _taped("linalg.eigh", w, x, {"v": v_kept})
+        v = _taped("linalg.eigh's eigenvectors", v, x, {"w": w_kept})
+    return EighResult(w, v)
 
 
 def eigvalsh(x: Array, /) -> Array:
@@ -226,9 +230,10 @@ def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     treated as zero (default: max(M, N) * eps of the dtype)."""
     device = _floating(x, "pinv")
     _matrices(x, "pinv", square=False)
+    out = _wrap(_linalg(device).pinv(x._data, rtol=_rtol(rtol, x, "pinv")), device)
     if TAPES:
-        no_vjp("linalg.pinv", x)
-    return _wrap(_linalg(device).pinv(x._data, rtol=_rtol(rtol, x, "pinv")), device)
+        return _taped("linalg.pinv", out, x)
+    return out
 
 
 def _rtol(rtol: Any, x: Array, func: str) -> Any:
@@ -258,20 +263,36 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
     _matrices(x, "qr", square=False)
     if mode not in ("reduced", "complete"):
         raise ValueError(f"linalg.qr mode must be 'reduced' or 'complete'; got {mode!r}.")
-    if TAPES:
-        no_vjp("linalg.qr", x)
     r = _run("qr", _linalg(device).qr, x._data, mode=mode)
-    return QRResult(_wrap(r.Q, device), _wrap(r.R, device))
+    q, rr = _wrap(r.Q, device), _wrap(r.R, device)
+    if TAPES:
+        m, n = x.shape[-2:]
+        name = ("linalg.qr" if m >= n and (mode == "reduced" or m == n) else
+                "linalg.qr of a wide matrix" if m < n else
+                "linalg.qr(mode='complete') of a tall matrix (its extra columns of Q are not "
+                "unique)")
+        q_kept, r_kept = q, rr
+        rr = _taped(name, rr, x, {"q": q_kept})
+        q = _taped(name + "'s Q" if name == "linalg.qr" else name, q, x, {"r": r_kept})
+    return QRResult(q, rr)
 
 
 def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
     """Singular value decompositions x = U @ diag(S) @ Vh, singular values descending."""
     device = _floating(x, "svd")
     _matrices(x, "svd", square=False)
-    if TAPES:
-        no_vjp("linalg.svd", x)
     r = _run("svd", _linalg(device).svd, x._data, full_matrices=full_matrices)
-    return SVDResult(_wrap(r.U, device), _wrap(r.S, device), _wrap(r.Vh, device))
+    u, sv, vh = _wrap(r.U, device), _wrap(r.S, device), _wrap(r.Vh, device)
+    if TAPES:
+        m, n = x.shape[-2:]
+        name = "linalg.svd" if m == n or not full_matrices else (
+            "linalg.svd(full_matrices=True) of a non-square matrix (its extra singular "
+            "vectors are not unique; use full_matrices=False)")
+        kept = {"u": u, "s": sv, "vh": vh}
+        sv = _taped(name, sv, x, kept)
+        u = _taped(name + "'s U" if name == "linalg.svd" else name, u, x, kept)
+        vh = _taped(name + "'s Vh" if name == "linalg.svd" else name, vh, x, kept)
+    return SVDResult(u, sv, vh)
 
 
 def svdvals(x: Array, /) -> Array:
@@ -323,11 +344,12 @@ def matrix_power(x: Array, n: int, /) -> Array:
             f"linalg.matrix_power with n={n} needs a floating-point dtype; got {x._dtype}."
         )
     device = x._device
-    if TAPES:
-        no_vjp("linalg.matrix_power", x)
     r = _run("matrix_power", _linalg(device).matrix_power, x._data, n,
              hint=" A negative power needs an invertible matrix.")
-    return _wrap(r, device)
+    out = _wrap(r, device)
+    if TAPES:
+        return _taped("linalg.matrix_power", out, x, {"n": n})
+    return out
 
 
 # -- norms and products ----------------------------------------------------------------------
@@ -471,6 +493,86 @@ def _svdvals_rule(g: Array, x: Array) -> Any:
     return (u * expand_dims(g, axis=-2)) @ vh
 
 
+def _t(x: Array) -> Array:
+    return matrix_transpose(x)
+
+
+def _gaps(w: Array) -> Any:
+    """F[..., i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it."""
+    n = w.shape[-1]
+    diag = eye(n, dtype=_dtypes.bool, device=w.device)
+    diff = expand_dims(w, axis=-2) - expand_dims(w, axis=-1)
+    return where(diag, 0.0, 1.0 / where(diag, 1.0, diff))
+
+
+def _sym(a: Array) -> Any:
+    return (a + _t(a)) * 0.5
+
+
+def _eigh_vectors_rule(g: Array, out: Array, w: Array) -> Any:
+    # dV = V (F o (V^T dA V)): its transpose, symmetrized as for eigvalsh.
+    return _sym(out @ (_gaps(w) * (_t(out) @ g)) @ _t(out))
+
+
+def _pinv_rule(g: Array, x: Array, out: Array) -> Any:
+    # d(A+) = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+ (constant rank).
+    p, pt, gt = out, _t(out), _t(g)
+    m, n = x.shape[-2:]
+    i_m = eye(m, dtype=x.dtype, device=x.device)
+    i_n = eye(n, dtype=x.dtype, device=x.device)
+    return (-(pt @ g @ pt) + (i_m - x @ p) @ gt @ p @ pt + pt @ p @ gt @ (i_n - p @ x))
+
+
+def _right_solve_rt(a: Array, r: Array) -> Array:
+    """a @ R^-T."""
+    return _t(solve(r, _t(a)))
+
+
+def _qr_part(n_mat: Array, q: Array, r: Array, gq: Array | None) -> Array:
+    # A tall or square x = Q R: x' = (gQ + Q (triu(N) + tril(N^T, -1))) R^-T, with
+    # N = gR R^T - Q^T gQ.
+    upper = n_mat - tril(n_mat, k=-1) + tril(_t(n_mat), k=-1)
+    lhs = q @ upper if gq is None else gq + q @ upper
+    return _right_solve_rt(lhs, r)
+
+
+def _svd_u_rule(g: Array, u: Array, s: Array, vh: Array) -> Any:
+    f = _gaps(s * s)
+    inner = (f * (_t(u) @ g - _t(g) @ u)) * expand_dims(s, axis=-2)
+    m = u.shape[-2]
+    rest = (eye(m, dtype=u.dtype, device=u.device) - u @ _t(u)) @ (g / expand_dims(s, axis=-2))
+    return (u @ inner + rest) @ vh
+
+
+def _svd_vh_rule(g: Array, u: Array, s: Array, vh: Array) -> Any:
+    v, gv = _t(vh), _t(g)
+    f = _gaps(s * s)
+    inner = expand_dims(s, axis=-1) * (f * (vh @ gv - g @ v))
+    n = v.shape[-2]
+    rest = (u / expand_dims(s, axis=-2)) @ g @ (eye(n, dtype=v.dtype, device=v.device)
+                                                - v @ vh)
+    return u @ inner @ vh + rest
+
+
+def _matrix_power_rule(g: Array, x: Array, n: int) -> Any:
+    if n == 0:
+        return None
+    y = x if n > 0 else inv(x)
+    m = n if n > 0 else -n
+    powers = [eye(x.shape[-1], dtype=x.dtype, device=x.device)]
+    for _ in range(m - 1):
+        powers.append(powers[-1] @ y)
+    gy = _sum_of([_t(powers[k]) @ g @ _t(powers[m - 1 - k]) for k in range(m)])
+    return gy if n > 0 else -(_t(y) @ gy @ _t(y))
+
+
+def _sum_of(terms: list[Array]) -> Array:
+    total_ = terms[0]
+    for t in terms[1:]:
+        total_ = total_ + t
+    return total_
+
+
 def _unit(x: Array, a: Array) -> Any:
     """d|x|/dx in JAX's convention: sign(x), or conj(x) / |x| for complex (0 at 0)."""
     if x._dtype.kind == "c":
@@ -537,6 +639,15 @@ defvjp("linalg.det", x=lambda g, x, out: _mat(g * out) * matrix_transpose(inv(x)
 defvjp("linalg.slogdet", x=lambda g, x: _mat(g) * matrix_transpose(inv(x)))
 defvjp("linalg.cholesky", x=_cholesky_rule)
 defvjp("linalg.eigvalsh", x=_eigvalsh_rule)
+defvjp("linalg.eigh", x=lambda g, v: (v * expand_dims(g, axis=-2)) @ _t(v))
+defvjp("linalg.eigh's eigenvectors", x=_eigh_vectors_rule)
+defvjp("linalg.pinv", x=_pinv_rule)
+defvjp("linalg.qr", x=lambda g, out, q: _qr_part(g @ _t(out), q, out, None))
+defvjp("linalg.qr's Q", x=lambda g, out, r: _qr_part(-(_t(out) @ g), out, r, g))
+defvjp("linalg.svd", x=lambda g, u, vh: (u * expand_dims(g, axis=-2)) @ vh)
+defvjp("linalg.svd's U", x=_svd_u_rule)
+defvjp("linalg.svd's Vh", x=_svd_vh_rule)
+defvjp("linalg.matrix_power", x=_matrix_power_rule)
 defvjp("linalg.svdvals", x=_svdvals_rule)
 defvjp("linalg.vector_norm", x=_vector_norm_rule)
 defvjp("linalg.matrix_norm", x=_matrix_norm_rule)

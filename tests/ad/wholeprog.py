@@ -51,6 +51,11 @@ def well_conditioned(*shapes: tuple[int, ...]) -> Gen:
     return make
 
 
+def near_identity(*shapes: tuple[int, ...]) -> Gen:
+    """Matrices near the identity of their shape (full rank, well conditioned)."""
+    return lambda rng: tuple(rng.uniform(-0.3, 0.3, size=s) + np.eye(*s) for s in shapes)
+
+
 def wsum(xp: Any, c: Any, y: Any) -> Any:
     """sum(y * W) for a fixed random W of y's shape (real: the real part of y)."""
     w = np.random.default_rng(sum(y.shape) + 7).normal(size=y.shape)
@@ -132,6 +137,30 @@ def _fft_power(xp: Any, c: Any, x: Any) -> Any:
     return wsum(xp, c, xp.real(z * xp.conj(z))) + wsum(xp, c, xp.abs(z))
 
 
+def _with_zero(*shapes: tuple[int, ...]) -> Gen:
+    """Uniform arrays with one exact zero in the first (a running product through 0)."""
+    def make(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        out = uniform(*shapes, lo=0.5, hi=1.5)(rng)
+        out[0].flat[1] = 0.0
+        return out
+    return make
+
+
+def _eigh(xp: Any, c: Any, a: Any) -> Any:
+    w, v = xp.linalg.eigh((a + xp.matrix_transpose(a)) / 2.0)
+    # Eigenvectors are defined up to sign: v * v and v diag(w) v^T do not see it.
+    return wsum(xp, c, w) + wsum(xp, c, v * v) + wsum(xp, c, (v * w[None, :] ** 2) @ v.T)
+
+
+def _svd(xp: Any, c: Any, a: Any, b: Any) -> Any:
+    u, s, vh = xp.linalg.svd(a, full_matrices=False)
+    u2, s2, vh2 = xp.linalg.svd(b)                 # square: the full and reduced agree
+    # Singular vectors are defined up to a sign shared by u[:, k] and vh[k]: u @ vh and
+    # squares do not see it.
+    return (wsum(xp, c, s) + wsum(xp, c, u * u) + wsum(xp, c, vh * vh) + wsum(xp, c, u @ vh)
+            + wsum(xp, c, (u2 * s2[None, :] ** 0.5) @ vh2) + wsum(xp, c, u2 ** 2 * vh2 ** 2))
+
+
 SPECS: list[Spec] = [
     # -- elementwise functions and operators ---------------------------------------------------
     unary("abs", 0.2, 1.0), unary("negative"), unary("positive"), unary("square"),
@@ -178,6 +207,9 @@ SPECS: list[Spec] = [
          + wsum(xp, c, xp.std(x, axis=1, correction=1)), uniform((3, 4))),
     Spec("cumulative_sum", lambda xp, c, x: wsum(xp, c, xp.cumulative_sum(x, axis=1) ** 2)
          + wsum(xp, c, xp.cumulative_sum(x[0], include_initial=True) ** 2), uniform((3, 4))),
+    Spec("cumulative_prod", lambda xp, c, x, y: wsum(xp, c, xp.cumulative_prod(x, axis=1))
+         + wsum(xp, c, xp.cumulative_prod(y, axis=0, include_initial=True))
+         + wsum(xp, c, xp.cumulative_prod(y[0])), _with_zero((3, 4), (3, 4))),
     # -- matrix products -------------------------------------------------------------------------
     Spec("matmul", lambda xp, c, a, b, v, w: wsum(xp, c, a @ b) + wsum(xp, c, v @ b)
          + wsum(xp, c, a @ w) + v @ w + wsum(xp, c, xp.matmul(xp.reshape(a, (1, 3, 4)), b)),
@@ -204,6 +236,15 @@ SPECS: list[Spec] = [
         xp, c, xp.linalg.eigvalsh((a + xp.matrix_transpose(a)) / 2.0))
         + wsum(xp, c, xp.linalg.svdvals(b)), lambda rng: (spd(3)(rng)[0],
                                                           rng.uniform(-1, 1, (3, 2)))),
+    Spec("eigh", _eigh, uniform((4, 4))),
+    Spec("svd", _svd, distinct((4, 3), (3, 3))),
+    Spec("qr", lambda xp, c, a, b: sum(wsum(xp, c, m) for m in xp.linalg.qr(a))
+         + wsum(xp, c, xp.linalg.qr(b)[0]) + wsum(xp, c, xp.linalg.qr(b)[1] ** 2),
+         near_identity((4, 3), (3, 3))),
+    Spec("pinv_matrix_power", lambda xp, c, a, b: wsum(xp, c, xp.linalg.pinv(a))
+         + wsum(xp, c, xp.linalg.matrix_power(b, 3)) + wsum(xp, c, xp.linalg.matrix_power(b, -2))
+         + wsum(xp, c, xp.linalg.matrix_power(b, 1)) + wsum(xp, c, xp.linalg.matrix_power(b, 0)),
+         near_identity((4, 3), (3, 3))),
     Spec("vector_norm", lambda xp, c, x: xp.linalg.vector_norm(x)
          + wsum(xp, c, xp.linalg.vector_norm(x, axis=1, ord=1))
          + wsum(xp, c, xp.linalg.vector_norm(x, axis=0, ord=float("inf")))
@@ -228,6 +269,15 @@ SPECS: list[Spec] = [
     Spec("irfft", lambda xp, c, x, y: wsum(xp, c, xp.fft.irfft(x + 1j * y))
          + wsum(xp, c, xp.fft.irfft(x * (1 + 2j), n=7, norm="ortho"))
          + wsum(xp, c, xp.fft.irfft(y + 0j, n=4, norm="forward")), uniform((5,), (5,))),
+    Spec("rfftn_irfftn", lambda xp, c, x, y: wsum(xp, c, xp.fft.rfftn(x))
+         + wsum(xp, c, xp.fft.rfftn(x, s=(4, 7), axes=(0, 1), norm="ortho"))
+         + wsum(xp, c, xp.fft.irfftn(x + 1j * y)) + wsum(xp, c, xp.fft.irfftn(
+             x * (1 - 0.5j), s=(3, 5), norm="forward")) + wsum(xp, c, xp.fft.irfftn(
+                 y + 0j, axes=(1,))), uniform((3, 4), (3, 4))),
+    Spec("hfft_ihfft", lambda xp, c, x, y: wsum(xp, c, xp.fft.hfft(x + 1j * y))
+         + wsum(xp, c, xp.fft.hfft(x * (1 + 2j), n=7, norm="ortho", axis=0))
+         + wsum(xp, c, xp.fft.ihfft(x)) + wsum(xp, c, xp.fft.ihfft(y, n=5, norm="forward")),
+         uniform((5, 2), (5, 2))),
     Spec("fftn_shift", lambda xp, c, x: wsum(xp, c, xp.fft.fftshift(xp.fft.fftn(x)))
          + wsum(xp, c, xp.fft.ifftn(x, s=(3, 5), axes=(0, 1)))
          + wsum(xp, c, xp.fft.ifftshift(x * x, axes=0)), uniform((5, 3))),
