@@ -10,14 +10,19 @@ import pytest
 
 import qdarray as qd
 from qdarray.backends.vulkan import _instance
+from qdarray.backends.vulkan._array import device_of
 
 
 @pytest.fixture
 def no_fp64(device: str) -> Iterator[str]:
-    """The test device, pretending to report no float64 and no 64-bit integers."""
+    """The test device, pretending to report no float64 and no 64-bit integers (the
+    namespace's kernels compiled before or during the pretence are dropped)."""
+    launchers = device_of(_instance.state(0)).launchers
+    launchers.clear()
     _instance.set_override(0, float64=False, int64=False)
     yield device
     _instance.set_override(0, float64=None, int64=None)
+    launchers.clear()
 
 
 def host(x: qd.Array) -> np.ndarray:
