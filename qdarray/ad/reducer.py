@@ -458,7 +458,7 @@ class Reducer:
         layout = target.reduction
         self.chain = chain
         self.layout = layout
-        self.single = layout.single_pass and strided is None
+        self.single = strided is None and layout.one_pass(device)
         self.strided = layout.strided if strided is None else strided
         self.ir = _Builder(chain, types, self.strided, self.single).kernel()
         self.target = target

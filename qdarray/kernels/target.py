@@ -32,7 +32,9 @@ class ReductionLayout:
             work-items read neighbouring elements: GPUs); False: each work-item reduces one
             contiguous chunk (vectorizable inner loops: CPUs).
         single_pass: one launch that folds each work-item's maximum into one element with an
-            atomic max, which the target reduces within a block first; needs `strided`.
+            atomic max (of uint64), which the target reduces within a block first; needs
+            `strided`. A callable says it per device (Vulkan devices without 64-bit
+            atomics write partial maxima instead).
         serial_below: contiguous chunks: a reduction of fewer elements is one chunk (the
             launcher runs it serially), a larger one at least this many chunks.
         work_items: strided: the most work-items of one reduction on a device (None: the
@@ -40,9 +42,15 @@ class ReductionLayout:
     """
 
     strided: bool = False
-    single_pass: bool = False
+    single_pass: bool | Callable[[Any], bool] = False
     serial_below: int = 1
     work_items: Callable[[Any], int] | None = None
+
+    def one_pass(self, device: Any) -> bool:
+        """Whether reductions on `device` run as the single pass."""
+        if callable(self.single_pass):
+            return bool(self.single_pass(device))
+        return self.single_pass
 
 
 @dataclass(frozen=True)

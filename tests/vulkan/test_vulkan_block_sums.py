@@ -38,17 +38,7 @@ def folds(x: qd.Array[qd.float32, 1], z: qd.Array[qd.float32, 1], w: qd.Array[qd
 
 
 def _disassembly(kernel) -> str:  # type: ignore[no-untyped-def]
-    dis = shutil.which("spirv-dis")
-    if dis is None:
-        pytest.skip("spirv-dis is not installed (Debian: apt-get install spirv-tools)")
-    launcher = next(iter(kernel._launchers[False].values()))
-    text = ""
-    for stage in next(iter(launcher.variants.values())).program.stages:
-        with tempfile.NamedTemporaryFile(suffix=".spv") as fh:
-            fh.write(stage.spirv)
-            fh.flush()
-            text += subprocess.run([dis, fh.name], capture_output=True, text=True).stdout
-    return text
+    return _disassembly_of(next(iter(kernel._launchers[False].values())))
 
 
 @pytest.mark.parametrize("n", [1, 300, 20_000])
@@ -120,3 +110,52 @@ def test_each_iteration_of_an_invocation_starts_its_locals_afresh(device, groups
     out = qd.zeros(3000, dtype=qd.int32, device=device)
     locals_restart(qd.asarray(a, device=device), out)
     np.testing.assert_array_equal(np.asarray(out.to_device("cpu")), a * (a - 1) // 2)
+
+
+@pytest.mark.parametrize("n", [1, 5_000, 70_001])
+def test_the_max_reducer_is_one_pass_with_one_atomic_per_workgroup(device, groups, n):
+    """ad/reducer.py on a device with 64-bit atomics: one launch folding the strided maxima
+    of each work-item into one uint64 element, reduced per workgroup first; the 2-D chain's
+    maximum is over the cross product of its axes."""
+    from qdarray import _dtypes
+    from qdarray.ad.reducer import Reducer, chain_of
+    from qdarray.ad.sizing import Const, LoopVar, MaxOverRange, Read
+    from qdarray.backends.vulkan import _instance
+    from qdarray.kernels.types import ArrayType
+
+    dev = qd.Device(device)
+    if not _instance.state(dev.index).features["int64_atomics"]:
+        pytest.skip(f"{dev} has no 64-bit atomics: the reducer writes partial maxima")
+    host = np.random.default_rng(n).integers(-(2**31), 2**31 - 1, n).astype(np.int32)
+    data = qd.asarray(host, device=device)
+    i, j = LoopVar(1, "i"), LoopVar(2, "j")
+    one = Reducer(chain_of(MaxOverRange(i, Const(0), Const(n), Read("d", (i,)))),
+                  {"d": ArrayType(_dtypes.int32, 1)}, _kernels.TARGET, dev)
+    assert one.single
+    for _ in range(3):  # the two result elements alternate
+        assert one.run({"d": data}, [], [0], [n]) == host.max()
+    side = max(1, int(n ** 0.5))
+    grid = qd.reshape(data[:side * (n // side)], (side, n // side))
+    two = Reducer(chain_of(MaxOverRange(i, Const(1), Const(side), MaxOverRange(
+        j, Const(0), Const(n // side), Read("g", (i, j))))),
+        {"g": ArrayType(_dtypes.int32, 2)}, _kernels.TARGET, dev)
+    if side > 1:
+        want = host[:side * (n // side)].reshape(side, n // side)[1:].max()
+        assert two.run({"g": grid}, [], [1, 0], [side - 1, n // side]) == want
+    if groups is None:
+        text = _disassembly_of(one.compiled())
+        assert "OpControlBarrier" in text
+        assert text.count("OpAtomicUMax") == 1
+
+
+def _disassembly_of(launcher) -> str:  # type: ignore[no-untyped-def]
+    dis = shutil.which("spirv-dis")
+    if dis is None:
+        pytest.skip("spirv-dis is not installed (Debian: apt-get install spirv-tools)")
+    text = ""
+    for stage in next(iter(launcher.variants.values())).program.stages:
+        with tempfile.NamedTemporaryFile(suffix=".spv") as fh:
+            fh.write(stage.spirv)
+            fh.flush()
+            text += subprocess.run([dis, fh.name], capture_output=True, text=True).stdout
+    return text

@@ -263,11 +263,30 @@ class VulkanLauncher(Launcher):
             self.check(err.to_host(), native)
 
 
+# Work-items of a max-reduction on a CPU implementation (lavapipe): each invocation costs far
+# more there than on a GPU, and a few thousand fill every core (GPUs get the reducer's
+# default, ad/reducer.STRIDED_ITEMS).
+CPU_REDUCTION_ITEMS = 16384
+
+
+def _reduction_items(device: Device) -> int:
+    if _instance.state(device.index).kind == "CPU":
+        return CPU_REDUCTION_ITEMS
+    return 1 << 30  # no cap beyond the reducer's own
+
+
+def _int64_atomics(device: Device) -> bool:
+    return device is not None and bool(_instance.state(device.index).features["int64_atomics"])
+
+
 class VulkanKernels(DeviceKernels):
     """The kernel target of Vulkan devices (module docstring)."""
 
     name = "spirv"
-    reduction = ReductionLayout(strided=True)
+    # The max-reducer in one pass where the device has 64-bit atomics (its uint64 atomic
+    # max, reduced per workgroup first: codegen/spirv_blocks.py), else partial maxima.
+    reduction = ReductionLayout(strided=True, single_pass=_int64_atomics,
+                                work_items=_reduction_items)
     # Adstacks depth-major within groups of 32 invocations (a subgroup of most GPUs).
     adstack = StackLayout(group=32)
 
