@@ -26,7 +26,7 @@ from .spirv_enums import SC, Scope
 from .spirv_enums import Op as S
 
 if TYPE_CHECKING:
-    from .spirv import Ctx
+    from .spirv_ctx import Ctx
 
 # OpControlBarrier's semantics: acquire-release of Workgroup memory.
 _SEMANTICS = 0x8 | 0x100
@@ -144,7 +144,7 @@ class Accumulators:
 
     def _update(self, s: BlockSum, value: int) -> None:
         """The atomic of `s` with `value`, at its element."""
-        from .spirv_numerics import atomic_at
+        from .spirv_atomics import atomic_at
 
         ctx = self.ctx
         f = ctx.f

@@ -23,7 +23,7 @@ from .spirv_enums import Op as S
 from .spirv_numerics import _b, _copysign, _rt, _sel
 
 if TYPE_CHECKING:
-    from .spirv import Ctx
+    from .spirv_ctx import Ctx
 
 _TINY = 2.0 ** -10
 

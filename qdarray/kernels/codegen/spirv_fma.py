@@ -21,7 +21,7 @@ from .spirv_enums import GLSL
 from .spirv_enums import Op as S
 
 if TYPE_CHECKING:
-    from .spirv import Ctx
+    from .spirv_ctx import Ctx
 
 # (Veltkamp's splitter 2^s + 1, |x| past which it overflows, the scale that prevents it)
 _SPLIT = {8: (2.0 ** 27 + 1, 2.0 ** 995, 2.0 ** -60), 4: (2.0 ** 12 + 1, 2.0 ** 115, 2.0 ** -30)}

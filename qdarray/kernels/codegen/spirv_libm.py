@@ -24,7 +24,7 @@ from .spirv_enums import GLSL, SC
 from .spirv_enums import Op as S
 
 if TYPE_CHECKING:
-    from .spirv import Ctx
+    from .spirv_ctx import Ctx
 
 getcontext().prec = 50
 _LN2 = Decimal(2).ln()

@@ -4,10 +4,14 @@ Spellings follow NumPy where SPIR-V's own instructions differ: integer division 
 zero give 0 and round toward negative infinity (spirv_numerics.py), float floor division and
 remainder are NumPy's divmod, min/max propagate NaN, shifts past the width give 0 (or -1 for
 negative signed values), and casts between integers wrap. Transcendental functions are
-GLSL.std.450's, which exist for 16- and 32-bit floats only: on float64 they raise a TypeError
-at compile time. Atomics on 32- and 64-bit integers are native (64-bit ones need
-shaderBufferInt64Atomics), float add is native where VK_EXT_shader_atomic_float is present and
-a compare-and-swap loop elsewhere, as are float min/max.
+GLSL.std.450's where drivers' are accurate (float32 exp, exp2, cosh, and sin / cos / tan of
+moderate arguments); the rest are qdarray's own: every float64 function and float32 logs in
+spirv_libm.py, expm1, log1p and the hyperbolic functions in spirv_expfns.py, the inverse
+trigonometric functions and large-argument reduction in spirv_trig.py and spirv_pio2.py, a
+single-rounding fma in spirv_fma.py. Atomics (spirv_atomics.py) on 32- and 64-bit integers
+are native (64-bit ones need shaderBufferInt64Atomics), float add is native where
+VK_EXT_shader_atomic_float is present and a compare-and-swap loop elsewhere, as are float
+min/max.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from ..ir import Instr, Op, Value
 from ..ops.complex import part_dtype
 from ..ops.math import BINARY, PREDICATES, UNARY
 from ..types import ArrayType
+from . import spirv_atomics as atomics
 from . import spirv_expfns as expfns
 from . import spirv_libm as libm
 from . import spirv_numerics as num
@@ -28,7 +33,7 @@ from .spirv_enums import Op as S
 from .spirv_fma import exact_fma
 
 if TYPE_CHECKING:
-    from .spirv import Ctx
+    from .spirv_ctx import Ctx
 
 _GLSL_UNARY = {
     Op.SIN: GLSL.Sin, Op.COS: GLSL.Cos, Op.TAN: GLSL.Tan, Op.ASIN: GLSL.Asin,
@@ -304,13 +309,14 @@ TABLE: dict[Op, Any] = {
     Op.FMA: _fma, Op.NEXTAFTER: _nextafter,
     Op.LOAD: _load, Op.STORE: _store, Op.SHAPE: _shape,
     Op.LOAD_VAR: _load_var, Op.STORE_VAR: _store_var,
-    Op.CHECK_INDEX: num.check_index,
-    Op.ATOMIC_ADD: num.atomic("add"), Op.ATOMIC_MIN: num.atomic("min"),
-    Op.ATOMIC_MAX: num.atomic("max"),
+    Op.CHECK_INDEX: atomics.check_index,
+    Op.ATOMIC_ADD: atomics.atomic("add"), Op.ATOMIC_MIN: atomics.atomic("min"),
+    Op.ATOMIC_MAX: atomics.atomic("max"),
     Op.IF: _stmt, Op.FOR: _stmt, Op.WHILE: _stmt, Op.BREAK: _stmt, Op.CONTINUE: _stmt,
     Op.RSQRT: _rsqrt, Op.SIGN: num.sign, Op.FMOD: num.fmod, Op.COPYSIGN: num.copysign,
     Op.HYPOT: num.hypot, Op.ATAN2: trig.atan2, Op.ATAN: trig.atan, Op.ASIN: trig.asin,
-    Op.ACOS: trig.acos, Op.SIN: trig.sin, Op.COS: trig.cos, Op.TAN: trig.tan, Op.EXPM1: expfns.expm1, Op.LOG1P: expfns.log1p,
+    Op.ACOS: trig.acos, Op.SIN: trig.sin, Op.COS: trig.cos, Op.TAN: trig.tan,
+    Op.EXPM1: expfns.expm1, Op.LOG1P: expfns.log1p,
     Op.SINH: expfns.sinh, Op.TANH: expfns.tanh, Op.ASINH: expfns.asinh,
     Op.ATANH: expfns.atanh, Op.ACOSH: expfns.acosh, Op.LOG10: num.log10, Op.CBRT: num.cbrt,
     Op.LOG: lambda ctx, i: libm.log(ctx, rt(i), ctx.val(i.args[0])),

@@ -25,7 +25,7 @@ from .spirv_enums import GLSL, SC
 from .spirv_enums import Op as S
 
 if TYPE_CHECKING:
-    from .spirv import Ctx
+    from .spirv_ctx import Ctx
 
 
 

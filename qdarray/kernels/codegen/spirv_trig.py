@@ -17,7 +17,7 @@ from .spirv_enums import Op as S
 from .spirv_numerics import _b, _bits, _copysign, _f32, _sel
 
 if TYPE_CHECKING:
-    from .spirv import Ctx
+    from .spirv_ctx import Ctx
 
 _TAN_3PI_8 = 2.414213562373095
 _TAN_PI_8 = 0.41421356237309503
