@@ -204,6 +204,8 @@ class Array:
         out = Array._new(fn(self._data), self._device, self._buffer)
         g = self._grad
         if g is None and self._node is not None:
+            if self._node.alias:
+                return _autodiff.alias_view(self, out, fn)
             g = _autodiff.companion(self)
         if g is not None:
             out._grad = Array._new(fn(g._data), g._device, g._buffer)

@@ -145,7 +145,7 @@ VJPS: dict[str, Rule] = {}
 # Operations whose result may share its input's memory without being a view that shares the
 # input's gradient companion (a read-only broadcast or diagonal, the parts of a complex array,
 # an import of the same memory).
-ALIASING = frozenset({"broadcast_to", "real", "imag", "linalg.diagonal", "asarray"})
+ALIASING = frozenset({"broadcast_to", "real", "imag", "linalg.diagonal", "asarray", "view"})
 
 
 def defvjp(name: str, **rules: Callable[..., Any]) -> None:
@@ -243,6 +243,17 @@ def companion(x: Array) -> Array | None:
     tape._target(x, "a view")  # raises when the tape's record of x no longer holds
     made: Array = tape.materialize(x)
     return made
+
+
+def alias_view(x: Array, out: Array, fn: Callable[[Any], Any]) -> Array:
+    """`out`, the view `fn(<x's native array>)` of `x`, a result that shares its input's
+    memory (a broadcast, qd.real of a complex array, a diagonal): it cannot share a gradient
+    companion, so the view is recorded instead, as another such result (call only when
+    `x._node` is an alias node)."""
+    tape = current()
+    if tape is None or x._node.tape is not tape or not tape.recording:
+        return out
+    return tape.op("view", out, (x,), {"fn": fn})  # type: ignore[no-any-return]
 
 
 def no_vjp(name: str, *arrays: Any) -> None:

@@ -91,6 +91,8 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: Any = None,
     if type(obj) is Array and not requires_grad:
         if native is obj._data:
             # The same memory as obj: the same gradient companion too.
+            if obj._grad is None and obj._node is not None and obj._node.alias:
+                return _autodiff.alias_view(obj, result, lambda d: d)
             g = obj._grad if obj._node is None else _autodiff.companion(obj)
             if g is not None:
                 result._grad = Array._new(g._data, g._device, g._buffer)

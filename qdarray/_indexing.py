@@ -287,6 +287,8 @@ def getitem(x: Array, key: Any) -> Array:
         result = Array._new(x._data[fast], device, x._buffer)
         g = x._grad
         if g is None and x._node is not None:
+            if x._node.alias:
+                return _autodiff.alias_view(x, result, lambda d: d[fast])
             g = _autodiff.companion(x)
         if g is not None:
             result._grad = _grad_view(g, fast)
@@ -297,6 +299,8 @@ def getitem(x: Array, key: Any) -> Array:
         result = Array._new(data, device, x._buffer)
         g = x._grad
         if g is None and x._node is not None:
+            if x._node.alias:
+                return _autodiff.alias_view(x, result, lambda d: d[native_key])
             g = _autodiff.companion(x)
         if g is not None:
             result._grad = _grad_view(g, native_key)

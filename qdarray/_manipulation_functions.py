@@ -35,6 +35,8 @@ def _view(x: Array, fn: Any, *args: Any, **kwargs: Any) -> Array:
     out = Array._new(fn(x._data, *args, **kwargs), x._device, x._buffer)
     g = x._grad
     if g is None and x._node is not None:
+        if x._node.alias:
+            return _autodiff.alias_view(x, out, lambda d: fn(d, *args, **kwargs))
         g = _autodiff.companion(x)
     if g is not None:
         out._grad = Array._new(fn(g._data, *args, **kwargs), g._device, g._buffer)
@@ -471,7 +473,31 @@ def _unravel(flat: Array, shape: tuple[int, ...]) -> tuple[Array, ...]:
     return tuple(reversed(out))
 
 
+def _unview(g: Array, fn: Any, shape: tuple[int, ...]) -> Array:
+    """The cotangent of `x` from that of the view `fn(x)`: each element's position in x, read
+    through the same view, and the view's cotangent added there (repeats accumulate)."""
+    from ._indexing import add_at
+
+    device = g._device
+    xp = device.backend.xp
+    n = 1
+    for k in shape:
+        n *= k
+    positions = xp.reshape(arange(n, dtype=_dtypes.int64, device=device)._data, shape)
+    where = Array._new(xp.reshape(fn(positions), (-1,)), device)
+    flat = _zeros_flat(n, g)
+    add_at(flat, where, Array._new(xp.reshape(g._data, (-1,)), device))
+    return Array._new(xp.reshape(flat._data, shape), device)
+
+
+def _zeros_flat(n: int, like: Array) -> Array:
+    from ._creation_functions import zeros
+
+    return zeros(n, dtype=like._dtype, device=like._device)
+
+
 defvjp("broadcast_to", x=lambda g: g)
+defvjp("view", x=_unview)
 defvjp("concat", each=lambda g, index, axis, sizes, shape: _piece(g, index, axis, sizes, shape))
 defvjp("stack", each=lambda g, index, axis: g[(slice(None),) * axis + (index,)])
 defvjp("reshape", x=lambda g, shape: reshape(g, shape))

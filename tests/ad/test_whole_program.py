@@ -462,8 +462,11 @@ def test_results_that_share_their_input_memory_are_read_only_on_the_tape() -> No
     z = qd.asarray(np.array([1.0 + 2.0j, 3.0 - 1.0j]))
     with qd.ad.Tape():
         b = qd.broadcast_to(qd.exp(x) + 0.0, (2, 3))
-        with pytest.raises(qd.AutodiffError, match="result of broadcast_to .* shares its memory"):
-            b[0:1]                                  # a view of it would need a companion
+        v = b[0:1]                                  # a view of it: recorded, read-only too
+        with pytest.raises(qd.AutodiffError, match="result of view .* shares its memory"):
+            v[0, 0] = 1.0
+        with pytest.raises(qd.AutodiffError, match="result of broadcast_to .* given to a kernel"):
+            qd.BufferView(qd.broadcast_to(qd.exp(x) + 0.0, (3,)))
         r = qd.real(z * x[0])                       # a view of a complex array
         with pytest.raises(qd.AutodiffError, match="cannot be written through"):
             r[0] = 5.0

@@ -161,6 +161,18 @@ def _svd(xp: Any, c: Any, a: Any, b: Any) -> Any:
             + wsum(xp, c, (u2 * s2[None, :] ** 0.5) @ vh2) + wsum(xp, c, u2 ** 2 * vh2 ** 2))
 
 
+def _views_of_read_only(xp: Any, c: Any, x: Any) -> Any:
+    """Views of results that share their input's memory (a broadcast, the parts of a complex
+    array, a diagonal): recorded as views, as they cannot share a gradient."""
+    b = xp.broadcast_to(xp.exp(x) + 0.0, (2, 3))
+    z = (x + 1j * x[::-1]) * (1 + 2j)
+    d = xp.linalg.diagonal(xp.linalg.outer(x, x))
+    return (wsum(xp, c, b[1, 1:] ** 2) + wsum(xp, c, xp.matrix_transpose(b)[0] * 3.0)
+            + wsum(xp, c, xp.real(z)[1:] ** 3) + wsum(xp, c, xp.imag(z)[::2] ** 2)
+            + wsum(xp, c, d[0:2] ** 2) + wsum(xp, c, xp.flip(b, axis=1)[0] * x)
+            + wsum(xp, c, xp.reshape(b, (6,)) ** 2) + wsum(xp, c, xp.asarray(b)[:, None] * 2.0))
+
+
 SPECS: list[Spec] = [
     # -- elementwise functions and operators ---------------------------------------------------
     unary("abs", 0.2, 1.0), unary("negative"), unary("positive"), unary("square"),
@@ -311,6 +323,7 @@ SPECS: list[Spec] = [
         + wsum(xp, c, xp.repeat(x, 3, axis=0) ** 2)
         + wsum(xp, c, xp.repeat(x[0], c(np.array([2, 0, 1, 3]))) ** 2)
         + wsum(xp, c, xp.broadcast_arrays(x, x[0:1])[1] ** 2), uniform((3, 4))),
+    Spec("views_of_read_only_results", _views_of_read_only, uniform((3,))),
     Spec("sort", lambda xp, c, x: wsum(xp, c, xp.sort(x, axis=0) ** 2)
          + wsum(xp, c, xp.sort(x, descending=True) * x), distinct((3, 4))),
     Spec("tril_triu_diff_meshgrid", lambda xp, c, x, v: wsum(xp, c, xp.tril(x) ** 2)
