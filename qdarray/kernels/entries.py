@@ -31,8 +31,6 @@ from .records import encode_record as _encode_record
 from .types import type_str
 
 FORMAT = 1
-# Targets whose compiled kernels the disk cache keeps (numba's cache beside the modules).
-STORED_TARGETS = frozenset({"numba_cpu"})
 Deps = list[tuple[tuple[str, ...], str]]
 
 

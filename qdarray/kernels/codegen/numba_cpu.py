@@ -207,8 +207,8 @@ class NumbaCpuEmitter(PySourceEmitter):
             f'({loc.file}:{loc.line}). Do not edit."""',
             "import numpy as np",
             "from numba import njit, prange",
-            "from qdarray.kernels.intrinsics import (atomic_add, atomic_max, atomic_min, fma,",
-            "                                        ipow, report_index_error, upow)",
+            "from qdarray.kernels.codegen.numba_cpu_runtime import (atomic_add, atomic_max,",
+            "    atomic_min, fma, ipow, report_index_error, upow)",
             "", ""]
         for k, s in enumerate(self.loops):
             self.body_function(k, s)

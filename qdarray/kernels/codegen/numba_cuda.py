@@ -76,7 +76,7 @@ def _sign(e: Any, i: Instr) -> str:
 def _pow(e: Any, i: Instr) -> str:
     t: Any = i.result.type  # type: ignore[union-attr]
     if t.kind in "iu":
-        return str(PY_TABLE[Op.POW](e, i))  # ipow / upow (cuda_intrinsics.py)
+        return str(PY_TABLE[Op.POW](e, i))  # ipow / upow (numba_cuda_runtime.py)
     a, b = (e.val(x) for x in i.args)
     return f"libdevice.pow{_f(t)}({a}, {b})"
 
@@ -272,8 +272,8 @@ class NumbaCudaEmitter(PySourceEmitter):
             f'({loc.file}:{loc.line}){" (simulator)" if self.simulated else ""}. '
             'Do not edit."""',
             "import math", "", "import numpy as np", "from numba import cuda", libdevice, "",
-            "from qdarray.kernels.cuda_intrinsics import fma, ipow, report_index_error, upow",
-            "",
+            "from qdarray.kernels.codegen.numba_cuda_runtime import fma, ipow, "
+            "report_index_error, upow", "",
             f"TPB = {TPB_SIMULATED if self.simulated else TPB}", "", ""]
         for k, stage in enumerate(self.plan.stages):
             self.stage(k, stage)

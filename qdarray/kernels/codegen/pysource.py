@@ -177,7 +177,7 @@ PY_TABLE: dict[Op, Any] = {
     Op.EQ: "{0} == {1}", Op.NE: "{0} != {1}", Op.LT: "{0} < {1}", Op.LE: "{0} <= {1}",
     Op.GT: "{0} > {1}", Op.GE: "{0} >= {1}",
     Op.COMPLEX: "complex({0}, {1})", Op.REAL: "{0}.real", Op.IMAG: "{0}.imag",
-    Op.FMA: "fma({0}, {1}, {2})",  # intrinsics.fma (numba), cuda_intrinsics.fma (simulator)
+    Op.FMA: "fma({0}, {1}, {2})",  # numba_cpu_runtime.fma, numba_cuda_runtime.fma (simulator)
     Op.LOAD: _load, Op.STORE: _store, Op.SHAPE: "{0}.shape[{1}]",
     Op.LOAD_VAR: lambda e, i: e.var(i.attrs[0]),
     Op.STORE_VAR: lambda e, i: f"{e.var(i.attrs[0])} = {e.val(i.args[0])}",

@@ -233,7 +233,7 @@ def _store_carried(ctx: Ctx, t: DType, k: int, x: int) -> None:
 
 def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] | None = None,
                  wide: frozenset[int] = frozenset()) -> SpirvProgram:
-    """The SPIR-V modules running `kernel` (views lowered) as the stages of `plan(kernel)`.
+    """The SPIR-V modules running `kernel` (views lowered) as the stages of `plan_stages(kernel)`.
 
     Args:
         kernel: the kernel IR after the compile pipeline (views lowered).

@@ -17,7 +17,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from . import error_record
+from .. import error_record
 
 
 def _element_pointer(context: Any, builder: Any, aryty: Any, ary: Any, idxty: Any,

@@ -1,9 +1,9 @@
-"""Device functions the CUDA code generator's modules call: integer powers and the debug
-error record.
+"""Device functions the CUDA code generator's modules call: integer powers, the simulator's fma
+and the debug error record.
 
-They are the CPU target's functions (`intrinsics.py`) compiled by `numba.cuda.jit` as device
-functions, except the error record, whose first-failure claim is a CUDA compare-and-swap. Under
-the simulator they run as plain Python, like the kernels calling them.
+They are the CPU target's functions (`numba_cpu_runtime.py`) compiled by `numba.cuda.jit` as
+device functions, except the error record, whose first-failure claim is a CUDA
+compare-and-swap. Under the simulator they run as plain Python, like the kernels calling them.
 """
 
 from __future__ import annotations
@@ -13,14 +13,16 @@ from typing import Any
 import numpy as np
 from numba import config, cuda
 
-from .. import _dtypes
-from . import error_record, intrinsics
-from .ops.math import fma_value
+from ... import _dtypes
+from .. import error_record
+from ..ops.math import fma_value
+from . import numba_cpu_runtime as intrinsics
 
 
 def fma_value_of_args(a: Any, b: Any, c: Any) -> Any:
     """fma of NumPy float scalars of one dtype (a * b + c, one rounding)."""
     return fma_value(_dtypes.from_numpy_dtype(np.asarray(a).dtype), a, b, c)
+
 
 SIMULATED = bool(config.ENABLE_CUDASIM)  # type: ignore[attr-defined]
 _DEVICE: dict[str, Any] = {"device": True} if SIMULATED else {"device": True, "cache": True}
