@@ -70,19 +70,26 @@ def launch_map(body: str, out: Any, operands: Sequence[Any], computes: Sequence[
         shape, strides = simplify(tuple(out.shape), strides)
     flat = len(shape) == 1 and all(s == (1,) for s in strides)
     unroll = UNROLL if dev.gpu and flat and n >= UNROLL_MIN and not keep_axes else 1
-    specs = []
+    kinds = []
     args: list[Any] = [Window(out.base_data, out.elem_offset, shape, strides[0])]
     k = 1
     for a, c in zip(operands, computes, strict=True):
-        if isinstance(a, Scalar):
-            specs.append(Operand(False, dt(a.dtype), dt(c)))
+        scalar = isinstance(a, Scalar)
+        kinds.append((not scalar, a.dtype, c))
+        if scalar:
             args.append(scalar_value(a.value, a.dtype))
             continue
-        specs.append(Operand(True, dt(a.dtype), dt(c)))
         args.append(Window(a.base_data, a.elem_offset, shape, strides[k]))
         k += 1
-    spec = MapSpec(body, dt(compute), dt(out.dtype), tuple(specs), len(shape), unroll)
+    # The launcher key: NumPy dtypes hash in C, so a hit costs no MapSpec (built on a miss).
+    key = ("map", body, compute, out.dtype, tuple(kinds), len(shape), unroll)
     if unroll > 1:
         args.append(-(-n // unroll))
-    launch(dev, spec, lambda: map_kernel(spec), args)
+    launch(dev, key, lambda: map_kernel(_spec(key)), args)
     return out
+
+
+def _spec(key: tuple[Any, ...]) -> MapSpec:
+    _, body, compute, out, kinds, ndim, unroll = key
+    operands = tuple(Operand(array, dt(d), dt(c)) for array, d, c in kinds)
+    return MapSpec(body, dt(compute), dt(out), operands, ndim, unroll)
