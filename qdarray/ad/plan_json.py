@@ -39,10 +39,9 @@ from ..kernels.records import (
 from ..kernels.records import kind_of as _kind
 from ..kernels.records import optional as _opt
 from .plan import ReversePlan, StackRecord
-from .sizing import Arg, Bin, Const, Expr, LoopVar, MaxOverRange, Read, Shape, Slot
+from .sizing import BIN_OPS, Arg, Bin, Const, Expr, LoopVar, MaxOverRange, Read, Shape, Slot
 
 FORMAT = 3
-_BINOPS = frozenset({"+", "-", "*", "//", "max", "min"})
 
 
 def load_plan(key: str, fn: Any
@@ -136,7 +135,7 @@ def decode_expr(x: Any) -> Expr:
         return Read(_str(name), tuple(decode_expr(i) for i in _list(index)))
     if kind == "bin":
         _, op, a, b = _list(x, 4)
-        if op not in _BINOPS:
+        if op not in BIN_OPS:
             raise PlanFormatError(f"unknown operator {op!r}")
         return Bin(op, decode_expr(a), decode_expr(b))
     if kind == "var":

@@ -18,8 +18,8 @@ to the host). That layout (contiguous chunks,
 vectorizable inner loops) suits CPUs; on other devices each of many work-items instead reads
 elements c, c + nchunks, c + 2 nchunks, ... so that neighbours read neighbours (`strided`).
 
-The kernel target's `ReductionLayout` chooses among these. Where it says `single_pass` (CUDA
-devices) the reduction is a single pass (`single`): each work-item folds its strided
+The kernel target's `ReductionLayout` chooses among these. Where it says `single_pass` (devices
+with fast atomics) the reduction is a single pass (`single`): each work-item folds its strided
 elements into a register, and an atomic max of that into one element, which the code
 generator reduces within each block first (one atomic per block, codegen/block_sums.py), so
 nothing but the input is read and one number is written. The element is a uint64 holding
@@ -27,8 +27,7 @@ nothing but the input is read and one number is written. The element is a uint64
 identity. A reducer owns two such elements and alternates between them: each dispatch
 accumulates into one and zeroes the other (which the previous dispatch used and the host has
 read), so a dispatch allocates nothing and issues one launch and one 8-byte read. Its grid is
-the layout's `work_items` (on CUDA devices 16 blocks of 256 threads per SM,
-backends/cuda_kernels.reduction_items; the fastest of 2 to 32 per SM on an H200).
+the layout's `work_items`, which the device's backend chooses.
 
 The body reads arrays at loop-variable indices (any integer dtype, as int64); a
 `MaxOverRange` inside the body whose range depends on the axes becomes a sequential loop
@@ -64,6 +63,7 @@ from ..kernels.target import KernelTarget, ReductionLayout
 from ..kernels.types import ArrayType, ViewType
 from .device_buffers import DeviceBuffers
 from .sizing import (
+    BIN_OPS,
     Arg,
     Bin,
     Const,
@@ -80,7 +80,6 @@ INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 SIGN = 1 << 63  # single pass: the element holds m ^ SIGN (as uint64)
 UNROLL = 4  # positions per iteration of a strided reduction
-_BINOPS = {"+": Op.ADD, "-": Op.SUB, "*": Op.MUL, "max": Op.MAX, "min": Op.MIN}
 
 
 class Unsized(Exception):
@@ -384,12 +383,7 @@ class _Builder:
         if isinstance(e, Read):
             return self.read(e)
         if isinstance(e, Bin):
-            a, b = self.expr(e.a), self.expr(e.b)
-            if e.op != "//":
-                return self.op(_BINOPS[e.op], a, b)
-            zero = self.op(Op.EQ, b, self.c(0))  # x // 0 is 0, as in kernels
-            q = self.op(Op.FLOORDIV, a, em.emit(Op.SELECT, zero, self.c(1), b))
-            return em.emit(Op.SELECT, zero, self.c(0), q)  # type: ignore[no-any-return]
+            return self.op(BIN_OPS[e.op], self.expr(e.a), self.expr(e.b))
         assert isinstance(e, MaxOverRange)
         return self.dependent(e)
 

@@ -45,6 +45,7 @@ from .sizing import (
     MaxOverRange,
     Read,
     Shape,
+    apply,
     dependencies,
     is_closed,
 )
@@ -340,16 +341,7 @@ class _HostEval:
         if isinstance(e, Read):
             return self.read(e)
         if isinstance(e, Bin):
-            a, b = self.eval(e.a), self.eval(e.b)
-            if e.op == "+":
-                return a + b
-            if e.op == "-":
-                return a - b
-            if e.op == "*":
-                return a * b
-            if e.op == "//":
-                return a // b if b else 0  # x // 0 is 0, as in kernels
-            return max(a, b) if e.op == "max" else min(a, b)
+            return apply(e.op, self.eval(e.a), self.eval(e.b))
         if isinstance(e, MaxOverRange):
             return self.sizer.reduce(e, self)
         raise AssertionError(f"{e} is not closed")

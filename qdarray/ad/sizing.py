@@ -16,10 +16,14 @@ cache) lives in `qdarray.ad.sizer`. There is no default size.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
+from .. import _dtypes
 from ..kernels.ir import For, Op, Value, While
+from ..kernels.ops import OPS
 from ..kernels.types import is_int
 from .structure import Node, Structure
 
@@ -111,19 +115,27 @@ class Slot(Expr):
         return f"@slot{self.index}"
 
 
-_BINOPS = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.FLOORDIV: "//", Op.MAX: "max",
-           Op.MIN: "min"}
-_FOLD: dict[str, Callable[[int, int], int]] = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-    "max": max, "min": min}
+# A size expression's operators and the op of each: its semantics on int64 (`OpDef.impl`; an
+# integer x // 0 is 0) are the kernels' own, when folding here, evaluating on the host
+# (sizer.py) and in the max-reducer's kernels (reducer.py).
+BIN_OPS: dict[str, Op] = {"+": Op.ADD, "-": Op.SUB, "*": Op.MUL, "//": Op.FLOORDIV,
+                          "max": Op.MAX, "min": Op.MIN}
+_SYMBOLS = {op: symbol for symbol, op in BIN_OPS.items()}
+
+
+def apply(op: str, a: int, b: int) -> int:
+    """`a op b` for an operator of `BIN_OPS`, by its op's semantics on int64."""
+    impl = OPS[BIN_OPS[op]].impl
+    assert impl is not None
+    return int(impl(_dtypes.int64, (), np.int64(a), np.int64(b)))
 
 
 def binop(op: str, a: Expr, b: Expr) -> Expr:
     """`Bin(op, a, b)`, folding constants and the identities of + - * (x + 0, 1 * x, ...)."""
     ca = a.value if isinstance(a, Const) else None
     cb = b.value if isinstance(b, Const) else None
-    if ca is not None and cb is not None and op in _FOLD:
-        return Const(int(_FOLD[op](ca, cb)))
+    if ca is not None and cb is not None:
+        return Const(apply(op, ca, cb))
     if op == "+" and ca == 0 or op == "*" and ca == 1:
         return b
     if op in ("+", "-") and cb == 0 or op in ("*", "//") and cb == 1:
@@ -224,7 +236,7 @@ class Deriver:
             if any(e is None or _has_read(e) for e in index):
                 return None
             return Read(self.names[i.args[0].id], tuple(index))  # type: ignore[arg-type]
-        op = _BINOPS.get(i.op)
+        op = _SYMBOLS.get(i.op)
         if op is not None:
             a, b = self.value(i.args[0]), self.value(i.args[1])
             return None if a is None or b is None else binop(op, a, b)

@@ -16,6 +16,7 @@ from .. import language, qdmath
 from .. import types as T
 from ..func import Func, Function
 from ..ir import Op
+from ..ops import OPS
 from . import exprs, stmts, views
 from .builder import Builder, Visit
 from .scope import FuncCtx, ReturnState, Scope
@@ -31,41 +32,34 @@ _PREDICATES = {Op.ISNAN, Op.ISINF, Op.ISFINITE}
 _CASTS = {builtins.int: _dtypes.int64, builtins.float: _dtypes.float64, builtins.bool: _dtypes.bool}
 
 
-_NUMPY_NAMES = {
-    "arcsin": "asin",
-    "arccos": "acos",
-    "arctan": "atan",
-    "arcsinh": "asinh",
-    "arccosh": "acosh",
-    "arctanh": "atanh",
-    "arctan2": "atan2",
-    "rint": "round",
-    "minimum": "min",
-    "maximum": "max",
-    "absolute": "abs",
-    "power": "pow",
-}
+def _by_name() -> dict[str, Op]:
+    """The math ops by qd.math's names and by NumPy's (each op's `OpDef.np_name`: arcsin,
+    minimum, absolute, rint, ...)."""
+    by_name = {fn.__name__: op for fn, op in qdmath.OPS.items()}
+    numpy = {name: op for op in by_name.values() if (name := OPS[op].np_name) is not None}
+    return numpy | by_name
+
+
+_BY_NAME = _by_name()
 
 
 def _math_table() -> dict[Any, Op]:
     """Every callable that compiles to a math op: qd.math, Python's math, NumPy."""
     table: dict[Any, Op] = dict(qdmath.OPS)
-    by_name = {fn.__name__: op for fn, op in qdmath.OPS.items()}
-    for name, op in by_name.items():
-        if name in ("min", "max", "abs", "pow", "round"):
+    for fn, op in qdmath.OPS.items():
+        if fn.__name__ in ("min", "max", "abs", "pow", "round"):
             continue  # Python's math has none of these with NumPy semantics
-        fn = getattr(math, name, None)
+        python = getattr(math, fn.__name__, None)
+        if python is not None:
+            table[python] = op
+    for name, op in _BY_NAME.items():
+        fn = getattr(np, name, None)
         if fn is not None:
             table[fn] = op
-    for np_name in list(by_name) + list(_NUMPY_NAMES):
-        fn = getattr(np, np_name, None)
-        if fn is not None:
-            table[fn] = by_name[_NUMPY_NAMES.get(np_name, np_name)]
     return table
 
 
 _MATH: dict[Any, Op] | None = None
-_BY_NAME = {fn.__name__: op for fn, op in qdmath.OPS.items()}
 
 
 def _namespace_op(fn: Any) -> Op | None:
@@ -80,7 +74,7 @@ def _namespace_op(fn: Any) -> Op | None:
         or not getattr(fn, "__module__", "").startswith("qdarray._")
     ):
         return None
-    return _BY_NAME.get(_NUMPY_NAMES.get(name, name))
+    return _BY_NAME.get(name)
 
 
 def _count(n: int, noun: str) -> str:
@@ -272,8 +266,6 @@ def math_call(kb: Builder, op: Op, node: ast.Call) -> Any:
 
 def fold_math(kb: Builder, op: Op, vals: list[Any], node: ast.AST) -> Any:
     """A math function of constants is a constant (computed in float64, like Python)."""
-    from ..ops import OPS
-
     rt = _dtypes.bool if op in _PREDICATES else _dtypes.float64
     if op is Op.ABS:
         return builtins.abs(vals[0])
