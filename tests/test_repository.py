@@ -1,12 +1,14 @@
-"""Repository rules checked on every run: module sizes (STYLE.md §7), test module names and a
-clean strict type check of the package."""
+"""Repository rules checked on every run: module sizes (STYLE.md §7), test module names, a
+clean strict type check of the package and its layers (DESIGN.md section 6)."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,113 @@ def test_package_type_checks() -> None:
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "Success: no issues found" in run.stdout, run.stdout
+
+
+# -- layers (DESIGN.md section 6) ------------------------------------------------------------
+
+_GROUPS = ("kernels", "backends", "ad")  # every other module of qdarray/ is the package root
+
+
+def _module_names() -> dict[str, Path]:
+    names = {}
+    for p in _python_files("qdarray"):
+        parts = list(p.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        names[".".join(parts)] = p
+    return names
+
+
+def _body_imports(body: list[ast.stmt], lazy: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports `body` runs: at import time (class bodies, `if` / `try` blocks, but not
+    `if TYPE_CHECKING:`), and with `lazy` also those inside functions."""
+    for node in body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif isinstance(node, ast.If):
+            if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                yield from _body_imports(node.body + node.orelse, lazy)
+        elif isinstance(node, ast.Try):
+            yield from _body_imports(node.body + node.orelse + node.finalbody, lazy)
+            for handler in node.handlers:
+                yield from _body_imports(handler.body, lazy)
+        elif isinstance(node, (ast.With, ast.ClassDef)):
+            yield from _body_imports(node.body, lazy)
+        elif lazy and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield from _body_imports(node.body, lazy)
+
+
+def _import_graph(lazy: bool) -> dict[str, set[str]]:
+    """module -> the modules of qdarray it imports (`from pkg import sub` names `pkg.sub`)."""
+    modules = _module_names()
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for m, path in modules.items():
+        package = m if path.name == "__init__.py" else m.rpartition(".")[0]
+        for node in _body_imports(ast.parse(path.read_text()).body, lazy):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(up + ([base] if base else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                           for a in node.names]
+            for t in targets:
+                while t and t not in modules:
+                    t = t.rpartition(".")[0]
+                if t and t != m:
+                    graph[m].add(t)
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def _group(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in _GROUPS else "root"
+
+
+def test_no_import_circle_across_layers() -> None:
+    # Circles inside one layer (a package and its family modules) are allowed; one that ties
+    # kernels/, backends/, ad/ or the package root to another is not.
+    across = [c for c in _circles(_import_graph(lazy=False))
+              if len({_group(m) for m in c}) > 1]
+    assert not across, f"import circles across layers: {across}"
+
+
+def test_kernels_import_neither_backends_nor_ad() -> None:
+    graph = _import_graph(lazy=True)  # lazy imports count: they would hide a circle
+    wrong = {m: sorted(t for t in targets if _group(t) in ("backends", "ad"))
+             for m, targets in graph.items() if _group(m) == "kernels"}
+    assert not {m: t for m, t in wrong.items() if t}, wrong

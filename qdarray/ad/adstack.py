@@ -43,7 +43,7 @@ from .._errors import AdStackOverflowError
 from ..kernels.ir import UNKNOWN_LOC, If, Op, SourceLoc, Stmt, Value, Var
 from ..kernels.ops.adstack import AdStack
 from ..kernels.types import ArrayType
-from ..backends.host_memory import cpu_available_bytes
+from ..backends.host_memory import host_available_bytes
 from ..kernels.emit import Emitter, block
 
 LAYOUT_FIELDS = 4  # table start, rows start, positions start, threads per group
@@ -203,7 +203,7 @@ class HeapPool:
 
     def __init__(self, alloc: Any = None, available: Any = None) -> None:
         self.buffers: dict[Any, Any] = {}
-        self.available = available or cpu_available_bytes
+        self.available = available or host_available_bytes
         self.alloc = alloc  # None: np.empty
 
     def get(self, dtype: Any, size: int, describe: Any) -> Any:

@@ -73,10 +73,9 @@ class _Checker(Interpreter):
 
 def _copy(x: Any) -> Any:
     t = type(x)
-    if t is Array:  # a host copy: the interpreter checks the launch in host memory
-        if x._device == CPU:
-            return Array._new(np.array(x._data, copy=True), CPU)
-        return Array._new(x._device.backend.to_host(x._data), CPU)
+    if t is Array:  # a host copy: the interpreter checks the launch in host memory (CPU's)
+        host = x._device.backend.to_host(x._data)
+        return Array._new(np.array(host, copy=True), CPU)
     if t is BufferView:
         base = _copy(x._base)
         return BufferView(base, offset=x._offset, size=x._size)

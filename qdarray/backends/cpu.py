@@ -10,7 +10,7 @@ from .._devices import CPU, Device
 from ..kernels.target import KernelTarget
 from . import cpu_reductions, cpu_sort, special_cases
 from .base import Backend
-from .host_memory import cpu_available_bytes
+from .host_memory import host_available_bytes
 from .quiet import QuietNamespace, quiet
 
 
@@ -75,7 +75,7 @@ class CpuBackend:
         return np.array(native, copy=True)
 
     def available_bytes(self, device: Device) -> int | None:
-        return cpu_available_bytes()
+        return host_available_bytes()
 
     def from_dlpack(self, obj: Any) -> np.ndarray:
         return np.from_dlpack(obj)

@@ -23,7 +23,7 @@ import numpy as np
 from .._devices import Device
 from .base import Backend
 from .cuda_kernels import SIMULATED, TARGET
-from .host_memory import cpu_available_bytes
+from .host_memory import host_available_bytes
 
 
 def _missing_cupy(missing: str | None = "cupy") -> RuntimeError:
@@ -133,7 +133,7 @@ class SimulatedCudaBackend(_CudaBase):
         return np.empty(shape, np_dtype)
 
     def available_bytes(self, device: Device) -> int | None:
-        return cpu_available_bytes()
+        return host_available_bytes()
 
     def from_dlpack(self, obj: Any) -> np.ndarray:
         return np.from_dlpack(obj)  # the simulated device's memory is the host's

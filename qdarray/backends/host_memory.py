@@ -48,7 +48,7 @@ def _cgroup_available() -> int | None:
     return None
 
 
-def cpu_available_bytes() -> int | None:
+def host_available_bytes() -> int | None:
     """Bytes the host can allocate now (None when the system does not say)."""
     figures = [f for f in (_meminfo_available(), _cgroup_available()) if f is not None]
     return min(figures) if figures else None

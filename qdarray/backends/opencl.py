@@ -18,7 +18,7 @@ import pyopencl as cl
 
 from .._devices import Device
 from .base import Backend
-from .host_memory import cpu_available_bytes
+from .host_memory import host_available_bytes
 from .opencl_kernels import TARGET
 from .kernel_xp import copy as copy_ops
 from .opencl_xp import HOST_FUNCTIONS, ClArray, OpenCLNamespace
@@ -120,7 +120,7 @@ class OpenCLBackend:
         free = int(dev.global_mem_size) - int(st.allocator.active_bytes)
         figures = [free, int(dev.max_mem_alloc_size)]
         if st.kind == "CPU" or dev.host_unified_memory:
-            host = cpu_available_bytes()
+            host = host_available_bytes()
             if host is not None:
                 figures.append(host)
         return max(min(figures), 0)

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..._devices import Device
 from ..base import Backend
-from ..host_memory import cpu_available_bytes
+from ..host_memory import host_available_bytes
 from ..kernel_xp import HOST_FUNCTIONS, KernelNamespace
 from ..kernel_xp import copy as copy_ops
 from . import _instance
@@ -138,7 +138,7 @@ class VulkanBackend:
         else:
             figures = [st.heap_sizes[p.device_heap] - p.active_bytes]
         if st.type in (1, 4):  # integrated GPU or CPU: the host's memory
-            host = cpu_available_bytes()
+            host = host_available_bytes()
             if host is not None:
                 figures.append(host + p.cached_bytes)
         return max(min(figures), 0)
