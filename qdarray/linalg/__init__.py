@@ -132,9 +132,15 @@ def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     return out
 
 
+# Holomorphic functions of a matrix: their rules hold for complex matrices as written (JAX's
+# convention: the transpose of the derivative, without conjugation).
+_HOLOMORPHIC = frozenset({"linalg.inv", "linalg.det", "linalg.matrix_power"})
+
+
 def _taped(name: str, out: Array, x: Array, params: dict[str, Any] | None = None) -> Array:
-    """Record a one-input linalg operation; complex input has no rule here (it raises)."""
-    if x._dtype.kind == "c":
+    """Record a one-input linalg operation; complex input has no rule here (it raises) but
+    for the holomorphic functions."""
+    if x._dtype.kind == "c" and name not in _HOLOMORPHIC:
         name += " of a complex matrix"
     return record(name, out, (x,), params)  # type: ignore[no-any-return]
 
@@ -327,8 +333,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
              hint=" Try qd.linalg.pinv(x1) @ x2 for a least-squares solution.")
     out = _wrap(r, device)
     if TAPES:
-        name = "linalg.solve" if x1._dtype.kind != "c" else "linalg.solve of complex matrices"
-        return record(name, out, (x1, x2))  # type: ignore[no-any-return]
+        return record("linalg.solve", out, (x1, x2))  # type: ignore[no-any-return]
     return out
 
 

@@ -257,6 +257,14 @@ SPECS: list[Spec] = [
          + wsum(xp, c, xp.linalg.matrix_power(b, 3)) + wsum(xp, c, xp.linalg.matrix_power(b, -2))
          + wsum(xp, c, xp.linalg.matrix_power(b, 1)) + wsum(xp, c, xp.linalg.matrix_power(b, 0)),
          near_identity((4, 3), (3, 3))),
+    Spec("complex_solve_inv_det_power", lambda xp, c, a, b, v, w: wsum(
+        xp, c, xp.linalg.solve(a + 0.5j * b, v + 1j * w)) + wsum(
+            xp, c, xp.linalg.solve(a + 0.5j * b, w + 0j)) + wsum(
+                xp, c, xp.linalg.inv(a - 0.3j * b)) + wsum(
+                    xp, c, xp.linalg.det(a + 0.2j * b) * (1 - 2j)) + wsum(
+                        xp, c, xp.linalg.matrix_power(a * (1 + 1j), 3)) + wsum(
+                            xp, c, xp.linalg.matrix_power(a + 0.1j * b, -2)),
+         well_conditioned((3, 3), (3, 3), (3, 2), (3, 2))),
     Spec("vector_norm", lambda xp, c, x: xp.linalg.vector_norm(x)
          + wsum(xp, c, xp.linalg.vector_norm(x, axis=1, ord=1))
          + wsum(xp, c, xp.linalg.vector_norm(x, axis=0, ord=float("inf")))
