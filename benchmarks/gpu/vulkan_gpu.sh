@@ -15,10 +15,13 @@
 #      the dynamic-loop kernel forward + reverse at N = 1e7 (goals: saxpy >= 90% of the CUDA
 #      device's bandwidth, fwd+rev within 1.5x of the CUDA device's time);
 #   4. benchmarks/compare_reducer.py on vulkan:0 and cuda:0 at 1e8 int32 (goal: the reducer on
-#      Vulkan at >= 70% of cupy.max's bandwidth, the "qd.max" line of the cuda:0 run).
+#      Vulkan at >= 70% of cupy.max's bandwidth, the "qd.max" line of the cuda:0 run);
+#   5. benchmarks/gpu/profile_vulkan.py: launch overhead and its profile, and device times of
+#      saxpy, the dynamic loop and the reducer under several dispatch shapes (step "profile",
+#      not part of "all").
 # It prints everything a report needs and, when $OUT is set, writes the logs there.
 #
-#   bash benchmarks/gpu/vulkan_gpu.sh [all|tests|saxpy|compare|reducer]   (default all; each
+#   bash benchmarks/gpu/vulkan_gpu.sh [all|tests|saxpy|compare|reducer|profile]  (default all; each
 #   step alone fits a 10-minute command)
 set -uo pipefail
 STEP="${1:-all}"
@@ -129,4 +132,10 @@ if [ "$STEP" = all ] || [ "$STEP" = reducer ]; then
         timeout 280 python3 benchmarks/compare_reducer.py "$dev" 100000000 2>&1 \
             | tee "$OUT/reducer_${dev%%:*}.log"
     done
+fi
+
+if [ "$STEP" = profile ]; then
+    echo "== launch overhead and dispatch shapes on vulkan:0 (profile_vulkan.py)"
+    timeout 500 python3 benchmarks/gpu/profile_vulkan.py --device vulkan:0 --n 10000000 \
+        --saxpy-n 100000000 --json "$OUT/profile_vulkan.json" 2>&1 | tee "$OUT/profile_vulkan.log"
 fi

@@ -1,0 +1,214 @@
+"""Where Vulkan kernel launches spend their time, and the dispatch shapes of the kernels
+compare.py and compare_reducer.py time (device times from timestamp queries).
+
+    python benchmarks/gpu/profile_vulkan.py [--device vulkan:0] [--n 1e7] [--saxpy-n 1e8]
+                                            [--json PATH]
+
+1. A 16-element saxpy launch: host microseconds per launch without synchronising, per
+   launch and synchronisation, and per bare round trip (a 4-byte fill, submitted and waited
+   for); then a profile of synchronised launches, the functions with the most time of their
+   own.
+2. saxpy over --saxpy-n float32: the qdarray kernel with its dispatch capped at 1,024 to
+   65,535 workgroups (GROUPS, backends/vulkan/_kernels.py), and the runtime's hand-written
+   grid-stride shader (benchmarks/compare_vulkan_runtime.py) for reference.
+3. The dynamic-loop kernel (`y[0] += v` after a[i] logistic steps, N = --n) forward under the
+   same caps, and its reverse.
+4. The max-reducer over --saxpy-n int32 with 2**16 to 2**22 work-items (STRIDED_ITEMS,
+   ad/reducer.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+import qdarray as qd  # noqa: E402
+from qdarray.ad import reducer as R  # noqa: E402
+from qdarray.backends.vulkan import _instance, _kernels, _pipelines, _stream  # noqa: E402
+
+RESULTS: dict[str, Any] = {}
+
+
+@qd.kernel
+def saxpy(a: qd.float32, x: qd.Array[qd.float32, 1], y: qd.Array[qd.float32, 1]):
+    for i in range(x.shape[0]):
+        y[i] = a * x[i] + y[i]
+
+
+@qd.kernel
+def logistic(x: qd.Array[qd.float32, 1], a: qd.Array[qd.int32, 1], y: qd.Array[qd.float32, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        for _ in range(a[i]):
+            v = v - 0.1 * v * v + 0.01
+        y[0] += v
+
+
+def report(key: str, text: str, value: Any) -> None:
+    RESULTS[key] = value
+    print(text, flush=True)
+
+
+def device_time(stream: _stream.Stream, f: Callable[[], Any], repeat: int = 10) -> float:
+    """Best seconds of device time of what `f` records (after one warm-up call)."""
+    f()
+    stream.finish()
+    best = 1e9
+    for _ in range(repeat):
+        t = stream.timer()
+        t.start()
+        f()
+        t.stop()
+        best = min(best, t.elapsed_ns() * 1e-9)
+    return best
+
+
+def launches(dev: qd.Device, stream: _stream.Stream) -> None:
+    x = qd.ones(16, dtype=qd.float32, device=dev)
+    y = qd.ones(16, dtype=qd.float32, device=dev)
+    a = np.float32(2.0)
+    saxpy(a, x, y)
+    stream.finish()
+    n = 2000
+    t0 = time.perf_counter()
+    for _ in range(n):
+        saxpy(a, x, y)
+    host = (time.perf_counter() - t0) / n
+    stream.finish()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        saxpy(a, x, y)
+        stream.finish()
+    synced = (time.perf_counter() - t0) / n
+    target = x._data.base_data
+    t0 = time.perf_counter()
+    for _ in range(n):
+        stream.fill(target, 0, 4, 0x3F800000)  # 1.0f
+        stream.finish()
+    trip = (time.perf_counter() - t0) / n
+    report("launch16", f"launch16: {host * 1e6:.1f} us host per launch unsynchronised, "
+           f"{synced * 1e6:.1f} us per launch + finish, {trip * 1e6:.1f} us per bare "
+           "fill + finish", {"host": host, "synced": synced, "round_trip": trip})
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(500):
+        saxpy(a, x, y)
+        stream.finish()
+    prof.disable()
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(15)
+    print(out.getvalue())
+
+
+def saxpy_shapes(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
+    from compare_vulkan_runtime import LOCAL, saxpy_module
+
+    from qdarray.backends.vulkan._array import VkArray
+
+    rng = np.random.default_rng(0)
+    x = qd.asarray(rng.random(n, dtype=np.float32), device=dev)
+    y = qd.asarray(rng.random(n, dtype=np.float32), device=dev)
+    a = np.float32(2.0)
+    cap = _kernels.GROUPS
+    try:
+        for groups in (1024, 4096, 16384, 65535):
+            _kernels.GROUPS = groups
+            t = device_time(stream, lambda: saxpy(a, x, y))
+            report(f"saxpy_groups_{groups}", f"saxpy {n:.0e}: {groups:6d} workgroups "
+                   f"{t * 1e3:8.3f} ms {12 * n / t / 1e9:7.0f} GB/s", t)
+    finally:
+        _kernels.GROUPS = cap
+    st = _instance.state(dev.index)
+    hx = VkArray.from_host(st, np.ones(n, np.float32))
+    hy = VkArray.from_host(st, np.zeros(n, np.float32))
+    prog = _pipelines.program(st, saxpy_module(), 2, 8)
+    import struct
+
+    push = struct.pack("<If", n, 2.0)
+    groups = min(-(-n // LOCAL), 65535)
+    t = device_time(stream, lambda: prog.dispatch((groups, 1, 1), [hx.alloc, hy.alloc], push))
+    report("saxpy_runtime", f"saxpy {n:.0e}: hand-written shader {t * 1e3:8.3f} ms "
+           f"{12 * n / t / 1e9:7.0f} GB/s", t)
+
+
+def dynamic_loop(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
+    rng = np.random.default_rng(0)
+    x = qd.asarray(rng.random(n, dtype=np.float32), device=dev, requires_grad=True)
+    a = qd.asarray(rng.integers(0, 64, n).astype(np.int32), device=dev)
+    y = qd.zeros(1, dtype=qd.float32, device=dev, requires_grad=True)
+    y.grad[...] = 1.0
+    cap = _kernels.GROUPS
+    try:
+        for groups in (1024, 4096, 16384, 65535):
+            _kernels.GROUPS = groups
+            t = device_time(stream, lambda: logistic(x, a, y))
+            report(f"fwd_groups_{groups}", f"forward N={n:.0e}: {groups:6d} workgroups "
+                   f"{t * 1e3:8.3f} ms", t)
+    finally:
+        _kernels.GROUPS = cap
+    t = device_time(stream, lambda: logistic.grad(x, a, y), repeat=5)
+    report("rev", f"reverse N={n:.0e}: {t * 1e3:8.3f} ms (device time of the whole call)", t)
+
+
+def reducer(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
+    from compare_reducer import launch_tail
+
+    from qdarray import _dtypes
+    from qdarray.ad.sizing import Const, LoopVar, MaxOverRange, Read
+    from qdarray.kernels.types import ArrayType
+
+    host = np.random.default_rng(0).integers(0, 1 << 30, n).astype(np.int32)
+    data = qd.asarray(host, device=dev)
+    i = LoopVar(1, "i")
+    red = R.Reducer(R.chain_of(MaxOverRange(i, Const(0), Const(n), Read("d", (i,)))),
+                    {"d": ArrayType(_dtypes.int32, 1)}, _kernels.TARGET, dev)
+    launch = red.compiled()
+    most = R.STRIDED_ITEMS
+    try:
+        for items in (1 << 16, 1 << 18, 1 << 20, 1 << 22):
+            R.STRIDED_ITEMS = items
+            assert red.run({"d": data}, [], [0], [n]) == host.max()
+            args = [data, 0, n] + launch_tail(red, dev, n, n)
+            t = device_time(stream, lambda: launch(args))  # noqa: B023
+            report(f"reducer_items_{items}", f"reducer {n:.0e} int32: {items:8d} work-items "
+                   f"{t * 1e3:8.3f} ms {4 * n / t / 1e9:7.0f} GB/s", t)
+    finally:
+        R.STRIDED_ITEMS = most
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="vulkan:0")
+    parser.add_argument("--n", type=float, default=1e7)
+    parser.add_argument("--saxpy-n", type=float, default=1e8)
+    parser.add_argument("--json", default="")
+    args = parser.parse_args()
+    dev = qd.Device(args.device)
+    st = _instance.state(dev.index)
+    stream = _stream.stream(st)
+    print(f"device {st.label} ({st.kind})")
+    launches(dev, stream)
+    saxpy_shapes(dev, stream, int(args.saxpy_n))
+    dynamic_loop(dev, stream, int(args.n))
+    reducer(dev, stream, int(args.saxpy_n))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(RESULTS, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
