@@ -1,6 +1,7 @@
-"""Parallel stages on Vulkan: grid-stride loops, and atomics that every iteration aims at one
-element reduced per workgroup (kernels/codegen/spirv_blocks.py), against NumPy. The
-dispatch is also capped at 2 workgroups, so that each invocation runs many iterations."""
+"""Parallel stages on Vulkan: grid-stride loops, atomics that every iteration aims at one
+element reduced per workgroup (kernels/codegen/spirv_blocks.py), the max-reducer's single
+pass, and 32-bit element offsets, against NumPy. The dispatch is also capped at 2
+workgroups, so that each invocation runs many iterations."""
 
 from __future__ import annotations
 
@@ -148,14 +149,43 @@ def test_the_max_reducer_is_one_pass_with_one_atomic_per_workgroup(device, group
         assert text.count("OpAtomicUMax") == 1
 
 
-def _disassembly_of(launcher) -> str:  # type: ignore[no-untyped-def]
+def _disassembly_of(launcher, key=None) -> str:  # type: ignore[no-untyped-def]
     dis = shutil.which("spirv-dis")
     if dis is None:
         pytest.skip("spirv-dis is not installed (Debian: apt-get install spirv-tools)")
     text = ""
-    for stage in next(iter(launcher.variants.values())).program.stages:
+    variant = next(iter(launcher.variants.values())) if key is None else \
+        launcher.variants[key]
+    for stage in variant.program.stages:
         with tempfile.NamedTemporaryFile(suffix=".spv") as fh:
             fh.write(stage.spirv)
             fh.flush()
             text += subprocess.run([dis, fh.name], capture_output=True, text=True).stdout
     return text
+
+
+@qd.kernel
+def gather(x: qd.Array[qd.float32, 2], idx: qd.Array[qd.int64, 1], out: qd.Array[qd.float32, 1]):
+    for i in range(idx.shape[0]):
+        out[i] = x[idx[i] % x.shape[0], (i * 7) % x.shape[1]]
+
+
+@pytest.mark.parametrize("narrow", [True, False], ids=["offsets-32-bit", "offsets-64-bit"])
+def test_element_offsets_in_32_or_64_bits_agree(device, monkeypatch, narrow):
+    """Buffers below 2 GiB (_kernels.NARROW) get kernels whose element offsets are 32-bit;
+    forced to 64 bits here by a NARROW of 1 byte. Reversed and strided views included."""
+    if not narrow:
+        monkeypatch.setattr(_kernels, "NARROW", 1)
+    host = np.arange(40 * 30, dtype=np.float32).reshape(40, 30)
+    base = qd.asarray(host, device=device)
+    idx = np.random.default_rng(1).integers(0, 2**40, 500)
+    for view, want in ((base, host), (base[::-1, ::2], host[::-1, ::2])):
+        out = qd.zeros(500, dtype=qd.float32, device=device)
+        gather(view, qd.asarray(idx, device=device), out)
+        rows = idx % want.shape[0]
+        cols = (np.arange(500) * 7) % want.shape[1]
+        np.testing.assert_array_equal(np.asarray(out.to_device("cpu")), want[rows, cols])
+    launcher = next(iter(gather._launchers[False].values()))
+    assert {key[1] for key in launcher.variants} >= {narrow}
+    text = _disassembly_of(launcher, (frozenset(), narrow))
+    assert ("OpIMul %int " in text) is narrow  # x's offsets (i * 7 is int64 either way)

@@ -114,6 +114,11 @@ class _Variant:
         self.total = index["qd_total"]
 
 
+# Buffers smaller than this have every element offset below 2**31: their kernels compute
+# offsets in 32-bit arithmetic (codegen/spirv.py, `narrow`).
+NARROW = 1 << 31
+
+
 class VulkanLauncher(Launcher):
     """Runs the SPIR-V stages of one kernel signature on one Vulkan device."""
 
@@ -138,8 +143,8 @@ class VulkanLauncher(Launcher):
                            if isinstance(p.value.type, ArrayType)]
         self.scalar_args = [k for k, p in enumerate(kernel.params)
                             if not isinstance(p.value.type, ArrayType)]
-        self.variants: dict[frozenset[int], _Variant] = {}
-        base = self.variant(frozenset())  # compile errors surface at the first call
+        self.variants: dict[tuple[frozenset[int], bool], _Variant] = {}
+        base = self.variant(frozenset(), True)  # compile errors surface at the first call
         self.plan = base.program.plan
         self.ncarry = self.plan.slots
         # Reused by every launch: the stream orders launches, so one launch's stages read
@@ -148,16 +153,18 @@ class VulkanLauncher(Launcher):
         self.carry = VkArray.empty(st, (max(self.ncarry, 1),), np.uint64)
         self.err = VkArray.empty(st, (RECORD_LENGTH,), np.int64)
 
-    def variant(self, wide: frozenset[int]) -> _Variant:
-        """The modules for arrays `wide` (past the binding range) addressed by address."""
-        found = self.variants.get(wide)
+    def variant(self, wide: frozenset[int], narrow: bool) -> _Variant:
+        """The modules for arrays `wide` (past the binding range) addressed by address,
+        with 32-bit element offsets where `narrow` (every buffer below NARROW bytes)."""
+        key = (wide, narrow)
+        found = self.variants.get(key)
         if found is None:
             try:
                 prog = render_spirv(self.kernel, debug=self.debug, caps=caps_of(self.st),
-                                    wide=wide)
+                                    wide=wide, narrow=narrow)
             except TypeError as exc:
                 raise KernelTypeError(f"Kernel '{self.kernel.name}': {exc}") from None
-            found = self.variants[wide] = _Variant(self.st, prog, self.kernel)
+            found = self.variants[key] = _Variant(self.st, prog, self.kernel)
         return found
 
     def _arguments(self, v: _Variant, native: Sequence[Any]
@@ -196,12 +203,18 @@ class VulkanLauncher(Launcher):
                 values[slot] = kind(value)
         return buffers, env, copies
 
-    def _wide(self, native: Sequence[Any]) -> frozenset[int]:
-        """Array parameters whose buffers are larger than one binding may cover."""
+    def _shapes(self, native: Sequence[Any]) -> tuple[frozenset[int], bool]:
+        """(array parameters whose buffers are larger than one binding may cover, whether
+        every buffer is smaller than NARROW bytes)."""
         wide = []
+        narrow = True
         max_range = self.max_range
         for k in self.array_args:
-            alloc = getattr(native[k], "base_data", None)
+            x = native[k]
+            alloc = getattr(x, "base_data", None)
+            # (no allocation: a host array, copied for the launch, or an empty window)
+            if (alloc.size if alloc is not None else getattr(x, "nbytes", 0)) >= NARROW:
+                narrow = False
             if alloc is not None and alloc.size > max_range:
                 p = self.kernel.params[k]
                 if not alloc.address:
@@ -211,13 +224,13 @@ class VulkanLauncher(Launcher):
                         f"({max_range:,}), and the device has no buffer device "
                         "addresses to reach it otherwise. Use smaller arrays.")
                 wide.append(p.value.id)
-        return frozenset(wide)
+        return frozenset(wide), narrow
 
     def __call__(self, args: Sequence[Any]) -> None:
         native = self.pack(args)
         st = self.st
-        wide = self._wide(native)
-        v = self.variants.get(wide) or self.variant(wide)
+        key = self._shapes(native)
+        v = self.variants.get(key) or self.variant(*key)
         buffers, env, copies = self._arguments(v, native)
         plan = self.plan
         plan.evaluate_host(env)

@@ -99,8 +99,9 @@ def slot_dtype(t: DType) -> str:
 
 def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
                   fields: list[tuple[str, str]], push: bool, caps: dict[str, Any],
-                  debug: bool, wide: frozenset[int]) -> bytes:
+                  debug: bool, wide: frozenset[int], narrow: bool) -> bytes:
     ctx = Ctx(kernel, fields, push, caps, debug, wide)
+    ctx.narrow = narrow
     ctx.stage_no = k
     ctx.nest = len(stage.loops)
     m, f = ctx.m, ctx.f
@@ -232,7 +233,7 @@ def _store_carried(ctx: Ctx, t: DType, k: int, x: int) -> None:
 
 
 def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] | None = None,
-                 wide: frozenset[int] = frozenset()) -> SpirvProgram:
+                 wide: frozenset[int] = frozenset(), narrow: bool = False) -> SpirvProgram:
     """The SPIR-V modules running `kernel` (views lowered) as the stages of `plan_stages(kernel)`.
 
     Args:
@@ -244,6 +245,9 @@ def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] 
         wide: ids of array parameters larger than the device binds in one descriptor
             (maxStorageBufferRange): addressed through their device address
             (PhysicalStorageBuffer pointers, the address in the parameter block).
+        narrow: every array's buffer is smaller than 2 GiB, so element offsets (below
+            2**31) are computed in 32-bit arithmetic, whose wrapping cannot change a result
+            that fits (64-bit multiplies cost several instructions on GPUs).
     """
     caps = caps or {"max_push": 128, "int64_atomics": True, "float32_atomic_add": False,
                     "device": "the device"}
@@ -252,6 +256,7 @@ def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] 
     fields = block_fields(kernel, nest, wide)
     push = 8 * len(fields) <= int(caps.get("max_push", 128))
     n_arrays = sum(isinstance(prm.value.type, ArrayType) for prm in kernel.params)
-    stages = [SpirvStage(s.name, _stage_module(kernel, p, s, k, fields, push, caps, debug, wide),
-                         bool(s.loops)) for k, s in enumerate(p.stages)]
+    stages = [SpirvStage(s.name, _stage_module(kernel, p, s, k, fields, push, caps, debug, wide,
+                                               narrow), bool(s.loops))
+              for k, s in enumerate(p.stages)]
     return SpirvProgram(stages, fields, push, n_arrays, p)

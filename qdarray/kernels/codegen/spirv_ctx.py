@@ -25,6 +25,7 @@ class Ctx:
                  caps: dict[str, Any], debug: bool, wide: frozenset[int]) -> None:
         self.kernel = kernel
         self.wide = wide
+        self.narrow = False  # element offsets in 32 bits (every buffer below 2 GiB)
         self.aligned: dict[int, int] = {}  # PhysicalStorageBuffer pointer -> its alignment
         self.caps = caps
         self.debug = debug
@@ -143,6 +144,14 @@ class Ctx:
     def element(self, mem: Value, idx: tuple[Value, ...]) -> tuple[int, int, DType]:
         """(pointer to the element of array `mem` at `idx`, its storage type, its dtype)."""
         f, n = self.f, f"a{mem.id}"
+        if self.narrow and mem.id not in self.wide:
+            # Modulo 2**32 the offset is exact whatever the terms, and it is below 2**31.
+            offset = f.op(S.SConvert, self.i32, self.field(f"{n}_off"))
+            for d, i in enumerate(idx):
+                ix = self.convert(self.val(i), _itype(i), _I32)
+                stride = f.op(S.SConvert, self.i32, self.field(f"{n}_s{d}"))
+                offset = f.op(S.IAdd, self.i32, offset, f.op(S.IMul, self.i32, ix, stride))
+            return self._pointer(mem, offset)
         offset = self.field(f"{n}_off")
         for d, i in enumerate(idx):
             ix = self.convert(self.val(i), _itype(i), _I64)
