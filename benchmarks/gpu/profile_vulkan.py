@@ -5,7 +5,8 @@ compare.py and compare_reducer.py time (device times from timestamp queries).
                                             [--json PATH]
 
 1. A 16-element saxpy launch: host microseconds per launch without synchronising, per
-   launch and synchronisation, and per bare round trip (a 4-byte fill, submitted and waited
+   launch and synchronisation (waits polling the fence first, as by default, and blocking at
+   once), and per bare round trip (a 4-byte fill, submitted and waited
    for); then a profile of synchronised launches, the functions with the most time of their
    own.
 2. saxpy over --saxpy-n float32: the qdarray kernel with its dispatch capped at 1,024 to
@@ -94,6 +95,16 @@ def launches(dev: qd.Device, stream: _stream.Stream) -> None:
         saxpy(a, x, y)
         stream.finish()
     synced = (time.perf_counter() - t0) / n
+    spin = _stream.SPIN_SECONDS
+    _stream.SPIN_SECONDS = 0.0  # waits that block at once, as before the fence polling
+    try:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            saxpy(a, x, y)
+            stream.finish()
+        blocking = (time.perf_counter() - t0) / n
+    finally:
+        _stream.SPIN_SECONDS = spin
     target = x._data.base_data
     t0 = time.perf_counter()
     for _ in range(n):
@@ -101,8 +112,9 @@ def launches(dev: qd.Device, stream: _stream.Stream) -> None:
         stream.finish()
     trip = (time.perf_counter() - t0) / n
     report("launch16", f"launch16: {host * 1e6:.1f} us host per launch unsynchronised, "
-           f"{synced * 1e6:.1f} us per launch + finish, {trip * 1e6:.1f} us per bare "
-           "fill + finish", {"host": host, "synced": synced, "round_trip": trip})
+           f"{synced * 1e6:.1f} us per launch + finish ({blocking * 1e6:.1f} us with "
+           f"waits that do not poll the fence), {trip * 1e6:.1f} us per bare fill + finish",
+           {"host": host, "synced": synced, "synced_blocking": blocking, "round_trip": trip})
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(500):

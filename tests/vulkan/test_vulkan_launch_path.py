@@ -95,3 +95,18 @@ def test_a_full_cache_starts_over_and_its_pools_outlive_queued_work(device, monk
     for hx, hy, _, y in pairs:
         np.testing.assert_allclose(y.to_device("cpu"), np.float32(2.0) * hx + hy, rtol=1e-6)
     assert not any(b.pools for b in s.in_flight)  # all destroyed once their work ran
+
+
+@pytest.mark.parametrize("spin", [0.0, 1.0], ids=["block-at-once", "poll-then-block"])
+def test_waits_that_poll_the_fence_first_see_every_result(device, monkeypatch, spin):
+    # On a GPU a wait polls the batch's fence for up to SPIN_SECONDS before blocking (on a
+    # CPU implementation it blocks at once); the device is taken for a GPU here, so both
+    # ways of waiting run, with polls that outlast the work (1 s) and none at all.
+    st = _instance.state(qd.Device(device).index)
+    monkeypatch.setitem(_instance.TYPE_NAMES, st.type, "discrete GPU")
+    monkeypatch.setattr(_stream, "SPIN_SECONDS", spin)
+    hx, hy, x, y = _arrays(device, 200_000, 3)
+    for _ in range(3):
+        axpy(np.float32(2.0), x, y)
+        hy = np.float32(2.0) * hx + hy
+        np.testing.assert_array_equal(np.asarray(y.to_device("cpu")), hy)
