@@ -6,14 +6,23 @@ parallel.
 caches modules and reverse-mode plans can name them. A `NumbaLauncher` calls the module's
 `entry_serial` for small launches and `entry_parallel` (prange) for large ones, choosing by
 the module's `work(...)`, the largest parallel trip count computed from the arguments.
+
+Parallel loops run in SIMD lanes (kernels/codegen/numba_lanes.py): groups of `lane_width()`
+consecutive threads, 16 lanes per vector where numba compiles for AVX-512 and 8 elsewhere,
+`VECTORS` vectors per group (in flight together, which hides the latency of each
+dependent step); QDARRAY_CPU_LANES=0 turns them off. `SCALAR` is the same target thread by
+thread.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
+import numba
 import numpy as np
+from llvmlite import binding as llvm  # type: ignore[import-untyped]
 
 from ..kernels.cache import load_module, module_for_key, module_key
 from ..kernels.codegen.numba_cpu import render_numba_cpu
@@ -24,6 +33,31 @@ from ..kernels.target import DeviceKernels, Launcher, ReductionLayout
 
 # Launches whose parallel loops have fewer iterations than this run serially (no threads).
 PARALLEL_MIN = 32768
+# Vectors per lane group.
+VECTORS = 2
+
+
+def lane_width(setting: str | None = None) -> int | None:
+    """Threads per lane group, from `setting` (the environment variable QDARRAY_CPU_LANES
+    when None): "auto" or unset, `VECTORS` vectors of 16 lanes where numba compiles for
+    AVX-512 (numba's CPU name and features, the host's by default) and of 8 elsewhere; "0",
+    None (thread by thread); a number from 1 to 64, that many threads per group."""
+    value = os.environ.get("QDARRAY_CPU_LANES", "auto") if setting is None else setting
+    text = value.strip().lower()
+    if text in ("", "auto"):
+        config: Any = numba.config
+        features = config.CPU_FEATURES
+        if features is None:
+            name = config.CPU_NAME
+            host = name in (None, "host")
+            features = llvm.get_host_cpu_features().flatten() if host else ""
+        return VECTORS * (16 if "+avx512f" in features.split(",") else 8)
+    width = int(text) if text.isdigit() else -1
+    if not 0 <= width <= 64:
+        raise ValueError(f"QDARRAY_CPU_LANES={value!r} is not a lane setting: use 'auto' (the "
+                         "default), 0 (parallel loops run thread by thread) or the threads per "
+                         "lane group, from 1 to 64")
+    return width or None
 
 
 class NumbaLauncher(Launcher):
@@ -64,18 +98,25 @@ class NumbaLauncher(Launcher):
 
 
 class CpuKernels(DeviceKernels):
-    """The kernel target of the CPU device (module docstring)."""
+    """The kernel target of the CPU device (module docstring); `lanes`: threads per lane
+    group, None for thread by thread, "auto" for `lane_width()`."""
 
-    name = "numba_cpu"
     caches_modules = True
     reduction = ReductionLayout(serial_below=PARALLEL_MIN)
 
+    def __init__(self, lanes: int | None | Literal["auto"] = "auto") -> None:
+        self.lanes = lane_width() if lanes == "auto" else lanes
+        # the name keys the disk cache's entries: one per setting (the default's is "numba_cpu")
+        default = lane_width("auto")
+        self.name = ("numba_cpu" if self.lanes == default else
+                     f"numba_cpu_lanes{self.lanes}" if self.lanes else "numba_cpu_scalar")
+
     def render(self, kernel: KernelIR, *, debug: bool, device: Any) -> str:
-        return render_numba_cpu(kernel, debug=debug)
+        return render_numba_cpu(kernel, debug=debug, lanes=self.lanes)
 
     def launcher(self, kernel: KernelIR, packers: list[Any], bumps: list[Any], *,
                  debug: bool, device: Any) -> NumbaLauncher:
-        module = load_module(render_numba_cpu(kernel, debug=debug))
+        module = load_module(self.render(kernel, debug=debug, device=device))
         return NumbaLauncher(kernel, packers, bumps, module, debug)
 
     def cached_launcher(self, key: str, kernel: KernelIR, packers: list[Any],
@@ -90,3 +131,5 @@ class CpuKernels(DeviceKernels):
 
 
 TARGET = CpuKernels()
+# The same target thread by thread (tests compare the two, bit for bit).
+SCALAR = CpuKernels(None)

@@ -9,7 +9,13 @@ Layout of the generated module:
 - `entry_parallel(...)`: the same with `prange` (only when the kernel has parallel loops);
 - `work(...)`: plain Python computing the largest parallel trip count from the arguments
   when the bounds depend only on shapes, scalars and constants (the launcher's serial or
-  parallel choice), else a large number.
+  parallel choice), else a large number;
+- with lanes (`lanes=` the group width), `_lanes_<k>(_g, _n, ...)` for each parallel loop
+  that `numba_lanes.lane_plan` accepts: the body for `_n` consecutive threads from `_g` in
+  SIMD lanes (numba_lanes.py). The entries then loop over groups instead of threads, in the
+  same chunks and order, so results are those of the scalar code bit for bit; the loops
+  lanes cannot run so (debug mode, the reasons `passes/uniformity.py` gives) keep `_body_<k>`
+  and name the reason in a comment.
 
 Every numba function is `cache=True`, so numba stores machine code next to the module file.
 Values are named `v<id>`, locals `l<id>_<name>`; each result is converted to its IR dtype,
@@ -26,6 +32,7 @@ from ..ops import OPS
 from ..passes.flatten import flatten_nests
 from ..passes.stages import parallel_nest
 from ..types import ArrayType, ViewType
+from .numba_lanes import LaneEmitter, lane_plan
 from .privatize import accumulator, emit_loop, plan, target_view
 from .pysource import PY_TABLE, PySourceEmitter, const, ctor, element, numpy_math
 from .regions import free_values
@@ -52,11 +59,12 @@ TABLE.update({
 class NumbaCpuEmitter(PySourceEmitter):
     TABLE = TABLE
 
-    def __init__(self, kernel: KernelIR, debug: bool) -> None:
+    def __init__(self, kernel: KernelIR, debug: bool, lanes: int | None = None) -> None:
         super().__init__()
         self.kernel = kernel
         self.debug = debug
         self.prange = False
+        self.width = lanes
         self.loops = [s for s in kernel.body.stmts if isinstance(s, For) and s.parallel]
         self.nests = {id(s): parallel_nest(s) for s in self.loops}
         self.flat = flatten_nests(kernel)
@@ -65,6 +73,18 @@ class NumbaCpuEmitter(PySourceEmitter):
                          for s in self.loops}
         # atomics into one element per parallel loop: private per chunk (privatize.py)
         self.private, self.sites = plan(self.loops, self.nests, self.captures)
+        # the loops that run in lanes, and why the others do not
+        self.lanes: dict[int, Any] = {}
+        self.scalar_reasons: dict[int, list[str]] = {}
+        if lanes is not None:
+            for k, s in enumerate(self.loops):
+                reasons = ["debug mode checks each access of each thread in order"] if debug \
+                    else []
+                u = None if reasons else lane_plan(self.nests[id(s)], reasons)
+                if u is not None:
+                    self.lanes[id(s)] = u
+                else:
+                    self.scalar_reasons[k] = reasons
 
     def args_of(self, s: For) -> list[str]:
         values, locals_ = self.captures[id(s)]
@@ -81,7 +101,11 @@ class NumbaCpuEmitter(PySourceEmitter):
             site[1].combine(self, f"{accumulator(*site)}[0]", self.val(instr.args[-1]))
 
     def parallel_loop(self, s: For) -> None:
-        """A parallel loop (nest) calling its body function once per thread."""
+        """A parallel loop (nest) calling its body function once per thread, or its lane
+        function once per group of threads."""
+        if id(s) in self.lanes:
+            self.lane_loop(s)
+            return
         k = self.loops.index(s)
         nest = self.nests[id(s)]
         ts = ", ".join(f"_t{d}" for d in range(len(nest)))
@@ -92,7 +116,11 @@ class NumbaCpuEmitter(PySourceEmitter):
         args = ", ".join(rows.get(a, a) for a in self.args_of(s))
         call = f"_body_{k}({ts}, {args})"
         if sums and self.prange:
-            emit_loop(self, k, s, call, sums, const)
+            def threads(lo: str, hi: str) -> None:
+                self.line(f"for _t0 in range({lo}, {hi}):")
+                with self.indent():
+                    self.line(call)
+            emit_loop(self, k, s, threads, sums, const)
         elif self.prange and len(nest) > 1:
             self.collapsed_nest(s, call, args)
         else:
@@ -104,6 +132,58 @@ class NumbaCpuEmitter(PySourceEmitter):
             self.depth -= len(nest)
         if self.debug:
             self.stop_after_failure("return")
+
+    def lane_loop(self, s: For) -> None:
+        """A parallel loop over groups of `width` consecutive threads of its innermost axis,
+        in the chunks and order of the scalar loop (module docstring)."""
+        k = self.loops.index(s)
+        nest = self.nests[id(s)]
+        g = self.width or 1
+        sums = self.private.get(id(s), [])
+        rows = {accumulator(k, p): f"{accumulator(k, p)}[_w]" if self.prange else
+                target_view(self, p, const) for p in sums}
+        names = [rows.get(a, a) for a in self.args_of(s)]
+        outer = "".join(f"_t{d}, " for d in range(len(nest) - 1))
+        call = f"_lanes_{k}({outer}_g, min({g}, _e - _g), {', '.join(names)})"
+
+        def groups(parallel: bool) -> None:
+            last = nest[-1]
+            self.line(f"_b = np.int64({self.val(last.begin)})")
+            self.line(f"_e = np.int64({self.val(last.end)})")
+            if parallel:
+                self.line(f"for _q in prange((max(_e - _b, 0) + {g - 1}) // {g}):")
+                with self.indent():
+                    self.line(f"_g = _b + _q * {g}")
+                    self.line(call)
+            else:
+                self.line(f"for _g in range(_b, _e, {g}):")
+                with self.indent():
+                    self.line(call)
+
+        if sums and self.prange:
+            def chunk(lo: str, hi: str) -> None:
+                self.line(f"_e = {hi}")
+                self.line(f"for _g in range({lo}, _e, {g}):")
+                with self.indent():
+                    self.line(call)
+            emit_loop(self, k, s, chunk, sums, const)
+        elif len(nest) == 1:
+            groups(self.prange)
+        else:
+            b0, e0 = self.val(nest[0].begin), self.val(nest[0].end)
+            variants = [(f"{e0} - {b0} >= {OUTER_MIN}", True), ("", False)] if self.prange \
+                else [("", False)]
+            for test, outer_parallel in variants:
+                if len(variants) > 1:
+                    self.line(f"if {test}:" if test else "else:")
+                    self.depth += 1
+                for d, loop in enumerate(nest[:-1]):
+                    kind = "prange" if outer_parallel and d == 0 else "range"
+                    self.line(f"for _t{d} in {kind}({self.val(loop.begin)}, "
+                              f"{self.val(loop.end)}):")
+                    self.depth += 1
+                groups(self.prange and not outer_parallel)
+                self.depth -= len(nest) - 1 + (len(variants) > 1)
 
     def collapsed_nest(self, s: For, call: str, args: str) -> None:
         """prange over the outer axis when it has enough iterations to share out, else over
@@ -200,6 +280,16 @@ class NumbaCpuEmitter(PySourceEmitter):
                                 for f in self.nests[id(s)]) for s in self.loops]
             self.line(f"return max({', '.join(trips)}, 0)")
 
+    def lane_function(self, k: int, s: For) -> None:
+        plan = self.lanes[id(s)]
+        private = {id_: (accumulator(kk, p), p) for id_, (kk, p) in self.sites.items()
+                   if kk == k}
+        e = LaneEmitter(TABLE, plan.u, self.width or 1, private=private)
+        e.depth = self.depth
+        nest = self.nests[id(s)]
+        e.function(f"_lanes_{k}", self.args_of(s), nest, nest[-1].body, plan.varying_vars)
+        self.lines += e.lines
+
     def render(self) -> str:
         loc = self.kernel.loc
         self.lines += [
@@ -209,8 +299,16 @@ class NumbaCpuEmitter(PySourceEmitter):
             "from numba import njit, prange",
             "from qdarray.kernels.codegen.numba_cpu_runtime import (atomic_add, atomic_max,",
             "    atomic_min, fma, ipow, report_index_error, upow)",
-            "", ""]
+            "from qdarray.kernels.codegen.numba_lanes_runtime import lane_ops",
+            "", f"V = lane_ops({self.width or 1})", ""]
+        for k, reasons in self.scalar_reasons.items():
+            for r in reasons:
+                self.line(f"# parallel loop {k} runs thread by thread: {r}")
+        if self.scalar_reasons:
+            self.line("")
         for k, s in enumerate(self.loops):
+            if id(s) in self.lanes:
+                self.lane_function(k, s)
             self.body_function(k, s)
         self.entry("entry_serial", False)
         if self.loops:
@@ -219,7 +317,8 @@ class NumbaCpuEmitter(PySourceEmitter):
         return self.source()
 
 
-def render_numba_cpu(kernel: KernelIR, *, debug: bool = False) -> str:
-    """Python source of a module running `kernel` (views lowered) with numba on the CPU."""
-    return NumbaCpuEmitter(kernel, debug).render()
-
+def render_numba_cpu(kernel: KernelIR, *, debug: bool = False, lanes: int | None = None
+                     ) -> str:
+    """Python source of a module running `kernel` (views lowered) with numba on the CPU;
+    `lanes`: the width of the lane groups (None: thread by thread)."""
+    return NumbaCpuEmitter(kernel, debug, lanes).render()

@@ -69,12 +69,12 @@ def target_view(e: Any, s: PrivateSum, const: Any) -> str:
     return f"{e.val(s.array)}[{', '.join(parts[:-1] + [f'{parts[-1]}:{parts[-1]} + 1'])}]"
 
 
-def emit_loop(e: Any, k: int, loop: For, call: str, sums: list[PrivateSum], const: Any
+def emit_loop(e: Any, k: int, loop: For, chunk: Any, sums: list[PrivateSum], const: Any
               ) -> None:
     """A single parallel loop whose body folds values into private accumulators: a `prange`
     over chunks of consecutive threads, then each chunk's accumulators folded into their
-    elements one after another. `call` runs the body for thread `_t0` given each accumulator as
-    `<name>[_w]`, the row of chunk `_w`."""
+    elements one after another. `chunk(lo, hi)` emits the run of chunk `_w`'s threads
+    [lo, hi) given each accumulator as `<name>[_w]`, the row of chunk `_w`."""
     e.line(f"_b = np.int64({e.val(loop.begin)})")
     e.line(f"_n = max(np.int64({e.val(loop.end)}) - _b, np.int64(0))")
     e.line(f"_nw = max(min(_n, np.int64({CHUNKS})), np.int64(1))")
@@ -84,9 +84,7 @@ def emit_loop(e: Any, k: int, loop: For, call: str, sums: list[PrivateSum], cons
                f"np.{s.dtype.name})")
     e.line("for _w in prange(_nw):")
     with e.indent():
-        e.line("for _t0 in range(_b + _n * _w // _nw, _b + _n * (_w + 1) // _nw):")
-        with e.indent():
-            e.line(call)
+        chunk("_b + _n * _w // _nw", "_b + _n * (_w + 1) // _nw")
     e.line("for _w in range(_nw):")
     with e.indent():
         for s in sums:

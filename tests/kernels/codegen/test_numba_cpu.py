@@ -34,13 +34,29 @@ def saxpy(a: qd.float32, x: qd.Array[qd.float32, 1], y: qd.Array[qd.float32, 1])
         y[i] = a * x[i] + y[i]
 
 
+def scalar_source(kern, *args):
+    from qdarray.kernels.launch import build_ir, signature
+
+    specs, device = signature(kern, args)
+    target = cpu_kernels.SCALAR
+    ir = build_ir(kern, specs, debug=False, lower=True)[0]
+    return target.render(ir, debug=False, device=device)
+
+
 def test_module_layout():
     x = np.zeros(4, np.float32)
-    src = saxpy.generated_source(2.0, x, x)
+    src = scalar_source(saxpy, 2.0, x, x)
     assert "def _body_0(_t0, v0, v1, v2):" in src
     assert "for _t0 in prange(" in src and "for _t0 in range(" in src
     assert src.count("cache=True") == 3
     assert "def work(a0, a1, a2):\n    v1 = a1\n    v3 = v1.shape[0]" in src
+    # in lanes (the CPU's default): groups of threads, in the same entries
+    lanes = saxpy.generated_source(2.0, x, x)
+    width = cpu_kernels.TARGET.lanes
+    assert "def _lanes_0(_g, _n, v0, v1, v2):" in lanes
+    assert f"for _q in prange((max(_e - _b, 0) + {width - 1}) // {width}):" in lanes
+    assert f"for _g in range(_b, _e, {width}):" in lanes
+    assert lanes.count("cache=True") == 4
 
 
 def test_small_launches_run_serially(monkeypatch):
