@@ -81,6 +81,28 @@ def test_namespace_functions_compute_on_vulkan_arrays(device):
                                np.eye(3) / 2)
 
 
+def test_the_standards_special_cases(device):
+    # The host namespace computes with the CPU backend's functions, so NumPy's values are
+    # corrected where the standard's differ (backends/special_cases.py), as on the CPU.
+    inf = np.inf
+    x1 = np.array([inf, inf, -inf, 1.0, -1.0, 1.0, 7.0])
+    x2 = np.array([2.0, -2.0, 2.0, -inf, inf, 0.1, -2.0])
+    want = np.array([inf, -inf, -inf, -0.0, -0.0, 9.0, -4.0])
+    a, b = qd.asarray(x1, device=device), qd.asarray(x2, device=device)
+    for got in (a // b, qd.floor_divide(a, b)):
+        np.testing.assert_array_equal(host(got), want)
+        np.testing.assert_array_equal(np.signbit(host(got)), np.signbit(want))
+    a //= b
+    np.testing.assert_array_equal(host(a), want)
+    z = np.array([complex(inf, 0.0), complex(-inf, 1.0), complex(-0.0, 0.0)])
+    got = host(qd.expm1(qd.asarray(z, device=device)))
+    np.testing.assert_array_equal(got, [complex(inf, 0.0), complex(-1.0, 0.0), 0j])
+    assert not np.signbit(got.imag).any() and not np.signbit(got.real[2])
+    got = host(qd.tanh(qd.asarray([complex(inf, 2.0), complex(-inf, -3.0)], device=device)))
+    np.testing.assert_array_equal(got.real, [1.0, -1.0])
+    np.testing.assert_array_equal(np.signbit(got.imag), [False, True])  # NumPy: [True, False]
+
+
 def test_transfers_to_and_from_every_device(device):
     values = np.arange(10, dtype=np.float32)
     x = qd.asarray(values, device=device)
