@@ -61,7 +61,11 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
             f"got {type(x).__name__}. Use qd.asarray for sequences and scalars."
         )
     target = None if device is None else as_device(device)
-    if type(x) is Array and (target is None or target is x._device) and copy is not True:
+    if type(x) is Array and target is None:
+        # The standard: on x's device. A simulated CUDA array's DLPack device is the host's,
+        # which would otherwise put a copy on the CPU.
+        target = x._device
+    if type(x) is Array and target is x._device and copy is not True:
         # The same memory: keep the buffer token, so writes through either count for both,
         # and the gradient companion.
         out = Array._new(x._data, x._device, x._buffer)

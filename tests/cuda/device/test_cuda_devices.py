@@ -94,6 +94,12 @@ def test_dlpack_round_trip_shares_memory(device):
     assert host(x)[0] == 10
     z = qd.from_dlpack(x, device="cpu")
     np.testing.assert_array_equal(np.asarray(z), [10, 1, 2, 3])
+    # copy=True copies on x's device (the simulator's DLPack device is the host's)
+    c = qd.from_dlpack(x, copy=True)
+    assert c.device == x.device
+    c[1] = -1
+    np.testing.assert_array_equal(host(c), [10, -1, 2, 3])
+    np.testing.assert_array_equal(host(x), [10, 1, 2, 3])
 
 
 def _gpu_library(name: str):
