@@ -123,3 +123,23 @@ def test_dask_scale_out_script_runs_small(tmp_path):
         cluster.close()
     assert set(differences) == {"y", "gradient", "pipeline_sum", "std"}
     assert max(differences.values()) < 1e-5
+
+
+def test_compare_numpy_reports_overheads_for_qdarray_and_peers(capsys):
+    # benchmarks/compare_numpy.py: the added time per small call of qdarray and of each peer at
+    # hand over NumPy, and qdarray's ratio on larger arrays, with the goals
+    import compare_numpy
+
+    out = compare_numpy.main(["--large", "3000", "--repeat", "1", "--ops", "sort",
+                              "--peers", "torch", "array-api-strict"])
+    assert out["baseline"] == "NumPy"
+    ours = next(v for k, v in out["small_us"].items() if k.startswith("qdarray"))
+    assert set(ours) == {"sort"} and all(np.isfinite(v) for v in ours.values())
+    assert all(r > 0 for by_size in out["large_ratio"].values() for r in by_size.values())
+    text = capsys.readouterr().out
+    assert "(goal <= 1 on the CPU)" in text and "sort on large arrays" in text
+    for label, name, module in (("PyTorch", "torch", "torch"),
+                                ("array-api-strict", "array-api-strict", "array_api_strict")):
+        present = importlib.util.find_spec(module) is not None
+        assert any(k.startswith(label) for k in out["small_us"]) == present
+        assert (f"skipped {name}: {module} is not installed" in text) != present
