@@ -103,6 +103,25 @@ def test_the_standards_special_cases(device):
     np.testing.assert_array_equal(np.signbit(got.imag), [False, True])  # NumPy: [True, False]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_signed_zeros_and_powers_at_special_values(device, dtype):
+    # the SPIR-V renderer's sin / tan keep -0 and its pow follows C's special cases (-inf to
+    # a non-integer power is |x| ** y; a NaN exponent gives NaN unless x is 1), as NumPy
+    zeros = np.array([-0.0, 0.0, 1.0], dtype)
+    for fn in ("sin", "tan"):
+        got = host(getattr(qd, fn)(qd.asarray(zeros, device=device)))
+        assert list(np.signbit(got[:2])) == [True, False], (fn, got)
+    inf, nan = np.inf, np.nan
+    a = np.array([2.0, 0.0, -0.0, -inf, -inf, -inf, -inf, nan, 1.0, -2.0, -inf], dtype)
+    b = np.array([nan, nan, nan, nan, 0.5, -0.5, 3.0, 0.0, nan, 0.5, -3.0], dtype)
+    with np.errstate(all="ignore"):
+        want = a ** b
+    got = host(qd.asarray(a, device=device) ** qd.asarray(b, device=device))
+    np.testing.assert_array_equal(got, want)
+    numbers = ~np.isnan(want)  # a NaN's sign is not part of its value
+    np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))
+
+
 def test_transfers_to_and_from_every_device(device):
     values = np.arange(10, dtype=np.float32)
     x = qd.asarray(values, device=device)

@@ -230,6 +230,8 @@ def _trig(ctx: Ctx, t: DType, x: int, which: str) -> int:
         odd = f.op(S.INotEqual, ctx.bool, f.op(S.BitwiseAnd, i64, q, ctx.m.const(i64, 1)),
                    ctx.m.const(i64, 0))
         y = _sel(ctx, odd, f.op(S.FDiv, ty, nc, s), f.op(S.FDiv, ty, s, c), t)
+    if which != "cos":  # sin(-0) and tan(-0) are -0 (the reduction's r is +0 there)
+        y = _sel(ctx, _cmp(ctx, S.FOrdEqual, x, _c(ctx, t, 0.0)), x, y, t)
     bad = f.op(S.LogicalOr, ctx.bool, f.op(S.IsInf, ctx.bool, x), f.op(S.IsNan, ctx.bool, x))
     return _sel(ctx, bad, _c(ctx, t, math.nan), y, t)
 

@@ -215,7 +215,8 @@ def _int_pow(ctx: Ctx, t: DType, a: int, n: int) -> int:
 
 def _float_pow(ctx: Ctx, t: DType, x: int, y: int) -> int:
     """pow(x, y) as C's: |x|^y by exp2(y log2|x|) (GLSL's pow), then the sign for negative x
-    and odd integer y, NaN for negative x and non-integer y, 1 for y == 0 or x == 1."""
+    and odd integer y, NaN for finite negative x and non-integer y and for NaN y, 1 for
+    y == 0 or x == 1."""
     f, ty = ctx.f, ctx.scalar(t)
     zero, one = ctx.const(t, 0.0), ctx.const(t, 1.0)
     ax = f.ext(GLSL.FAbs, ty, x)
@@ -231,9 +232,13 @@ def _float_pow(ctx: Ctx, t: DType, x: int, y: int) -> int:
     flip = f.op(S.LogicalAnd, ctx.bool, odd, negative)
     signed = _sel(ctx, ty, flip, f.op(S.FNegate, ty, mag), mag)
     nan = ctx.const(t, math.nan)
-    result = _sel(ctx, ty, f.op(S.LogicalAnd, ctx.bool, negative,
+    # NaN for a finite negative x and non-integer y; -inf to such a y is |x|^y (+inf or +0)
+    finite_negative = f.op(S.LogicalAnd, ctx.bool, negative,
+                           f.op(S.LogicalNot, ctx.bool, f.op(S.IsInf, ctx.bool, x)))
+    result = _sel(ctx, ty, f.op(S.LogicalAnd, ctx.bool, finite_negative,
                                 f.op(S.LogicalNot, ctx.bool, integer)), nan, signed)
     result = _sel(ctx, ty, _b(ctx, S.FOrdEqual, x, zero), _zero_pow(ctx, t, x, y, odd), result)
+    result = _sel(ctx, ty, f.op(S.IsNan, ctx.bool, y), nan, result)  # 0 ** nan too
     trivial = f.op(S.LogicalOr, ctx.bool, _b(ctx, S.FOrdEqual, y, zero),
                    _b(ctx, S.FOrdEqual, x, one))
     return _sel(ctx, ty, trivial, one, result)
