@@ -31,7 +31,7 @@ import numpy as np
 
 from ..ir import Block, Break, For, If, Instr, Op, Stmt, Value, Var, While, instrs
 from ..passes.uniformity import Kind, Uniformity, uniformity
-from .pysource import PySourceEmitter, const, ctor
+from .pysource import PY_TABLE, PySourceEmitter, const, ctor
 
 U, L = Kind.UNIFORM, Kind.LINEAR
 
@@ -208,13 +208,7 @@ class LaneEmitter(PySourceEmitter):
 
     def if_(self, s: If) -> None:
         if self.u.uniform(s.cond):
-            self.line(f"if {self.val(s.cond)}:")
-            with self.indent():
-                self.block(s.then_body)
-            if s.else_body.stmts:
-                self.line("else:")
-                with self.indent():
-                    self.block(s.else_body)
+            PY_TABLE[Op.IF](self, s)  # every lane takes the same branch: the plain statement
             return
         then, other = self.fresh("_m"), self.fresh("_m")
         c = self.vec(s.cond)
