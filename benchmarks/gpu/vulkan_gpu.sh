@@ -9,7 +9,9 @@
 #
 # The script unpacks libvulkan.so.1 from the .deb, finds (or writes) the NVIDIA ICD JSON and
 # points VK_DRIVER_FILES / VK_ICD_FILENAMES at it, then runs on the GPU's Vulkan device:
-#   1. tests/vulkan (runtime, SPIR-V writer, arrays, the shared kernel / debug / autodiff suites);
+#   1. tests/vulkan (runtime, SPIR-V writer, arrays, the namespace's kernels with the OpenCL
+#      device's namespace tests, math against NumPy, the shared kernel / debug / autodiff suites;
+#      the whole-program suites skip without JAX, which is not carried);
 #   2. saxpy 1e8 float32 through the runtime against CuPy's (compare_vulkan_runtime.py);
 #   3. benchmarks/compare.py on vulkan:0 and on cuda:0: saxpy 1e8 through a qdarray kernel and
 #      the dynamic-loop kernel forward + reverse at N = 1e7 (goals: saxpy >= 90% of the CUDA
@@ -105,7 +107,7 @@ PY
 
 if [ "$STEP" = all ] || [ "$STEP" = tests ]; then
     echo "== tests/vulkan on the GPU"
-    timeout 420 python3 -m pytest -q -p no:cacheprovider -p no:benchmark -n 4 -rfEs tests/vulkan \
+    timeout 540 python3 -m pytest -q -p no:cacheprovider -p no:benchmark -n 8 -rfEs tests/vulkan \
         > "$OUT/tests_vulkan.log" 2>&1
     echo "exit status $?"
     tail -40 "$OUT/tests_vulkan.log"
