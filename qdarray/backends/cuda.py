@@ -227,9 +227,13 @@ class CupyBackend(_CudaBase):
         return native.get()  # type: ignore[no-any-return]
 
     def index_add(self, native: Any, key: tuple[Any, ...], values: Any) -> None:
-        import cupyx  # type: ignore[import-not-found]  # with CuPy
-
         with self.cp.cuda.Device(native.device.id):
+            add_at = getattr(self.cp.add, "at", None)  # CuPy 14 deprecates scatter_add for it
+            if add_at is not None:
+                add_at(native, key, values)
+                return
+            import cupyx  # type: ignore[import-not-found]  # with CuPy
+
             cupyx.scatter_add(native, key, values)
 
     def window_root(self, native: Any) -> tuple[Any, int]:
