@@ -14,6 +14,7 @@ reading the old values.
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 from collections.abc import Hashable
@@ -95,7 +96,7 @@ class VkArray(StridedArray):
     def empty(cls, st: DeviceState, shape: tuple[int, ...], dtype: Any) -> VkArray:
         dtype = np.dtype(dtype)
         shape = tuple(operator.index(n) for n in shape)
-        size = int(np.prod(shape, dtype=np.int64))
+        size = math.prod(shape)
         # Rounded up to 8 bytes: atomics on 8- and 16-bit elements update whole 32-bit words.
         alloc = pool(st).alloc(-(-size * dtype.itemsize // 8) * 8) if size else None
         return cls(st, alloc, dtype, shape, c_strides(shape, dtype.itemsize))
@@ -125,7 +126,7 @@ class VkArray(StridedArray):
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)  # Python ints: exact, and cheap on every launch
 
     @property
     def nbytes(self) -> int:
