@@ -33,7 +33,7 @@ _TIMEOUT_NS = 600 * 10**9
 _VK_TIMEOUT = 2
 _VK_NOT_READY = 1
 # Seconds a wait for a GPU's batch polls its fence before blocking (module docstring).
-SPIN_SECONDS = 200e-6
+SPIN_SECONDS = 2e-3
 
 
 class Batch:

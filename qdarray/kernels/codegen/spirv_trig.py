@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..._dtypes import DType
+from ..._dtypes import DType, float64
 from ..ir import Instr
 from . import spirv_libm as libm
 from . import spirv_pio2 as pio2
@@ -97,7 +97,8 @@ def acos(ctx: Ctx, i: Instr) -> int:
 
 
 def _circular(which: str) -> Any:
-    """sin, cos or tan: float64 from spirv_libm; float32 by GLSL.std.450's on |x| below
+    """sin, cos or tan: float64 from spirv_libm; float32 through float64 where the device has
+    it, else by GLSL.std.450's on |x| below
     2^16 and on the remainder of Payne and Hanek's reduction past it (drivers' own reduce
     with too few bits of pi: lavapipe's sin(1e8) is wrong in the first digit)."""
 
@@ -107,6 +108,13 @@ def _circular(which: str) -> Any:
         if t.itemsize == 8:
             return int(libm.UNARY[which](ctx, t, x))
         f, ty = ctx.f, ctx.scalar(t)
+        if ctx.caps.get("float64"):
+            # Vulkan leaves float32 sin/cos/tan's precision to the driver, and NVIDIA's are
+            # coarse (absolute 2^-21: sin(1e-30) is 0, sin(72) 2e-5 off): through float64
+            # and rounded once, as exact as NumPy's
+            d = ctx.scalar(float64)
+            wide = libm.UNARY[which](ctx, float64, f.op(S.FConvert, d, x))
+            return f.op(S.FConvert, ty, wide)
         fv = ctx.ptr(SC.Function, ty)
         r_var, n_var = f.var(fv), f.var(fv)
         f.store(r_var, x)
