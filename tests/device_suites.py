@@ -67,6 +67,11 @@ ADSTACK = (
     "test_overflow_is_reported_after_the_launch", "test_no_overflow_with_computed_capacities",
 )
 
+CHECKPOINT = (  # with the `limit` fixture
+    "limit", "test_checkpointed_reverse_equals_the_stored_one",
+    "test_several_states_nested_and_consecutive_loops",
+)
+
 SIZING = (
     "test_counting_pass_sizes_what_expressions_cannot",
     "test_gradients_through_every_sized_form",

@@ -21,11 +21,13 @@ from typing import Any
 from .._errors import AdStackOverflowError, AdStackSizingError, AutodiffError
 from ..kernels.kernel import set_reverse
 from . import tape as _tape
+from .checkpoint_launch import memory_limit, set_memory_limit
 from .functional import grad, stop_gradient, value_and_grad
 from .tape import Tape
 
 __all__ = ["Tape", "AdStackOverflowError", "AdStackSizingError", "AutodiffError", "grad",
-           "reset_stats", "stats", "stop_gradient", "value_and_grad"]
+           "memory_limit", "reset_stats", "set_memory_limit", "stats", "stop_gradient",
+           "value_and_grad"]
 
 
 def stats() -> dict[str, Any]:

@@ -46,6 +46,7 @@ from ..kernels.target import KernelTarget, target_of
 from ..kernels.types import ArrayType, ViewType
 from . import sizer as sizer_mod
 from .adstack import check_overflow
+from .checkpoint_launch import Checkpointer, uncountable
 from .device_buffers import DeviceBuffers
 from .packing import Packed, Packer, TooLarge
 from .plan import KernelRecord, ReversePlan, launcher_of, plan_of, record_of
@@ -87,9 +88,10 @@ class ReverseLauncher:
 
     def __init__(self, kernel: Any, plan: ReversePlan, specs: list[tuple[str, ArgSpec]],
                  target: KernelTarget, debug: bool, written: Sequence[str],
-                 device: Any, rev: Any = None) -> None:
+                 device: Any, rev: Any = None, checkpointed: bool = False) -> None:
         """`rev` is the Reverse the plan comes from, or a function building it (called only
-        when a kernel the plan records is not in the disk cache any more)."""
+        when a kernel the plan records is not in the disk cache any more); `checkpointed`:
+        the plan's loops keep every k-th state, k the launch's stride (ad/checkpoint.py)."""
         self.name = kernel.__name__
         self.kernel = kernel
         self.plan = plan
@@ -106,6 +108,8 @@ class ReverseLauncher:
             if name.endswith("@grad"):
                 bumps.append((len(ext), ()))
                 ext.append(ArgSpec("view", t) if isinstance(t, ViewType) else ArgSpec("array", t))
+            elif name == "@checkpoint":
+                ext.append(ArgSpec("scalar", t))
             else:
                 ext.append(ArgSpec("array", t))
             names.append(name)
@@ -118,14 +122,20 @@ class ReverseLauncher:
         self.counter: Any = None
         self.exprs = list(plan.exprs)
         self.threads = list(plan.threads)
-        params = [Param(n, Value(k, t)) for k, (n, t) in enumerate(plan.params)]
-        self.sizer = Sizer(self.exprs, self.threads, params, plan.count_deps, self.count,
+        named = list(plan.params) + ([("@checkpoint", i64)] if checkpointed else [])
+        params = [Param(n, Value(k, t)) for k, (n, t) in enumerate(named)]
+        # A checkpointed kernel's stacks are sized by their expressions only: the counting
+        # pass sweeps forward, not the blocks its reverse runs again.
+        count = uncountable if checkpointed else self.count
+        self.sizer = Sizer(self.exprs, self.threads, params, plan.count_deps, count,
                            [s.id for s in plan.stacks], plan.n_stacks, target, device)
         self.written = tuple(written)
         self.deps: list[tuple[tuple[str, ...], str]] | None = None
         self.int_reads = int_read_paths(specs, written_paths(kernel.param_names, written))
         self.packer = Packer(target, device)
-        self.thread_caps = ThreadCaps(plan, self.sizer, self.count, target, device)
+        self.thread_caps = ThreadCaps(plan, self.sizer, None if checkpointed else self.count,
+                                      target, device)
+        self.checkpointer = Checkpointer(self)
         self.no_starts: Any = None
         self.overflow = self.buffers.zeros(max(plan.n_stacks, 1), np.int64)
         self.no_overflow = np.zeros(max(plan.n_stacks, 1), np.int64).tobytes()
@@ -207,18 +217,35 @@ class ReverseLauncher:
         return self.sizer.size(flat, args)
 
     def launch(self, args: Sequence[Any]) -> None:
-        plan = self.plan
         flat = args if self.flat_args else [a for _, a in flatten(self.specs, args)]
         if self.int_reads:
             self.check_reads(args)
+        self.execute(args, flat, None)
+
+    def prepare(self, args: Sequence[Any], flat: Sequence[Any], stride: int | None
+                ) -> tuple[Any, ...]:
+        """(sizing, packed layout, MemoryError message) for a launch on `args` (`flat`:
+        flattened), with checkpoint stride `stride` on a checkpointed launcher."""
+        if stride is not None:
+            flat = list(flat) + [stride]
         sized = self.sizer.size(flat, args)
         if sized is not self.sized[0]:
             self.sized = (None,)  # (a layout that fails is not kept)
             self.sized = (sized,) + self.layout(sized, flat, args)
-        _, packed, describe = self.sized
-        sizes = packed.sizes
+        return self.sized
+
+    def execute(self, args: Sequence[Any], flat: Sequence[Any], stride: int | None) -> None:
+        """Size, lay out and run (stride: a checkpointed launcher's; None: all iterations
+        kept, or the checkpointed launcher when the adstacks would not fit)."""
+        plan = self.plan
+        sized, packed, describe = self.prepare(args, flat, stride)
+        if stride is None and self.checkpointer.needed(packed):
+            self.checkpointer.launch(args, flat, packed)
+            return
         STATS["adstack_bytes"] = packed.tape_bytes
         STATS["adstack_index_bytes"] = packed.index_bytes
+        STATS["checkpoint_stride"] = stride or 0
+        sizes = packed.sizes
         call = list(args)
         for k in plan.grads:
             call.append(grad_of(flat[k]))
@@ -230,6 +257,8 @@ class ReverseLauncher:
         overflow = self.overflow
         if plan.n_stacks:
             call += (packed.layout, packed.table, packed.rows, overflow)
+        if stride is not None:
+            call.append(stride)
         self.run(call)
         if not plan.n_stacks:
             return
@@ -239,6 +268,10 @@ class ReverseLauncher:
             seen = flags.copy()
             overflow[:] = 0
             check_overflow(seen, plan.stacks, sized[0], self.name)
+
+    def checkpointed(self, args: Sequence[Any]) -> ReverseLauncher:
+        """The launcher of this signature's checkpointed reverse (ad/checkpoint.py)."""
+        return prepare_reverse(self.kernel, args, self.target, self.debug, checkpoint=True)
 
     def layout(self, sized: tuple[list[int], list[int]], flat: Sequence[Any],
                args: Sequence[Any]) -> tuple[Packed, Any]:
@@ -289,10 +322,11 @@ def _mask(args: Sequence[Any]) -> tuple[Any, ...]:
 
 
 def prepare_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None,
-                    debug: bool) -> ReverseLauncher:
+                    debug: bool, checkpoint: bool = False) -> ReverseLauncher:
     """Build the reverse launcher of `kernel` for `args` (no caching in memory; target None:
     the kernel target of the arrays' device). From the stored plan when the disk cache has
-    one: then neither the frontend nor the transform runs."""
+    one: then neither the frontend nor the transform runs. `checkpoint`: the launcher of
+    the checkpointed reverse (built from IR, not stored)."""
     specs, device = signature(kernel, args)
     if target is None:
         target = target_of(device)
@@ -302,6 +336,10 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | Non
             f"{kernel.__name__}.grad(): no argument has a gradient, so there is nothing to "
             "compute. Use requires_grad=True when creating the arrays whose gradients you "
             "want (qd.zeros(n, requires_grad=True)).")
+    if checkpoint:
+        rev, written = _build_reverse(kernel, specs, debug, set(with_grad), None, True)
+        return ReverseLauncher(kernel, plan_of(rev, kernel.__name__), specs, target, debug,
+                               written, device, rev, checkpointed=True)
     key = None
     if target.caches_modules:
         key = entry_key(kernel, specs, target.name, debug,
@@ -329,15 +367,15 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | Non
 
 
 def _build_reverse(kernel: Any, specs: list[tuple[str, ArgSpec]], debug: bool,
-                   with_grad: set[str], recorder: Recorder | None = None
-                   ) -> tuple[Reverse, tuple[str, ...]]:
+                   with_grad: set[str], recorder: Recorder | None = None,
+                   checkpoint: bool = False) -> tuple[Reverse, tuple[str, ...]]:
     """The transform's result for this signature, and the parameters the forward writes."""
     built = build(kernel.source(), specs, recorder)
     written = dict(built.meta).get("written", ())
     # The forward passes of `pipeline` before its bounds checks (the reverse kernel's own
     # compile adds those for every access); in debug mode resolve_views checks subviews.
     forward = simplify(resolve_views(built, debug=debug))
-    return build_reverse(forward, with_grad), written
+    return build_reverse(forward, with_grad, checkpoint), written
 
 
 def recorded(launcher: ReverseLauncher) -> ReversePlan:

@@ -87,7 +87,7 @@ def plan_of(rev: Any, name: str) -> ReversePlan:
     from .sizer import counting_deps
     from .sizing import Deriver
 
-    deriver = Deriver(rev.structure)
+    deriver = Deriver(rev.structure, {id(n) for n in rev.checkpointed})
     task_index = {id(t): k for k, t in enumerate(rev.tasks)}
     nfwd = len(rev.forward.params)
     axes = tuple(deriver.axes(t) for t in rev.tasks)

@@ -47,6 +47,7 @@ class Reverse:
     grads: list[int]              # forward parameter positions whose gradients it takes
     outer_slots: int              # size of the float64 scratch of serial-code adjoints
     heaps: list[Any]              # dtypes of the heap parameters, in order
+    checkpointed: list[Node]      # loops kept every k-th state (checkpoint.py)
 
 
 def _grad_params(kernel: KernelIR, with_grad: set[str]) -> dict[int, Value]:
@@ -160,10 +161,11 @@ def counting_kernel(forward: KernelIR, gen: Gen, live: list[StackInfo], dead: se
     return KernelIR(f"{forward.name}_count", params, cleaned, forward.loc, ())
 
 
-def build_reverse(ir: KernelIR, with_grad: set[str]) -> Reverse:
+def build_reverse(ir: KernelIR, with_grad: set[str], checkpoint: bool = False) -> Reverse:
     """The reverse of `ir` (a forward kernel after `simplify`) for the parameters named in
     `with_grad` (arrays whose gradients exist); raises AutodiffError when it cannot be
-    differentiated."""
+    differentiated. `checkpoint`: its dynamic loops keep every k-th state and run the rest
+    again (ad/checkpoint.py), k its `@checkpoint` argument."""
     em = Emitter.after(ir)
     lowered = lower_exits(ir, em)
     st = Structure(lowered)
@@ -175,7 +177,7 @@ def build_reverse(ir: KernelIR, with_grad: set[str]) -> Reverse:
     act = analyze(forward, set(grads))
     grad_values = {pid: em.value(v.type) for pid, v in grads.items()}
     names = {p.value.id: p.name for p in forward.params}
-    gen = Gen(forward, st, act, em, grad_values, names)
+    gen = Gen(forward, st, act, em, grad_values, names, checkpoint)
     body = gen.run()
     seed_vars = {v.id for v in gen.adj_vars.values()} | {v.id for v, _ in gen.outer_adj.values()}
     seed_arrays = {v.id for v in grad_values.values()}
@@ -198,4 +200,5 @@ def build_reverse(ir: KernelIR, with_grad: set[str]) -> Reverse:
     order = [k for k, p in enumerate(forward.params) if p.value.id in grad_values]
     outer = len(gen.outer_adj)
     return Reverse(kernel, counting, forward, st, live, len(gen.stacks.all), list(st.tasks),
-                   order, outer, list(gen.stacks.heaps))
+                   order, outer, list(gen.stacks.heaps),
+                   [c.node for c in gen.checkpointed.values()])

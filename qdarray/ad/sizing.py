@@ -202,11 +202,18 @@ def _has_read(e: Expr) -> bool:
 # -- derivation (compile time) ----------------------------------------------------------------
 
 
-class Deriver:
-    """Expressions for the Values of one forward kernel."""
+# The argument of a checkpointed reverse kernel: its loops keep every k-th state.
+STRIDE = Arg("@checkpoint")
 
-    def __init__(self, st: Structure) -> None:
+
+class Deriver:
+    """Expressions for the Values of one forward kernel; `limited`: the ids of the loops a
+    checkpointed reverse runs in blocks of `STRIDE` iterations (ad/checkpoint.py)."""
+
+    def __init__(self, st: Structure, limited: frozenset[int] | set[int] = frozenset()
+                 ) -> None:
         self.st = st
+        self.limited = limited
         self.names = {p.value.id: p.name for p in st.kernel.params}
         self.memo: dict[int, Expr | None] = {}
 
@@ -267,10 +274,17 @@ class Deriver:
         return body
 
     def site(self, loops: tuple[Node, ...]) -> Expr | None:
-        """An upper bound of the number of times a push inside `loops` runs per thread."""
+        """An upper bound of the number of times a push inside `loops` runs per thread (at
+        any one time: a checkpointed loop holds one block of iterations, and one checkpoint
+        per block, `checkpoint.Blocks`)."""
         total: Expr = Const(1)
         for k, loop in enumerate(loops):
-            t = self.trip(loop)
+            node = getattr(loop, "node", loop)  # a checkpoint.Blocks marker: its loop
+            t = self.trip(node)
+            if t is not None and node is not loop:
+                t = binop("//", binop("-", binop("+", t, STRIDE), Const(1)), STRIDE)
+            elif t is not None and id(node) in self.limited:
+                t = binop("min", t, STRIDE)
             for outer in reversed(loops[:k]):
                 if t is None:
                     return None

@@ -90,12 +90,15 @@ class ThreadCaps:
     Args:
         plan: the launcher's ReversePlan.
         sizer: its Sizer (the evaluator of closed expressions, and how it sized).
-        count: runs the counting kernel on (args, starts); returns the counts array.
+        count: runs the counting kernel on (args, starts); returns the counts array (None:
+            no counting pass: a stack without an expression gets its largest capacity at
+            every thread).
         target, device: where the map kernels compile and run.
     """
 
-    def __init__(self, plan: Any, sizer: Any, count: Callable[[Sequence[Any], Any], Any],
-                 target: KernelTarget, device: Any) -> None:
+    def __init__(self, plan: Any, sizer: Any,
+                 count: Callable[[Sequence[Any], Any], Any] | None, target: KernelTarget,
+                 device: Any) -> None:
         self.plan = plan
         self.sizer = sizer
         self.count_fn = count
@@ -122,7 +125,7 @@ class ThreadCaps:
                 pending.append(k)
             else:
                 got[k] = (caps, 0)
-        if pending:
+        if pending and self.count_fn is not None:
             got.update(self.counted(pending, args, threads))
         return lambda k, n: got.get(k)
 
@@ -174,6 +177,7 @@ class ThreadCaps:
             starts[s.id] = at
             where[k] = at
             at += 1 if s.task is None else threads[s.task]
+        assert self.count_fn is not None
         counts = self.count_fn(args, (at, self.buffers.upload(starts)))
         native = counts if self.buffers.on_host else counts._data
         return {k: (native, a) for k, a in where.items()}

@@ -35,6 +35,7 @@ from ..kernels.ops import OPS
 from ..kernels.types import ArrayType, is_float
 from .activity import Activity
 from .adjoint import AdjMap, AdjointBuilder
+from . import checkpoint
 from .adstack import StackInfo, Stacks
 from ..kernels.emit import Emitter, block
 from .exits import has_exit_test
@@ -84,7 +85,8 @@ class Gen:
     """Generates one reverse kernel (see the module docstring)."""
 
     def __init__(self, kernel: KernelIR, st: Structure, act: Activity, em: Emitter,
-                 grads: dict[int, Value], names: dict[int, str]) -> None:
+                 grads: dict[int, Value], names: dict[int, str], checkpoint: bool = False
+                 ) -> None:
         self.kernel = kernel
         self.st = st
         self.act = act
@@ -110,6 +112,12 @@ class Gen:
         self.var_loc = self._var_locations()
         self.serial_fwd: list[Any] = []
         self.thread_fwd: dict[int, tuple[list[Any], list[Any]]] = {}
+        # checkpointing (checkpoint.py): the loops whose iterations are recomputed in blocks
+        # of `@checkpoint` from every k-th state, pushes suppressed while sweeping them
+        self.checkpoint = checkpoint
+        self.stride: Value | None = None
+        self.checkpointed: dict[int, Any] = {}
+        self.suppress = False
 
     def _var_locations(self) -> dict[int, Any]:
         from ..kernels.ir import instrs
@@ -168,7 +176,8 @@ class Gen:
         return s
 
     def push(self, s: StackInfo, v: Value) -> None:
-        self.stacks.push(s, v, tuple(self.loops))
+        if not self.suppress:
+            self.stacks.push(s, v, tuple(self.loops))
 
     def pop_top(self, s: StackInfo) -> Value:
         t = self.stacks.top(s)
@@ -216,6 +225,8 @@ class Gen:
                     self.fwd_instr(instr)
             elif item.task_body:
                 self.capture(item)
+            elif self.checkpoint and checkpoint.applies(item):
+                checkpoint.forward(self, item)
             else:
                 self.capture(item)
                 entry = self.entry_vars.setdefault(id(item), set())
@@ -244,7 +255,9 @@ class Gen:
             self.fwd_block(reg)
         return block(out)
 
-    def fwd_node(self, node: Node) -> None:
+    def fwd_node(self, node: Node, start: Any = None) -> None:
+        """The forward sweep of `node`; `start()` emits code at the start of each iteration
+        of a loop (checkpoint.py)."""
         em = self.em
         s = node.stmt
         nested = not node.region.top
@@ -276,6 +289,8 @@ class Gen:
                                   em.cast(n, i64))
             self.loops.append(node)
             with em.region() as body:
+                if start is not None:
+                    start()
                 if counter is not None:
                     em.store_var(counter, em.emit(Op.ADD, em.load_var(counter), em.i64(1)))
                 self.fwd_block(node.children[0])
@@ -308,6 +323,8 @@ class Gen:
                     adj.flush()
             elif item.task_body:
                 self.rev_task(item)
+            elif id(item) in self.checkpointed:
+                checkpoint.reverse(self, item, Env(self, env, item))
             elif not item.exit:
                 self.rev_node(item, Env(self, env, item))
 
@@ -554,6 +571,8 @@ class Gen:
             out.append(Param("@adstack_table", self.stacks.table))
             out.append(Param("@adstack_rows", self.stacks.rows))
             out.append(Param("@adstack_overflow", self.stacks.overflow))
+        if self.stride is not None:
+            out.append(Param("@checkpoint", self.stride))
         return tuple(out)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from device_harness import device_grad, load, shared
-from device_suites import ADSTACK, SIZING, TRANSFORM, rule_tests
+from device_suites import ADSTACK, CHECKPOINT, SIZING, TRANSFORM, rule_tests
 from device_suites import no_capacity_override as no_capacity_override
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -43,6 +43,7 @@ globals().update(shared("opencl", "test_transform", TRANSFORM + (
     "test_several_tasks_dtypes_and_serial_stacks",
     "test_nested_loops_with_pushed_starts_and_counted_trips"), "ad"))
 globals().update(shared("opencl", "test_adstack", ADSTACK, "ad"))
+globals().update(shared("opencl", "test_checkpoint", CHECKPOINT, "ad"))
 globals().update(shared("opencl", "test_sizing", SIZING + (
     "test_capacities_are_exact_for_the_first_launch",), "ad"))
 globals().update(shared("opencl", "test_tape", (

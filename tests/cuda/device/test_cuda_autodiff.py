@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from device_harness import load, shared
-from device_suites import ADSTACK, SIZING, TRANSFORM, rule_tests
+from device_suites import ADSTACK, CHECKPOINT, SIZING, TRANSFORM, rule_tests
 from device_suites import no_capacity_override as no_capacity_override
 
 import qdarray as qd
@@ -19,6 +19,7 @@ _sizing = load("cuda", "test_sizing", "ad")
 
 globals().update(shared("cuda", "test_transform", TRANSFORM, "ad"))
 globals().update(shared("cuda", "test_adstack", ADSTACK, "ad"))
+globals().update(shared("cuda", "test_checkpoint", CHECKPOINT, "ad"))
 globals().update(shared("cuda", "test_sizing", SIZING, "ad"))
 test_rules_against_finite_differences = rule_tests(load("cuda", "test_rules", "ad"))
 
