@@ -69,3 +69,7 @@ timeout 200 python3 benchmarks/compare_cuda.py --json "$OUT/compare_cuda.json" 2
 echo "== benchmarks/compare_tape.py: the mixed program (array code, dynamic-loop kernel, reduction)"
 timeout 200 python3 benchmarks/compare_tape.py --device cuda:0 --only mixed 2>&1 \
     | tee "$OUT/compare_tape.log"
+
+echo "== benchmarks/gpu/tapes_gpu.py: the reverse against its tape-traffic bound, against JAX, and adstack memory (device allocator) and checkpointing"
+timeout 500 python3 benchmarks/gpu/tapes_gpu.py --json "$OUT/tapes_gpu.json" 2>&1 \
+    | tee "$OUT/tapes_gpu.log"

@@ -64,7 +64,8 @@ class Checkpointer:
     def __init__(self, main: Any) -> None:
         self.main = main
         self.launcher: Any = None
-        self.choice: tuple[Any, int | None, int] | None = None
+        # (packed layout, user limit, stride, its bytes) of the last choice
+        self.choice: tuple[Any, int | None, int, int] | None = None
 
     def over(self, packed: Any) -> tuple[bool, int | None]:
         """(whether `packed` exceeds the budget, the budget in bytes or None)."""
@@ -94,14 +95,18 @@ class Checkpointer:
         """Run the checkpointed reverse with the stride that fits."""
         budget = self.budget()
         choice = self.choice
-        if choice is not None and choice[0] is packed and choice[1] == budget:
+        # The free memory moves from launch to launch: a stride that still fits is kept.
+        if (choice is not None and choice[0] is packed and choice[1] == _LIMIT[0]
+                and (budget is None or choice[3] <= budget)):
             stride = choice[2]
         else:
-            stride = self.choose(args, flat, packed, budget)
-            self.choice = (packed, budget, stride)
+            stride, cost = self.choose(args, flat, packed, budget)
+            self.choice = (packed, _LIMIT[0], stride, cost)
         self.launcher.execute(args, flat, stride)
 
-    def choose(self, args: Any, flat: Any, packed: Any, budget: int | None) -> int:
+    def choose(self, args: Any, flat: Any, packed: Any, budget: int | None
+               ) -> tuple[int, int]:
+        """(the largest stride whose adstacks fit `budget`, their bytes)."""
         main = self.main
         need = packed.tape_bytes + packed.index_bytes
         if self.launcher is None:
@@ -123,7 +128,7 @@ class Checkpointer:
                     "does not see the iterations the reverse runs again)"))) from None
             cost = got.tape_bytes + got.index_bytes
             if budget is None or cost <= budget:
-                return stride
+                return stride, cost
             if best is not None and cost >= best[1]:
                 break  # smaller strides only add checkpoints
             best = (stride, cost)
