@@ -91,8 +91,10 @@ class Checkpointer:
     def needed(self, packed: Any) -> bool:
         return bool(self.main.plan.n_stacks) and self.over(packed)[0]
 
-    def launch(self, args: Any, flat: Any, packed: Any) -> None:
-        """Run the checkpointed reverse with the stride that fits."""
+    def launch(self, args: Any, flat: Any, packed: Any) -> bool:
+        """Run the checkpointed reverse with the stride that fits; False (nothing run) when
+        no stride fits the free memory and no user limit is exceeded: the launch then goes
+        on as stored, and the heap pool's MemoryError gives the figures."""
         budget = self.budget()
         choice = self.choice
         # The free memory moves from launch to launch: a stride that still fits is kept.
@@ -100,9 +102,16 @@ class Checkpointer:
                 and (budget is None or choice[3] <= budget)):
             stride = choice[2]
         else:
-            stride, cost = self.choose(args, flat, packed, budget)
+            try:
+                stride, cost = self.choose(args, flat, packed, budget)
+            except MemoryError:
+                limit = _LIMIT[0]
+                if limit is not None and packed.tape_bytes + packed.index_bytes > limit:
+                    raise
+                return False
             self.choice = (packed, _LIMIT[0], stride, cost)
         self.launcher.execute(args, flat, stride)
+        return True
 
     def choose(self, args: Any, flat: Any, packed: Any, budget: int | None
                ) -> tuple[int, int]:

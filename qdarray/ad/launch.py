@@ -239,8 +239,8 @@ class ReverseLauncher:
         kept, or the checkpointed launcher when the adstacks would not fit)."""
         plan = self.plan
         sized, packed, describe = self.prepare(args, flat, stride)
-        if stride is None and self.checkpointer.needed(packed):
-            self.checkpointer.launch(args, flat, packed)
+        if (stride is None and self.checkpointer.needed(packed)
+                and self.checkpointer.launch(args, flat, packed)):
             return
         STATS["adstack_bytes"] = packed.tape_bytes
         STATS["adstack_index_bytes"] = packed.index_bytes

@@ -72,16 +72,30 @@ def test_int64_bounds_above_2_31_are_sized_exactly():
     assert launcher.sizer.size([x, huge, y], (x, huge, y)) == ([1 + (1 << 62)], [3])
 
 
+@qd.kernel
+def long_branch(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int64, 1],
+                y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        if v > 0.0:
+            for _ in range(a[i]):  # in a branch: not checkpointed (tests/ad/test_checkpoint.py)
+                v = qd.math.sin(v)
+        y[i] = v
+
+
 def test_the_memory_guard_gives_the_figures(monkeypatch):
+    """A launch the device cannot hold and checkpointing cannot shrink (a loop in a branch)
+    raises a MemoryError with the figures (a loop it can checkpoint is checkpointed:
+    tests/ad/test_checkpoint.py)."""
     big = (1 << 31) + 5
     x = qd.asarray(np.full(3, 0.5), requires_grad=True)
     a = qd.asarray(np.array([3, big, 7]))
     y = qd.zeros(3, dtype=qd.float64, requires_grad=True)
     monkeypatch.setattr(adstack.POOL, "available", lambda: 1 << 30)
     heaps = dict(adstack.POOL.buffers)
-    long_loops(x, qd.asarray(np.array([3, 1, 7])), y)
+    long_branch(x, qd.asarray(np.array([3, 1, 7])), y)
     with pytest.raises(MemoryError) as info:
-        long_loops.grad(x, a, y)
+        long_branch.grad(x, a, y)
     msg = str(info.value)
     entries = (1 + 3) + (1 + big) + (1 + 7)   # packed: each thread its own capacity
     need = entries * 8
