@@ -1,4 +1,4 @@
-"""Peers with kernel languages: Taichi 1.7.4 and Quadrants 1.3.3 (one API), and Warp.
+"""Peers with kernel languages: Taichi 1.7.4 and Quadrants 1.3.3 (one API), Warp, and Dr.Jit.
 
 Each `*_cases(problem)` imports its library (raising `Skipped` when that fails), builds the
 same kernels the qdarray workloads run, written as that library's users write them, and
@@ -32,7 +32,7 @@ def taichi_cases(p: Problem) -> dict[str, Case]:
     error, with the default it overflows silently or crashes)."""
     ti = _import("taichi")
     ti.init(arch=ti.cuda if p.gpu else ti.cpu, log_level=ti.WARN,
-            ad_stack_size=p.max_trips + 2)
+            ad_stack_size=p.max_trips + 2, cpu_max_num_threads=p.threads)
     return _taichi_like(ti, p, f"Tape; ad_stack_size={p.max_trips + 2} set by hand")
 
 
@@ -174,4 +174,58 @@ def warp_cases(p: Problem) -> dict[str, Case]:
         "fwd": Case(forward, note=one[2:]),
         "rev": Case(reverse, note="tape.backward()" + one),
         "fwd+rev": Case(both, gradient, note="Tape; replays the loop (wrong gradient)" + one),
+    }
+
+
+def drjit_cases(p: Problem) -> dict[str, Case]:
+    """Dr.Jit 1.5 (its LLVM back end on the CPU, CUDA on a GPU): the dynamic loop as a
+    symbolic `dr.while_loop`, whose reverse mode needs the loop's trip bound by hand
+    (`max_iterations`, max(a) here: a smaller one gives a wrong gradient); its kernels run
+    the threads of a loop in the lanes of SIMD registers, with masks. `dr.eval` and
+    `dr.sync_thread` end each call."""
+    dr = _import("drjit")
+    if p.gpu:
+        from drjit.cuda.ad import Float, Int
+    else:
+        from drjit.llvm.ad import Float, Int
+        dr.set_thread_count(p.threads)
+    a = Int(p["a"])
+    trips = max(p.max_trips, 1)
+
+    def run(x: Any) -> Any:
+        def body(v: Any, i: Any) -> Any:
+            return v - 0.1 * v * v + 0.01, i + 1
+        v, _ = dr.while_loop(state=(x, Int(0)), cond=lambda v, i: i < a, body=body,
+                             max_iterations=trips)
+        return v
+
+    xf = Float(p["x"])
+    sx, sy = Float(p["sx"]), Float(p["sy"])
+    x16, y16 = Float(p["x16"]), Float(p["y16"])
+
+    def saxpy(xs: Any, ys: Any) -> None:
+        out = 2.0 * xs + ys
+        dr.eval(out)
+        dr.sync_thread()
+
+    def forward() -> None:
+        s = dr.sum(run(xf))
+        dr.eval(s)
+        dr.sync_thread()
+
+    def both() -> Any:
+        x = Float(p["x"])
+        dr.enable_grad(x)
+        dr.backward(dr.sum(run(x)))
+        g = x.grad
+        dr.eval(g)
+        dr.sync_thread()
+        return g
+
+    note = f"symbolic while_loop, max_iterations={trips} set by hand; dr.backward"
+    return {
+        "launch16": Case(lambda: saxpy(x16, y16), note="a traced expression, evaluated"),
+        "saxpy": Case(lambda: saxpy(sx, sy), note="a traced expression, evaluated"),
+        "fwd": Case(forward, note="symbolic while_loop and dr.sum"),
+        "fwd+rev": Case(both, lambda: np.asarray(both()), note=note),
     }

@@ -57,6 +57,9 @@ class Problem:
     trips: int = 64
     seed: int = 0
     device: str = "cpu"
+    # CPU threads every library may use: numba's (NUMBA_NUM_THREADS, else every core)
+    threads: int = field(default_factory=lambda: int(os.environ.get("NUMBA_NUM_THREADS")
+                                                     or os.cpu_count() or 1))
     arrays: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

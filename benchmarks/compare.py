@@ -7,8 +7,8 @@ Workloads, on the CPU unless --device names another device: one launch of a 16-e
 kernel; saxpy over 1e7 float32; the dynamic-loop kernel `v = v - 0.1*v*v + 0.01` repeated
 a[i] times (a[i] uniform in [0, 64), N = 1e6, float32, `y[0] += v`) forward, reverse, and
 forward + reverse; and qdarray's stack sizing per reverse launch (cached and fresh), which no
-peer has. Peers: NumPy, hand-written numba, Taichi, Quadrants, Warp, JAX, PyTorch, and CuPy
-on a CUDA device; those not installed are reported as skipped. Every figure is a median over
+peer has. Peers: NumPy, hand-written numba, Taichi, Quadrants, Warp, Dr.Jit, JAX, PyTorch, and
+CuPy on a CUDA device; those not installed are reported as skipped. Every figure is a median over
 repeats taken after a warm-up; in each repeat every library runs once, in rotating order, so
 load from other processes falls on all of them alike, and a ratio is the median of the
 per-repeat ratios qdarray / peer (below 1: qdarray is faster). `±` is half the interquartile
@@ -42,6 +42,7 @@ PEERS: dict[str, tuple[Callable[[W.Problem], dict[str, W.Case]], str]] = {
     "taichi": (_peers_kernels.taichi_cases, "taichi"),
     "quadrants": (_peers_kernels.quadrants_cases, "quadrants"),
     "warp": (_peers_kernels.warp_cases, "warp"),
+    "drjit": (_peers_kernels.drjit_cases, "drjit"),
     "jax": (_peers_arrays.jax_cases, "jax"),
     "torch": (_peers_arrays.torch_cases, "torch"),
     "cupy": (_peers_arrays.cupy_cases, "cupy"),
@@ -215,10 +216,14 @@ def goals(result: dict[str, Any]) -> list[str]:
          f"saxpy / numba prange {'n/a' if s is None else f'{s[0]:.2f}'} (goal <= 1.1)")
     rf = result["rev_over_fwd"]
     line(rf[0] <= 3, f"reverse / forward {rf[0]:.2f} ±{rf[1]:.2f} (goal <= 3)")
-    for peer in ("quadrants", "taichi"):
+    for peer in ("drjit", "quadrants", "taichi"):
         q = r["fwd+rev"].get(peer)
         line(None if q is None else q[0] < 1,
              f"forward + reverse / {peer} {'skipped' if q is None else f'{q[0]:.2f}'} (goal < 1)")
+    for peer in ("taichi", "numba"):
+        q = r["fwd"].get(peer)
+        line(None if q is None else q[0] <= 1,
+             f"forward / {peer} {'skipped' if q is None else f'{q[0]:.2f}'} (goal <= 1)")
     c = result["sizing"]["cached"]
     line(c < 2e-6, f"cached sizing {fmt_time(c)} per launch (goal < 2 us; fresh: "
                    f"{fmt_time(result['sizing']['fresh'])})")
