@@ -204,7 +204,7 @@ class Array:
         out = Array._new(fn(self._data), self._device, self._buffer)
         g = self._grad
         if g is None and self._node is not None:
-            if self._node.alias:
+            if _autodiff.views_recorded(self):
                 return _autodiff.alias_view(self, out, fn)
             g = _autodiff.companion(self)
         if g is not None:

@@ -57,7 +57,7 @@ class Node:
     """
 
     __slots__ = ("tape", "rule", "plan", "targets", "values", "gens", "index", "out", "cot",
-                 "companion", "gen", "shape", "dtype", "alias")
+                 "companion", "gen", "shape", "dtype", "alias", "up")
 
     def __init__(self, tape: Any, rule: Rule, plan: tuple[tuple[str, int, int], ...],
                  targets: Sequence[Any], values: Sequence[Any], gens: Sequence[Any], index: int,
@@ -78,6 +78,9 @@ class Node:
         # The result shares its input's memory (a broadcast, qd.real of a complex array, a
         # diagonal): it cannot have a companion of its own, nor be written through.
         self.alias = False
+        # The node of the same array on an enclosing tape that records it too (nested tapes:
+        # a gradient that is differentiated again), or None.
+        self.up: Node | None = None
 
     @property
     def op(self) -> str:
@@ -185,12 +188,17 @@ def record(name: str, out: Any, ins: tuple[Any, ...], params: dict[str, Any] | N
     """Record `out = name(*ins, **params)` on this thread's tape when an input is tracked
     (call only when `TAPES` is not empty); returns `out`."""
     tape = TAPES[-1]
-    if tape.thread != _get_ident():
-        tape = current()
-        if tape is None:
-            return out
     if len(TAPES) > 1:
-        tape.nested(name, ins)
+        # Every tape recording in this thread records it, outermost first: an enclosing tape
+        # differentiates what an inner one computes, its reverse included (gradients of
+        # gradients). An array's node is the innermost one, linked to the outer ones (`up`).
+        me = _get_ident()
+        for t in TAPES:
+            if t.thread == me and t.recording:
+                t.op(name, out, ins, params)
+        return out
+    if tape.thread != _get_ident():
+        return out
     return tape.op(name, out, ins, params)
 
 
@@ -237,9 +245,9 @@ def companion(x: Array) -> Array | None:
     if tape is None or not tape.recording:
         return None
     if node.tape is not tape:
-        if len(TAPES) > 1:
-            tape.nested("a view", (x,))  # raises when an enclosing tape computed x
         return None
+    if len(TAPES) > 1:
+        tape.nested("a view", (x,))  # an enclosing tape could not see the companion's writes
     tape._target(x, "a view")  # raises when the tape's record of x no longer holds
     made: Array = tape.materialize(x)
     return made
@@ -250,10 +258,15 @@ def alias_view(x: Array, out: Array, fn: Callable[[Any], Any]) -> Array:
     memory (a broadcast, qd.real of a complex array, a diagonal): it cannot share a gradient
     companion, so the view is recorded instead, as another such result (call only when
     `x._node` is an alias node)."""
-    tape = current()
-    if tape is None or x._node.tape is not tape or not tape.recording:
-        return out
-    return tape.op("view", out, (x,), {"fn": fn})  # type: ignore[no-any-return]
+    return record("view", out, (x,), {"fn": fn})  # type: ignore[no-any-return]
+
+
+def views_recorded(x: Array) -> bool:
+    """Whether a view of `x` (an array a tape computed, `x._node` set) is recorded as an
+    operation (`alias_view`) rather than given a gradient companion: for results that share
+    their input's memory, and while tapes are nested (a companion is written in place by the
+    reverse, which an enclosing tape could not differentiate)."""
+    return bool(x._node.alias or len(TAPES) > 1)
 
 
 def no_vjp(name: str, *arrays: Any) -> None:

@@ -91,7 +91,7 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: Any = None,
     if type(obj) is Array and not requires_grad:
         if native is obj._data:
             # The same memory as obj: the same gradient companion too.
-            if obj._grad is None and obj._node is not None and obj._node.alias:
+            if obj._grad is None and obj._node is not None and _autodiff.views_recorded(obj):
                 return _autodiff.alias_view(obj, result, lambda d: d)
             g = obj._grad if obj._node is None else _autodiff.companion(obj)
             if g is not None:
@@ -490,13 +490,11 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
 
 
 def _meshgrid_rule(g: Array, axis: int, shape: tuple[int, ...]) -> Array:
+    from ._manipulation_functions import reshape
+    from ._statistical_functions import sum as total
+
     others = tuple(i for i in range(g.ndim) if i != axis)
-    summed = g._device.backend.xp.sum(g._data, axis=others)
-    return _reshape(Array._new(g._device.backend.normalize(summed), g._device), shape)
-
-
-def _reshape(x: Array, shape: tuple[int, ...]) -> Array:
-    return Array._new(x._device.backend.xp.reshape(x._data, shape), x._device)
+    return reshape(total(g, axis=others), shape)
 
 
 defvjp("asarray", x=lambda g, src: g if g.device is src else g.to_device(src))

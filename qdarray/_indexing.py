@@ -287,7 +287,7 @@ def getitem(x: Array, key: Any) -> Array:
         result = Array._new(x._data[fast], device, x._buffer)
         g = x._grad
         if g is None and x._node is not None:
-            if x._node.alias:
+            if _autodiff.views_recorded(x):
                 return _autodiff.alias_view(x, result, lambda d: d[fast])
             g = _autodiff.companion(x)
         if g is not None:
@@ -299,7 +299,7 @@ def getitem(x: Array, key: Any) -> Array:
         result = Array._new(data, device, x._buffer)
         g = x._grad
         if g is None and x._node is not None:
-            if x._node.alias:
+            if _autodiff.views_recorded(x):
                 return _autodiff.alias_view(x, result, lambda d: d[native_key])
             g = _autodiff.companion(x)
         if g is not None:

@@ -35,7 +35,7 @@ def _view(x: Array, fn: Any, *args: Any, **kwargs: Any) -> Array:
     out = Array._new(fn(x._data, *args, **kwargs), x._device, x._buffer)
     g = x._grad
     if g is None and x._node is not None:
-        if x._node.alias:
+        if _autodiff.views_recorded(x):
             return _autodiff.alias_view(x, out, lambda d: fn(d, *args, **kwargs))
         g = _autodiff.companion(x)
     if g is not None:
@@ -447,9 +447,10 @@ def _tile_rule(g: Array, shape: tuple[int, ...], reps: tuple[int, ...]) -> Array
     d = max(len(shape), len(reps))
     sizes = (1,) * (d - len(shape)) + shape
     counts = (1,) * (d - len(reps)) + reps
+    from ._statistical_functions import sum as total
+
     split = reshape(g, tuple(v for pair in zip(counts, sizes, strict=True) for v in pair))
-    summed = g._device.backend.xp.sum(split._data, axis=tuple(range(0, 2 * d, 2)))
-    return reshape(_new(summed, g._device), shape)
+    return reshape(total(split, axis=tuple(range(0, 2 * d, 2))), shape)
 
 
 def _repeat_rule(g: Array, shape: tuple[int, ...], repeats: Any, axis: int | None) -> Any:
@@ -487,7 +488,18 @@ def _unview(g: Array, fn: Any, shape: tuple[int, ...]) -> Array:
     where = Array._new(xp.reshape(fn(positions), (-1,)), device)
     flat = _zeros_flat(n, g)
     add_at(flat, where, Array._new(xp.reshape(g._data, (-1,)), device))
-    return Array._new(xp.reshape(flat._data, shape), device)
+    out = Array._new(xp.reshape(flat._data, shape), device)
+    if TAPES:  # an enclosing tape differentiates this reverse (nested tapes)
+        return record("view's transpose", out, (g,), {"fn": fn})  # type: ignore[no-any-return]
+    return out
+
+
+def _view_again(g: Array, fn: Any) -> Array:
+    """The transpose of `_unview`: the view itself (recorded, for nested tapes)."""
+    out = Array._new(fn(g._data), g._device, g._buffer)
+    if TAPES:
+        return record("view", out, (g,), {"fn": fn})  # type: ignore[no-any-return]
+    return out
 
 
 def _zeros_flat(n: int, like: Array) -> Array:
@@ -498,6 +510,7 @@ def _zeros_flat(n: int, like: Array) -> Array:
 
 defvjp("broadcast_to", x=lambda g: g)
 defvjp("view", x=_unview)
+defvjp("view's transpose", g=_view_again)
 defvjp("concat", each=lambda g, index, axis, sizes, shape: _piece(g, index, axis, sizes, shape))
 defvjp("stack", each=lambda g, index, axis: g[(slice(None),) * axis + (index,)])
 defvjp("reshape", x=lambda g, shape: reshape(g, shape))

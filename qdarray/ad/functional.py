@@ -13,9 +13,10 @@ from typing import Any
 
 from .. import _dtypes
 from .._array import Array
-from .._autodiff import TAPES
+from .._autodiff import Node, Rule, current, record
 from .._creation_functions import asarray, zeros_like
-from .tape import Tape, check_nested
+from .records import fit
+from .tape import Tape
 
 
 def stop_gradient(x: Array) -> Array:
@@ -31,9 +32,51 @@ def stop_gradient(x: Array) -> Array:
     return Array._new(x._data, x._device, x._buffer)
 
 
-def _leaf(value: Any, index: int, func: str, owned: set[Any]) -> Array:
-    """A stand-in for argument `index`: its memory, a new zero gradient companion (whose
-    memory joins `owned`, the tape's)."""
+def _leaf(value: Any, index: int, func: str, tape: Tape) -> Array:
+    """A stand-in for argument `index`: its memory, a new zero gradient companion (the
+    tape's own)."""
+    x = _stand_in(value, index, func)
+    comp = zeros_like(x)
+    x._grad = comp
+    tape.owned.add(comp._buffer)
+    return x
+
+
+_ARGUMENT = Rule("an argument of qd.ad.grad", {})
+
+
+def _node_leaf(value: Any, index: int, func: str, tape: Tape) -> Array:
+    """A stand-in for argument `index` whose cotangent accumulates on a node of `tape`
+    (computed by recorded operations, which enclosing tapes differentiate); to them the
+    stand-in is a view of the argument."""
+    x = _stand_in(value, index, func)
+    if type(value) is Array:
+        record("view", x, (value,), {"fn": _same})
+    node = Node(tape, _ARGUMENT, (), [], (), (), -1, None, x._buffer.generation, x.shape,
+                x._dtype)
+    node.up = x._node
+    x._node = node
+    return x
+
+
+def _same(native: Any) -> Any:
+    return native
+
+
+def _gradient(leaf: Array) -> Array:
+    """The gradient a stand-in received."""
+    if leaf._grad is not None:
+        return leaf._grad
+    node = leaf._node
+    g: Array | None = node.companion if node.companion is not None else node.cot
+    if g is None:
+        return zeros_like(leaf)
+    if g.shape != leaf.shape or g._dtype is not leaf._dtype:
+        g = fit(g, leaf.shape, leaf._dtype)
+    return g
+
+
+def _stand_in(value: Any, index: int, func: str) -> Array:
     if type(value) is Array:
         x = Array._new(value._data, value._device, value._buffer)
     else:
@@ -43,9 +86,6 @@ def _leaf(value: Any, index: int, func: str, owned: set[Any]) -> Array:
             f"{func} differentiates floating-point arguments; argument {index} has dtype "
             f"{x._dtype.name}. Use qd.astype(x, qd.float64) (or a float value) for it, or leave "
             "it out of argnums.")
-    comp = zeros_like(x)
-    x._grad = comp
-    owned.add(comp._buffer)
     return x
 
 
@@ -85,12 +125,13 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
                 raise ValueError(
                     f"argnums={argnums!r} names argument {p}, but {name} was called with "
                     f"{len(given)} positional arguments.")
-        if TAPES:
-            check_nested(f"qd.ad.grad({name})", [*given, *kwargs.values()])
         tape = Tape()
+        # Inside a recording tape (a gradient that is differentiated again), the arguments'
+        # cotangents live on nodes, which the enclosing tape sees computed; else companions.
+        nested = current() is not None
         leaves = []
         for p in positions:
-            leaf = _leaf(given[p], p, "qd.ad.grad", tape.owned)
+            leaf = (_node_leaf if nested else _leaf)(given[p], p, "qd.ad.grad", tape)
             given[p] = leaf
             leaves.append(leaf)
         with tape:
@@ -105,7 +146,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
                 "results.")
         if tape.tracked(value):
             tape.backward(value)
-        grads = tuple(leaf.grad for leaf in leaves)
+        grads = tuple(_gradient(leaf) for leaf in leaves)
         result = grads[0] if single else grads
         return ((value, aux), result) if has_aux else (value, result)
 

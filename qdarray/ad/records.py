@@ -21,7 +21,7 @@ from .. import _elementwise_functions as ew
 from .. import _manipulation_functions as mf
 from .. import _statistical_functions as st
 from .._array import Array
-from .._autodiff import Node, Scatter
+from .._autodiff import TAPES, Node, Scatter, defvjp, record
 from .._creation_functions import asarray, zeros
 from .._errors import AutodiffError
 from .._indexing import add_at
@@ -94,14 +94,16 @@ def _scatter(target: Any, sc: Scatter, shape: tuple[int, ...], dtype: Any) -> No
     if values._dtype is not dtype:
         values = fit(values, values.shape, dtype)
     if type(target) is Node:
-        cot = target.cot
-        if cot is None:
-            cot = zeros(shape, dtype=dtype, device=values._device)
-        else:
+        before = target.cot
+        cot = zeros(shape, dtype=dtype, device=values._device)
+        if before is not None:
             # A node's cotangent may be shared with another node's (rules can return `g`
             # itself): add into a copy of its own.
-            cot = asarray(fit(cot, shape, dtype), copy=True)
+            before = fit(before, shape, dtype)
+            cot._data[...] = before._data
         add_at(cot, sc.key, values)
+        if TAPES:  # an enclosing tape differentiates this reverse (nested tapes)
+            record("add_at", cot, (before, values), {"key": sc.key})
         target.cot = cot
         return
     add_at(target, sc.key, values)
@@ -175,3 +177,7 @@ def nbytes(x: Any) -> int:
     if type(x) is not Array:
         return 0
     return int(x.size) * int(x._dtype.itemsize)
+
+
+# The scatter-add of a reverse, recorded when an enclosing tape differentiates the reverse.
+defvjp("add_at", x=lambda g: g, values=lambda g, key: g[key])

@@ -116,6 +116,7 @@ class Tape:
         # The memory of the gradients this tape owns (those it made, the stand-ins of
         # qd.ad.grad's arguments): a tape nested in it must not compute from them.
         self.owned: set[Any] = set()
+        self.enclosing: list[Tape] = []
         self._counts = (0, 0)
         _LIVE.add(self)
 
@@ -125,6 +126,8 @@ class Tape:
         return [r for r in self.records if type(r) is _Launch]
 
     def __enter__(self) -> Tape:
+        # Tapes this one is nested in: gradients they own are not this tape's targets.
+        self.enclosing = [t for t in TAPES if t.thread == self.thread and t.recording]
         TAPES.append(self)
         self.recording = not self.done
         return self
@@ -143,9 +146,20 @@ class Tape:
             return x._grad_base is not None
         if type(x) is not Array:
             return False
-        node = x._node
-        return x._grad is not None or (node is not None and node.tape is self) or bool(
-            self.orphans and x._buffer in self.orphans)
+        if x._grad is not None:
+            return not (self.enclosing and self._foreign(x._grad))
+        return self._node_of(x) is not None or bool(self.orphans and x._buffer in self.orphans)
+
+    def _node_of(self, x: Array) -> Node | None:
+        """`x`'s node on this tape (an inner tape's node links to it), or None."""
+        node: Node | None = x._node
+        while node is not None and node.tape is not self:
+            node = node.up
+        return node
+
+    def _foreign(self, grad: Array) -> bool:
+        """Whether gradient companion `grad` belongs to a tape this one is nested in."""
+        return any(grad._buffer in t.owned for t in self.enclosing)
 
     def owns(self, x: Any) -> bool:
         """Whether `x` is an array this tape computed, or has a gradient this tape made."""
@@ -153,8 +167,7 @@ class Tape:
             return x._grad_base is not None and x._grad_base._buffer in self.owned
         if type(x) is not Array:
             return False
-        node = x._node
-        return (node is not None and node.tape is self) or (
+        return self._node_of(x) is not None or (
             x._grad is not None and x._grad._buffer in self.owned)
 
     def nested(self, what: str, arrays: Sequence[Any]) -> None:
@@ -167,9 +180,9 @@ class Tape:
         """Where `x`'s cotangent goes (its companion or node), None when untracked."""
         g = x._grad
         if g is not None:
-            return g
-        node = x._node
-        if node is None or node.tape is not self:
+            return None if self.enclosing and self._foreign(g) else g
+        node = self._node_of(x)
+        if node is None:
             if self.orphans and x._buffer in self.orphans:
                 raise AutodiffError(f"An input of {op} shares memory with "
                                     f"{self.orphans[x._buffer]}")
@@ -197,7 +210,10 @@ class Tape:
         for x in ins:
             if type(x) is Array:
                 t = x._grad
-                if t is None:
+                if t is not None:
+                    if self.enclosing and self._foreign(t):
+                        t = None
+                else:
                     node = x._node
                     if node is not None and node.tape is self and (
                             node.gen == x._buffer.generation and node.companion is None):
@@ -244,6 +260,8 @@ class Tape:
             for x in ins:
                 if type(x) is Array and x._buffer is out._buffer:
                     node.alias = True
+        if out._node is not None:
+            node.up = out._node  # recorded on an enclosing tape too
         out._node = node
         return out
 
@@ -416,9 +434,9 @@ class Tape:
             raise RuntimeError("This tape's reverses have already run. Use a new Tape.")
         if type(loss) is not Array:
             raise TypeError(f"backward needs a qdarray Array; got {type(loss).__name__}.")
-        target = loss._grad
-        if target is None and loss._node is not None and loss._node.tape is self:
-            target = loss._node
+        target: Any = loss._grad
+        if target is None:
+            target = self._node_of(loss)
         if target is None:
             raise AutodiffError(
                 f"The loss (an array of shape {loss.shape}, dtype {loss.dtype}) does not depend"
@@ -545,11 +563,12 @@ def check_nested(what: str, arrays: Sequence[Any], inner: Any = None) -> None:
 def nested_error(what: str) -> NotImplementedError:
     return NotImplementedError(
         f"{what} inside a nested qd.ad.Tape (or qd.ad.grad) uses an array that an enclosing "
-        "tape differentiates (one it computed, or an argument of the enclosing qd.ad.grad), "
-        "so the enclosing gradient would have to differentiate the inner reverse: gradients of "
-        "gradients (qd.ad.grad(qd.ad.grad(f)), Hessians) are not supported. Take the inner "
-        "gradient outside the enclosing tape, use qd.ad.stop_gradient(x) if it is meant as a "
-        "constant, or take second derivatives by central differences of qd.ad.grad.")
+        "tape differentiates (one it computed, or an argument of the enclosing qd.ad.grad). "
+        "An enclosing tape differentiates the namespace operations and the reverse of an inner "
+        "one (gradients of gradients), but not in-place writes or kernel launches there: "
+        "their reverse writes gradients in place. Write into a new array instead (qd.where, "
+        "qd.concat), take the inner gradient outside the enclosing tape, or use "
+        "qd.ad.stop_gradient(x) if it is meant as a constant.")
 
 
 def _alias_error(node: Node, what: str) -> AutodiffError:

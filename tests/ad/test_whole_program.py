@@ -46,7 +46,7 @@ def test_every_rule_is_exercised() -> None:
         with qd.ad.Tape() as tape:
             wholeprog.program(spec, "cpu")(*args)
             seen.update(r.rule.name for r in tape.records)
-    own_tests = {"asarray", "to_device"}
+    own_tests = {"asarray", "to_device", "add_at", "view's transpose"}  # the last two: nested
     rules = {name for name, rule in VJPS.items() if not rule.zero}
     assert rules - own_tests - seen == set()
 
