@@ -6,7 +6,7 @@
 #
 # Carried in .whl/ (ignored by git): the wheels benchmarks/gpu/run_gpu.sh installs (NumPy 2.4,
 # array-api-compat, pytest, pytest-xdist, hypothesis, ...) plus pyopencl's:
-#   pip download --no-deps -d .whl pyopencl pytools platformdirs typing_extensions siphash24
+#   pip download --no-deps -d .whl pyopencl pytools platformdirs typing_extensions siphash24 mako
 # The script registers libnvidia-opencl.so.1 with the ICD loader (OCL_ICD_VENDORS), keeps only
 # NVIDIA's platform (QDARRAY_OPENCL_PLATFORM=nvidia) and prints what a report needs; with $OUT
 # set it writes the logs there.
@@ -27,7 +27,7 @@ WHEELS=$(ls .whl/numpy-2.4*.whl .whl/array_api_compat-*.whl .whl/pytest-[0-9]*.w
     .whl/pluggy-*.whl .whl/iniconfig-*.whl .whl/pytest_xdist-*.whl .whl/execnet-*.whl \
     .whl/hypothesis-*.whl .whl/sortedcontainers-*.whl .whl/attrs-*.whl .whl/pyopencl-*.whl \
     .whl/pytools-*.whl .whl/platformdirs-*.whl .whl/typing_extensions-*.whl \
-    .whl/siphash24-*.whl 2>/dev/null)
+    .whl/siphash24-*.whl .whl/mako-*.whl 2>/dev/null)
 python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$SITE" \
     $WHEELS || { echo "installing the carried wheels failed"; exit 1; }
 export PYTHONUNBUFFERED=1 QDARRAY_CACHE_DIR=/tmp/qdarray-cache QDARRAY_OPENCL_PLATFORM=nvidia
@@ -59,7 +59,7 @@ PY
 
 if [ "$STEP" = all ] || [ "$STEP" = tests ]; then
     echo "== tests/opencl on the GPU"
-    run_in "$PWD" timeout 500 python3 -m pytest -q -p no:cacheprovider -n 4 -rfEs tests/opencl \
+    run_in "$PWD" timeout 500 python3 -m pytest -q -p no:cacheprovider -p no:benchmark -n 4 -rfEs tests/opencl \
         > "$OUT/tests_opencl.log" 2>&1
     echo "exit status $?"
     tail -30 "$OUT/tests_opencl.log"
