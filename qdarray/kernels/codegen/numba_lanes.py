@@ -235,16 +235,16 @@ class LaneEmitter(PySourceEmitter):
         t = f"_i{s.index.id}"
         self.line(f"for {t} in range({lo}, {hi}):")
         with self.loop():
+            i = self.val(s.index)
+            self.line(f"{i} = {ctor(s.index.type)}({t})")
+            if not self.u.uniform(s.end):  # a lane past its own end has left for good
+                self.line(f"{act} = V.band({act}, V.lt(V.splat({i}), {self.vec(s.end)}))")
             self.line(f"if not V.any_({act}):")
             with self.indent():
                 self.line("break")
-            i = self.val(s.index)
-            self.line(f"{i} = {ctor(s.index.type)}({t})")
             live = act
             if not self.u.uniform(s.begin):
                 live = f"V.band({live}, V.le({self.vec(s.begin)}, V.splat({i})))"
-            if not self.u.uniform(s.end):
-                live = f"V.band({live}, V.lt(V.splat({i}), {self.vec(s.end)}))"
             self.line(f"{cur} = {live}")
             self.masked_body(s.body, act, cur)
 

@@ -349,3 +349,29 @@ def test_adstack_overflow_is_detected_in_lanes(target):
                     np.zeros(1, np.float32), target)
     finally:
         sizer._TEST_CAPACITY_OVERRIDE = None
+
+
+@qd.kernel
+def converge(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int64, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        for _ in range(a[i]):
+            v = v * (1.0 - v)
+            if v < 0.2:
+                break
+        y[i] = v
+
+
+def test_a_group_leaves_its_loop_when_its_lanes_have_broken_or_ended():
+    # lanes past their own (small) bound leave the group's loop: the lanes that break early
+    # under a bound of 10**12 then end it, as one thread at a time does
+    n = BIG
+    x = np.linspace(0.3, 0.6, n)
+    a = np.where(np.arange(n) % 3 == 0, 10**12, np.arange(n) % 5).astype(np.int64)
+    lanes, scalar = both(converge, lambda: (x, a, np.zeros(n)))
+    same_bits(lanes, scalar)
+    v = x.copy()
+    for k in range(8):  # every lane with the huge bound breaks within 8 steps from [0.3, 0.6]
+        live = (k < a) & (v >= 0.2)
+        v = np.where(live, v * (1.0 - v), v)
+    np.testing.assert_array_equal(lanes[2], v)
