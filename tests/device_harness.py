@@ -129,3 +129,20 @@ def launch(device: str) -> Callable[..., None]:
 def grad(backend: str, device: str) -> Any:
     """The reverse-mode tests' `Grad` on the device."""
     return device_grad(backend, device)
+
+
+def run_map(spec: Any, device: str, out: np.ndarray, *operands: np.ndarray) -> np.ndarray:
+    """`out` after the namespace's map kernel `spec` (kernels/library/maps.py), compiled for
+    `device` as any kernel is, ran over `operands`."""
+    from qdarray.kernels.args import ArgSpec
+    from qdarray.kernels.launch import compile_ir
+    from qdarray.kernels.library.maps import map_kernel
+    from qdarray.kernels.types import ArrayType
+
+    ir = map_kernel(spec)
+    specs = [ArgSpec("array", p.value.type) if isinstance(p.value.type, ArrayType)
+             else ArgSpec("scalar", p.value.type) for p in ir.params]
+    arrays = [qd.asarray(a, device=device) for a in (out, *operands)]
+    dev = qd.Device(device)
+    compile_ir(ir, specs, [p.name for p in ir.params], dev.backend.target, False, [], dev)(arrays)
+    return np.asarray(arrays[0].to_device("cpu"))

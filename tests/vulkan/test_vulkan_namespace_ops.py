@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from device_harness import run_map
 
 import qdarray as qd
 from qdarray import _dtypes as D
@@ -14,21 +15,8 @@ from qdarray.backends.kernel_xp.device import target_launcher
 from qdarray.backends.vulkan import _instance, _probes
 from qdarray.backends.vulkan._array import VkArray, device_of
 from qdarray.backends.vulkan._probes import fma_kernel
-from qdarray.kernels.args import ArgSpec
-from qdarray.kernels.launch import compile_ir
-from qdarray.kernels.library.maps import MapSpec, Operand, map_kernel
+from qdarray.kernels.library.maps import MapSpec, Operand
 from qdarray.kernels.ops.math import fma_value
-from qdarray.kernels.types import ArrayType
-
-
-def _run(spec: MapSpec, device: str, out: np.ndarray, *operands: np.ndarray) -> np.ndarray:
-    ir = map_kernel(spec)
-    specs = [ArgSpec("array", p.value.type) if isinstance(p.value.type, ArrayType)
-             else ArgSpec("scalar", p.value.type) for p in ir.params]
-    arrays = [qd.asarray(a, device=device) for a in (out, *operands)]
-    dev = qd.Device(device)
-    compile_ir(ir, specs, [p.name for p in ir.params], dev.backend.target, False, [], dev)(arrays)
-    return np.asarray(arrays[0].to_device("cpu"))
 
 
 def test_complex_products_and_quotients(device):
@@ -37,13 +25,13 @@ def test_complex_products_and_quotients(device):
     b = rng.standard_normal(40) + 1j * rng.standard_normal(40)
     c = D.complex128
     ops = (Operand(True, c, c), Operand(True, c, c))
-    got = _run(MapSpec("multiply", c, c, ops, 1), device, np.zeros(40, complex), a, b)
+    got = run_map(MapSpec("multiply", c, c, ops, 1), device, np.zeros(40, complex), a, b)
     f = D.float64  # NumPy's fused loops: fma(ar, br, -(ai bi)), fma(ar, bi, ai br)
     want = [complex(fma_value(f, x.real, y.real, -(x.imag * y.imag)),
                     fma_value(f, x.real, y.imag, x.imag * y.real))
             for x, y in zip(a, b, strict=True)]
     np.testing.assert_array_equal(got, want)
-    got = _run(MapSpec("divide", c, c, ops, 1), device, np.zeros(40, complex), a, b)
+    got = run_map(MapSpec("divide", c, c, ops, 1), device, np.zeros(40, complex), a, b)
     np.testing.assert_array_equal(got, a / b)  # Smith's quotient, each operation rounded
 
 
@@ -81,9 +69,9 @@ def test_fma_rounds_once_whether_or_not_the_driver_fuses(device, dtype):
 def test_complex_parts_and_nextafter(device):
     z = np.array([1 + 2j, -3j, np.inf + 0j, 0j], np.complex64)
     spec = MapSpec("abs", D.complex64, D.float32, (Operand(True, D.complex64, D.complex64),), 1)
-    got = _run(spec, device, np.zeros(4, np.float32), z)
+    got = run_map(spec, device, np.zeros(4, np.float32), z)
     np.testing.assert_allclose(got, np.abs(z), rtol=1e-6)
     x, y = np.array([0.0, 1.0, -1.0]), np.array([1.0, 0.0, -np.inf])
     f = D.float64
     spec = MapSpec("nextafter", f, f, (Operand(True, f, f), Operand(True, f, f)), 1)
-    np.testing.assert_array_equal(_run(spec, device, np.zeros(3), x, y), np.nextafter(x, y))
+    np.testing.assert_array_equal(run_map(spec, device, np.zeros(3), x, y), np.nextafter(x, y))

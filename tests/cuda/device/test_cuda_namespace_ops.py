@@ -8,25 +8,12 @@ import os
 from fractions import Fraction
 
 import numpy as np
+from device_harness import run_map
 
-import qdarray as qd
 from qdarray import _dtypes as D
-from qdarray.kernels.args import ArgSpec
-from qdarray.kernels.launch import compile_ir
-from qdarray.kernels.library.maps import MapSpec, Operand, map_kernel
-from qdarray.kernels.types import ArrayType
+from qdarray.kernels.library.maps import MapSpec, Operand
 
 SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM", "") not in ("", "0")
-
-
-def _run(spec: MapSpec, device: str, out: np.ndarray, *operands: np.ndarray) -> np.ndarray:
-    ir = map_kernel(spec)
-    specs = [ArgSpec("array", p.value.type) if isinstance(p.value.type, ArrayType)
-             else ArgSpec("scalar", p.value.type) for p in ir.params]
-    arrays = [qd.asarray(a, device=device) for a in (out, *operands)]
-    dev = qd.Device(device)
-    compile_ir(ir, specs, [p.name for p in ir.params], dev.backend.target, False, [], dev)(arrays)
-    return np.asarray(arrays[0].to_device("cpu"))
 
 
 def test_complex_products_and_quotients(device):
@@ -35,12 +22,12 @@ def test_complex_products_and_quotients(device):
     b = rng.standard_normal(40) + 1j * rng.standard_normal(40)
     c = D.complex128
     ops = (Operand(True, c, c), Operand(True, c, c))
-    got = _run(MapSpec("multiply", c, c, ops, 1), device, np.zeros(40, complex), a, b)
+    got = run_map(MapSpec("multiply", c, c, ops, 1), device, np.zeros(40, complex), a, b)
     for x, y, z in zip(a, b, got, strict=True):  # fused as NumPy's loops fuse them
         re = Fraction(x.real) * Fraction(y.real) - Fraction(float(x.imag * y.imag))
         im = Fraction(x.real) * Fraction(y.imag) + Fraction(float(x.imag * y.real))
         assert (z.real, z.imag) == (float(re), float(im))
-    got = _run(MapSpec("divide", c, c, ops, 1), device, np.zeros(40, complex), a, b)
+    got = run_map(MapSpec("divide", c, c, ops, 1), device, np.zeros(40, complex), a, b)
     if SIMULATED:
         np.testing.assert_array_equal(got, a / b)
     else:  # NVVM contracts a * b + c into one FMA (as nvcc and CuPy do): the last bit may differ
@@ -50,9 +37,9 @@ def test_complex_products_and_quotients(device):
 def test_complex_parts_and_nextafter(device):
     z = np.array([1 + 2j, -3j, np.inf + 0j, 0j], np.complex64)
     spec = MapSpec("abs", D.complex64, D.float32, (Operand(True, D.complex64, D.complex64),), 1)
-    got = _run(spec, device, np.zeros(4, np.float32), z)
+    got = run_map(spec, device, np.zeros(4, np.float32), z)
     np.testing.assert_allclose(got, np.abs(z), rtol=1e-6)
     x, y = np.array([0.0, 1.0, -1.0]), np.array([1.0, 0.0, -np.inf])
     f = D.float64
     spec = MapSpec("nextafter", f, f, (Operand(True, f, f), Operand(True, f, f)), 1)
-    np.testing.assert_array_equal(_run(spec, device, np.zeros(3), x, y), np.nextafter(x, y))
+    np.testing.assert_array_equal(run_map(spec, device, np.zeros(3), x, y), np.nextafter(x, y))
