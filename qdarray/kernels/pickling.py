@@ -23,6 +23,7 @@ import importlib
 import linecache
 import pickle
 import sys
+from types import CodeType
 from typing import Any
 
 # The kernels and funcs this process unpickled by value, by the hash of their pickle.
@@ -76,6 +77,12 @@ def _by_value(obj: Any) -> bytes:
     return bytes(cloudpickle.dumps(value, protocol=5))
 
 
+def _named_for(code: CodeType, file: str) -> CodeType:
+    """`code`, and the code objects nested in it, with `file` as their file name."""
+    consts = tuple(_named_for(c, file) if isinstance(c, CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=file, co_consts=consts)
+
+
 def import_function(module_name: str, qualname: str) -> Any:
     """Unpickle a kernel or func pickled by reference: import its module and find it."""
     found: Any = importlib.import_module(module_name)
@@ -92,6 +99,9 @@ def rebuild_function(cls: type, payload: bytes) -> Any:
     if obj is not None:
         return obj
     fn, file, text, annotations, extra = pickle.loads(payload)
+    # cloudpickle (3.1.3 on) sends code objects with the file name "<dynamic-code>"; the
+    # source, its diagnostics and the kernel cache's key name the file the code came from.
+    fn.__code__ = _named_for(fn.__code__, file)
     for name, value in extra.items():
         fn.__globals__.setdefault(name, value)
     lines = text.splitlines(keepends=True)
