@@ -16,6 +16,10 @@ compare.py and compare_reducer.py time (device times from timestamp queries).
    same caps, and its reverse.
 4. The max-reducer over --saxpy-n int32 with 2**16 to 2**22 work-items (STRIDED_ITEMS,
    ad/reducer.py).
+5. compare.py's own qdarray cases (benchmarks/_workloads.py: launch16, saxpy, fwd, rev,
+   fwd+rev, each call synchronised) timed as compare.py times them, with how many of their
+   waits for the device blocked in vkWaitForFences instead of seeing the fence signalled
+   while polling it (a blocked wait wakes late on NVIDIA's driver).
 """
 
 from __future__ import annotations
@@ -202,6 +206,20 @@ def reducer(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
         R.STRIDED_ITEMS = most
 
 
+def compare_cases(dev: qd.Device, stream: _stream.Stream, n: int, saxpy_n: int) -> None:
+    import _workloads as W
+    from compare import measure
+
+    cases = W.qdarray_cases(W.Problem(saxpy_n=saxpy_n, n=n, device=str(dev)))
+    for name, case in cases.items():
+        waits, blocked = stream.waits, stream.blocked
+        t = sorted(measure({name: case}, 7, 0.1)[name])[3]
+        waits, blocked = stream.waits - waits, stream.blocked - blocked
+        report(f"compare_{name}", f"compare.py {name}: {t * 1e6:9.1f} us per call; "
+               f"{blocked} of {waits} waits blocked", {"time": t, "waits": waits,
+                                                        "blocked": blocked})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="vulkan:0")
@@ -217,6 +235,7 @@ def main() -> None:
     saxpy_shapes(dev, stream, int(args.saxpy_n))
     dynamic_loop(dev, stream, int(args.n))
     reducer(dev, stream, int(args.saxpy_n))
+    compare_cases(dev, stream, int(args.n), int(args.saxpy_n))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(RESULTS, fh, indent=1)

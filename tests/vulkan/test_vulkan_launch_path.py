@@ -106,7 +106,13 @@ def test_waits_that_poll_the_fence_first_see_every_result(device, monkeypatch, s
     monkeypatch.setitem(_instance.TYPE_NAMES, st.type, "discrete GPU")
     monkeypatch.setattr(_stream, "SPIN_SECONDS", spin)
     hx, hy, x, y = _arrays(device, 200_000, 3)
+    s = _stream.stream(st)
+    s.finish()
+    waits, blocked = s.waits, s.blocked
     for _ in range(3):
         axpy(np.float32(2.0), x, y)
         hy = np.float32(2.0) * hx + hy
         np.testing.assert_array_equal(np.asarray(y.to_device("cpu")), hy)
+    assert s.waits >= waits + 3  # one wait per read at least
+    # No poll: every wait blocks; a poll that outlasts the work: none does.
+    assert s.blocked - blocked == (s.waits - waits if spin == 0.0 else 0)

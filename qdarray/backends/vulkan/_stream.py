@@ -13,8 +13,12 @@ pools the cache leaves behind are destroyed once the batches that may use them h
 Recording allocates nothing per command: the structures Vulkan calls read are made once per
 stream or batch. Waiting for a batch on a GPU polls its fence for up to `SPIN_SECONDS` before
 blocking in vkWaitForFences, whose wake-up costs tens of microseconds, more than a small
-launch takes (CUDA's default synchronisation spins likewise); a CPU implementation
-(lavapipe) needs the host's cores for the work itself, so there the host blocks at once.
+launch takes, and on NVIDIA's driver about 0.7 ms (CUDA's default synchronisation spins
+likewise). The poll lasts long enough that a wait which still blocks loses under a tenth of
+its time to the late wake-up (a reverse launch of a few milliseconds polled for 2 ms, then
+blocked and woke late). A CPU implementation (lavapipe) needs the host's cores for the work
+itself, so there the host blocks at once. `waits` and `blocked` count the waits and those of
+them that blocked (benchmarks/gpu/profile_vulkan.py reports them).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ _TIMEOUT_NS = 600 * 10**9
 _VK_TIMEOUT = 2
 _VK_NOT_READY = 1
 # Seconds a wait for a GPU's batch polls its fence before blocking (module docstring).
-SPIN_SECONDS = 2e-3
+SPIN_SECONDS = 10e-3
 
 
 class Batch:
@@ -92,6 +96,8 @@ class Stream:
         self.in_flight: list[Batch] = []
         self.idle: list[Batch] = []
         self.submitted = 0  # batches submitted so far (tests and stats read it)
+        self.waits = 0  # waits for a batch, and those that blocked in vkWaitForFences
+        self.blocked = 0
         barrier = vk.ffi.new("VkMemoryBarrier*")
         barrier.sType = vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER
         barrier.srcAccessMask = (vk.VK_ACCESS_SHADER_WRITE_BIT | vk.VK_ACCESS_TRANSFER_WRITE_BIT
@@ -217,7 +223,9 @@ class Stream:
             result = lib.vkGetFenceStatus(dev, b.fence)
             while result == _VK_NOT_READY and time.perf_counter() < until:
                 result = lib.vkGetFenceStatus(dev, b.fence)
+        self.waits += 1
         if result == _VK_NOT_READY:
+            self.blocked += 1
             result = lib.vkWaitForFences(dev, 1, b.fences, 1, _TIMEOUT_NS)
         while result == _VK_TIMEOUT:  # long work: keep waiting (a lost device says so)
             result = lib.vkWaitForFences(dev, 1, b.fences, 1, _TIMEOUT_NS)
