@@ -23,7 +23,10 @@ The launcher (`ad/packing.py`) builds the table and the groups' row starts and r
 `rows` array) on the device and fills the int64 `layout` array with (table start, rows
 start, ranks start, G) per stack; the kernel reads it once, and `thread_slice` computes each
 thread's (row, lim, pos, tail, end) when the thread starts: the one place that maps a thread
-to its entries. The ops (kernels/ops/adstack.py) find depth d's entry from those.
+to its entries. The ops (kernels/ops/adstack.py) find depth d's entry from those. The
+thread's `lim` is the number of depths of its group's row that hold an entry of it (found by
+a binary search over the row's counts when the thread starts), so a push or read below it
+takes one table read and no check, and only the tail's accesses are checked.
 
 Depths are locals of the thread. A push whose entry is not valid (beyond the thread's
 capacity) writes nothing and records the depth reached in the `overflow` array, which the
@@ -146,12 +149,14 @@ def thread_slice(em: Emitter, s: StackInfo, table: Value, rows: Value, thread: V
     group of one thread): the one place that maps a thread to its entries."""
     i64 = _dtypes.int64
     tab, rws, pws, group = s.fields
-    row_v, lim_v, pos_v, m_v = (em.var(n, i64) for n in ("row", "lim", "pos", "tails"))
+    row_v, lim_v, pos_v, m_v, own_v = (em.var(n, i64) for n in
+                                       ("row", "lim", "pos", "tails", "own"))
     zero, one = em.i64(0), em.i64(1)
     t = zero if thread is None else thread
     with em.region() as alone:  # a group of one thread: its row is its first position
         em.store_var(row_v, em.emit(Op.ADD, tab, t))
         em.store_var(lim_v, zero)
+        em.store_var(own_v, zero)
         em.store_var(pos_v, zero)
         em.store_var(m_v, one)
     with em.region() as grouped:  # the row of the thread's group: [M, T(0)...]
@@ -169,20 +174,26 @@ def thread_slice(em: Emitter, s: StackInfo, table: Value, rows: Value, thread: V
         shift = em.emit(Op.MUL, em.emit(Op.MOD, t, per), em.i64(POS_BITS))
         em.store_var(pos_v, em.emit(Op.BIT_AND, em.emit(Op.SHR, word, shift),
                                     em.i64((1 << POS_BITS) - 1)))
+        em.store_var(own_v, em.emit(Op.ADSTACK_OWN, table, em.load_var(row_v),
+                                    em.load_var(lim_v), em.load_var(pos_v)))
     if thread is None:
         em.out.extend(alone)
     else:
         em.stmt(If(em.emit(Op.EQ, group, one), block(alone), block(grouped)))
-    row, lim, pos, m = (em.load_var(v) for v in (row_v, lim_v, pos_v, m_v))
+    row, lim, pos, m, own = (em.load_var(v) for v in (row_v, lim_v, pos_v, m_v, own_v))
     # The M threads ranked first keep their entries from depth lim on contiguous, from
     # S_pos = row[lim + pos] to S_(pos+1); the others have none there (an empty tail at end).
+    # The slice's lim is `own`, the depths of the row that hold an entry of the thread (lim
+    # for those M), so each of them does: a push or a read below it needs no check, and the
+    # tail's check finds the depths past the thread's capacity (tail + d < end for d < own
+    # on the M threads' own tails, never for the others', which are empty).
     has_tail = em.emit(Op.LT, pos, m)
     at = em.emit(Op.ADD, em.emit(Op.ADD, row, lim), em.emit(Op.MIN, pos, m))
     first = em.emit(Op.LOAD, table, at)
     em.emit_into(s.slice[0], Op.ADD, row, zero)
-    em.emit_into(s.slice[1], Op.ADD, lim, zero)
+    em.emit_into(s.slice[1], Op.ADD, own, zero)
     em.emit_into(s.slice[2], Op.ADD, pos, zero)
-    em.emit_into(s.slice[3], Op.SUB, first, lim)
+    em.emit_into(s.slice[3], Op.SUB, first, own)
     end_v = em.var("end", i64)
     em.store_var(end_v, first)
     with em.region() as own:  # (past the row for the others: read only where it is theirs)

@@ -123,6 +123,7 @@ class Op(Enum):
     ADSTACK_PUSH = auto()
     ADSTACK_POP = auto()
     ADSTACK_TOP = auto()
+    ADSTACK_OWN = auto()
 
     # -- structured control flow (the statement nodes below) ------------------------------
     IF = auto()

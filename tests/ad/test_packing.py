@@ -18,7 +18,7 @@ from qdarray.ad.packing import Packer
 from qdarray.ad.plan import StackRecord
 from qdarray.backends.cpu_kernels import CpuKernels
 from qdarray.kernels.interp import InterpTarget
-from qdarray.kernels.ops.adstack import AdStack, entry
+from qdarray.kernels.ops.adstack import AdStack, entry, own_depths
 from qdarray.kernels.target import StackLayout
 
 
@@ -49,7 +49,8 @@ def workload(kind: str, n: int, seed: int = 0) -> np.ndarray:
 
 def slices(packed: object, sid: int, n: int) -> list[tuple[int, ...]]:
     """(row, lim, pos, tail, end) of each thread, read back from the packer's arrays as
-    ad/adstack.thread_slice computes them in a kernel."""
+    ad/adstack.thread_slice computes them in a kernel (`lim`: the depths of the group's row
+    that hold an entry of the thread)."""
     lay = np.asarray(packed.layout)
     table, rows = np.asarray(packed.table), np.asarray(packed.rows)
     tab, rws, pws, group = (int(v) for v in lay[4 * sid:4 * sid + 4])
@@ -68,7 +69,12 @@ def slices(packed: object, sid: int, n: int) -> list[tuple[int, ...]]:
         at = row + lim + min(pos, m)
         first = int(table[at])
         end = int(table[at + 1]) if pos < m else first
-        out.append((row, lim, pos, first - lim, end))
+        # the depths of the row holding an entry of the thread: a prefix of them
+        holds = [int(table[row + d + 1]) - int(table[row + d]) > pos for d in range(lim)]
+        own = sum(holds)
+        assert holds == [True] * own + [False] * (lim - own)
+        assert own_depths(table, row, lim, pos) == own  # ADSTACK_OWN's binary search
+        out.append((row, own, pos, first - own, end))
     return out
 
 
@@ -102,7 +108,7 @@ def test_every_entry_has_one_place_and_depths_are_adjacent(target, group, kind):
         if group > 1:  # a group's entries of one depth: one run, in rank order
             for g in range(0, n, group):
                 lanes = range(g, min(g + group, n))
-                lim = where[g][1]
+                lim = max(where[t][1] for t in lanes)  # the group's row
                 for d in range(lim):
                     live = sorted((where[t][2], entry(table, *where[t], d)[0])
                                   for t in lanes if d < c[t])

@@ -14,7 +14,7 @@ BEFORE_CODEGEN: dict[Op, str] = {
     Op.SUBVIEW: "kernel-side subviews are resolved to offsets by passes/resolve_views.py, the "
                 "first pass of every compile",
     **{op: "adstack ops are lowered to memory ops by passes/lower_adstack.py"
-       for op in (Op.ADSTACK_PUSH, Op.ADSTACK_POP, Op.ADSTACK_TOP)},
+       for op in (Op.ADSTACK_PUSH, Op.ADSTACK_POP, Op.ADSTACK_TOP, Op.ADSTACK_OWN)},
 }
 # Ops a target does not implement, with the reason.
 DOCUMENTED_GAPS: dict[str, dict[Op, str]] = {

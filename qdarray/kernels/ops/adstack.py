@@ -7,10 +7,11 @@ explicit operand, so the ops are plain functions of their arguments:
   launch); `overflow`: an int64 array with one element per stack of the kernel;
 - where this thread's entries are (qdarray/ad/adstack.py builds these when the thread
   starts): `table`, an int64 array of heap positions, `row`, where this thread's group's row
-  of it starts, `lim`, the depths the row covers, `pos`, the thread's place among the threads
-  of its group, and `tail` and `end` for depths from `lim` on. The entry at depth d is at
+  of it starts, `lim`, the depths of the row that hold an entry of this thread, `pos`, the
+  thread's place among the threads of its group, and `tail` and `end` for depths from `lim`
+  on. The entry at depth d is at
 
-      d < lim:  a = table[row + d] + pos     valid when a < table[row + d + 1]
+      d < lim:  a = table[row + d] + pos     always valid
       d >= lim: a = tail + d                 valid when a < end
 
   (with `lim` 0, `tail` and `end` a thread's first position and the end of its slice:
@@ -24,6 +25,10 @@ writes `heap[a]` when the entry at `depth` is valid; otherwise it writes nothing
 ADSTACK_TOP(heap, table, row, lim, pos, tail, end, depth) -> the value pushed last, the entry
 at depth - 1 (an entry that is not valid reads `heap[0]` instead, so a read after an overflow
 stays in bounds; the launch then fails anyway). Reverse mode only emits TOP at depth >= 1.
+ADSTACK_OWN(table, row, lim, pos) -> the thread's `lim` from its group's: the number of
+depths d < lim whose row holds more than `pos` entries, table[row + d + 1] - table[row + d]
+> pos (a prefix of the depths: the counts fall with d). Pure, so that reverse mode's dead
+code pass drops it with the stack it belongs to.
 """
 
 from __future__ import annotations
@@ -104,13 +109,28 @@ def _pop_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
     return _int64()
 
 
+def _own_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
+    _slice_check(types, "ADSTACK_OWN")
+    return _int64()
+
+
+def own_depths(table: Any, row: int, lim: int, pos: int) -> int:
+    """ADSTACK_OWN: the binary search passes/lower_adstack.py spells in IR."""
+    lo, hi = 0, lim
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if pos < int(table[row + mid + 1]) - int(table[row + mid]):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 def entry(table: Any, row: Any, lim: Any, pos: Any, tail: Any, end: Any, depth: int
           ) -> tuple[int, bool]:
     """(heap position, valid) of the entry at `depth` (the module docstring's rule)."""
     if depth < int(lim):
-        at = int(row) + depth
-        a = int(table[at]) + int(pos)
-        return a, a < int(table[at + 1])
+        return int(table[int(row) + depth]) + int(pos), True
     a = int(tail) + depth
     return a, a < int(end)
 
@@ -140,3 +160,7 @@ defop(Op.ADSTACK_POP, "memory", 1, _pop_rule, lambda rt, attrs, d: np.int64(int(
       doc="depth - 1")
 defop(Op.ADSTACK_TOP, "memory", 8, _top_rule, _top, pure=False,
       doc="heap[entry(depth - 1)]: the value pushed last")
+defop(Op.ADSTACK_OWN, "memory", 4, _own_rule,
+      lambda rt, attrs, table, row, lim, pos: np.int64(own_depths(table, int(row), int(lim),
+                                                                int(pos))),
+      doc="the depths below lim at which the thread ranked pos has an entry in its row")

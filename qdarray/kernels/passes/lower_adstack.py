@@ -3,16 +3,20 @@ code generators never spell them.
 
     ADSTACK_PUSH(heap, table, row, lim, pos, tail, end, overflow, depth, value) -> next
         next = depth + 1
-        if depth < lim:   a = table[row + depth] + pos;  e = table[row + depth + 1]
-                          if a < e: heap[a] = value  else: ATOMIC_MAX(overflow, stack.id, next)
+        if depth < lim:   heap[table[row + depth] + pos] = value
         else:             a = tail + depth
-                          if a < end: heap[a] = value  else: ATOMIC_MAX(...)
+                          if a < end: heap[a] = value  else: ATOMIC_MAX(overflow, stack.id, next)
     ADSTACK_POP(depth) -> depth - 1
     ADSTACK_TOP(heap, table, row, lim, pos, tail, end, depth) -> the entry at depth - 1,
         read through a local set in each branch (heap[0] where the entry is not valid)
+    ADSTACK_OWN(table, row, lim, pos) -> a binary search over the depths of the row:
+        lo, hi = 0, lim; while lo < hi: mid = (lo + hi) // 2
+                                        if pos < table[row+mid+1] - table[row+mid]: lo = mid+1
+                                        else: hi = mid
 
-The table branch reads two table elements; the tail branch none (a thread whose group's row
-is empty, `lim` 0, as on CPUs, only ever takes it). The overflow branch's atomic carries the
+The table branch reads one table element and checks nothing: every depth below a thread's
+`lim` holds an entry of it (ops/adstack.py); the tail branch reads none (a thread whose
+group's row is empty, `lim` 0, as on CPUs, only ever takes it) and checks the capacity. The overflow branch's atomic carries the
 stack's `AdStack` in its attrs: it records a rare failure, so code generators leave it as it
 is (no privatized or block-reduced accumulator, codegen/block_sums.py) and name reverse mode
 when the device lacks 64-bit atomics. Where a thread's entries are (table, row, lim, pos,
@@ -22,10 +26,10 @@ tail, end) is reverse mode's (ad/adstack.py).
 from __future__ import annotations
 
 from ..emit import Emitter, block
-from ..ir import If, Instr, KernelIR, Op, Stmt, Value, instrs
+from ..ir import If, Instr, KernelIR, Op, Stmt, Value, While, instrs
 from .rewrite import Rewriter
 
-_STACK_OPS = frozenset({Op.ADSTACK_PUSH, Op.ADSTACK_POP, Op.ADSTACK_TOP})
+_STACK_OPS = frozenset({Op.ADSTACK_PUSH, Op.ADSTACK_POP, Op.ADSTACK_TOP, Op.ADSTACK_OWN})
 
 
 class _Lower(Rewriter):
@@ -44,20 +48,20 @@ class _Lower(Rewriter):
                 em.emit_into(instr.result, Op.SUB, instr.args[0], one)
             elif instr.op is Op.ADSTACK_TOP:
                 self.top(instr, one)
+            elif instr.op is Op.ADSTACK_OWN:
+                self.own(instr, one)
             else:
                 self.push(instr, one)
         return out
 
     def branches(self, instr: Instr, depth: Value, access: object) -> None:
         """`access(a, valid)` in the table branch and in the tail branch of the entry at
-        `depth` (a Value)."""
+        `depth` (a Value); `valid` is None where the entry is valid whatever the depth."""
         em = self.em
         table, row, lim, pos, tail, end = instr.args[1:7]
         with em.region() as in_table:
             at = em.emit(Op.ADD, row, depth)
-            a = em.emit(Op.ADD, em.emit(Op.LOAD, table, at), pos)
-            e = em.emit(Op.LOAD, table, em.emit(Op.ADD, at, em.i64(1)))
-            access(a, em.emit(Op.LT, a, e))  # type: ignore[operator]
+            access(em.emit(Op.ADD, em.emit(Op.LOAD, table, at), pos), None)  # type: ignore[operator]
         with em.region() as in_tail:
             a = em.emit(Op.ADD, tail, depth)
             access(a, em.emit(Op.LT, a, end))  # type: ignore[operator]
@@ -72,7 +76,10 @@ class _Lower(Rewriter):
         em.emit_into(instr.result, Op.ADD, depth, one)
         result = instr.result
 
-        def write(a: Value, valid: Value) -> None:
+        def write(a: Value, valid: Value | None) -> None:
+            if valid is None:
+                em.emit(Op.STORE, heap, a, value)
+                return
             with em.region() as store:
                 em.emit(Op.STORE, heap, a, value)
             with em.region() as record:
@@ -87,12 +94,37 @@ class _Lower(Rewriter):
         assert instr.result is not None
         out = em.var("top", instr.attrs[0].dtype)
 
-        def read(a: Value, valid: Value) -> None:
-            safe = em.emit(Op.SELECT, valid, a, em.i64(0))
+        def read(a: Value, valid: Value | None) -> None:
+            safe = a if valid is None else em.emit(Op.SELECT, valid, a, em.i64(0))
             em.store_var(out, em.emit(Op.LOAD, heap, safe))
 
         self.branches(instr, em.emit(Op.SUB, instr.args[7], one), read)
         em.emit_into(instr.result, Op.LOAD_VAR, attrs=(out,))
+
+
+    def own(self, instr: Instr, one: Value) -> None:
+        em = self.em
+        table, row, lim, pos = instr.args
+        i64 = instr.args[1].type
+        lo_v, hi_v = em.var("own_lo", i64), em.var("own_hi", i64)
+        em.store_var(lo_v, em.i64(0))
+        em.store_var(hi_v, lim)
+        with em.region() as test:
+            searching = em.emit(Op.LT, em.load_var(lo_v), em.load_var(hi_v))
+        with em.region() as step:
+            mid = em.emit(Op.FLOORDIV, em.emit(Op.ADD, em.load_var(lo_v), em.load_var(hi_v)),
+                          em.i64(2))
+            at = em.emit(Op.ADD, row, mid)
+            count = em.emit(Op.SUB, em.emit(Op.LOAD, table, em.emit(Op.ADD, at, one)),
+                            em.emit(Op.LOAD, table, at))
+            with em.region() as deeper:
+                em.store_var(lo_v, em.emit(Op.ADD, mid, one))
+            with em.region() as shallower:
+                em.store_var(hi_v, mid)
+            em.stmt(If(em.emit(Op.LT, pos, count), block(deeper), block(shallower), instr.loc))
+        em.stmt(While(block(test), searching, block(step), instr.loc))
+        assert instr.result is not None
+        em.emit_into(instr.result, Op.LOAD_VAR, attrs=(lo_v,))
 
 
 def lower_adstack(kernel: KernelIR) -> KernelIR:
