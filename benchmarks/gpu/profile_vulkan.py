@@ -94,11 +94,13 @@ def launches(dev: qd.Device, stream: _stream.Stream) -> None:
         saxpy(a, x, y)
     host = (time.perf_counter() - t0) / n
     stream.finish()
+    waited = stream.wait_seconds
     t0 = time.perf_counter()
     for _ in range(n):
         saxpy(a, x, y)
         stream.finish()
     synced = (time.perf_counter() - t0) / n
+    waited = (stream.wait_seconds - waited) / n
     spin = _stream.SPIN_SECONDS
     _stream.SPIN_SECONDS = 0.0  # waits that block at once, as before the fence polling
     try:
@@ -116,9 +118,11 @@ def launches(dev: qd.Device, stream: _stream.Stream) -> None:
         stream.finish()
     trip = (time.perf_counter() - t0) / n
     report("launch16", f"launch16: {host * 1e6:.1f} us host per launch unsynchronised, "
-           f"{synced * 1e6:.1f} us per launch + finish ({blocking * 1e6:.1f} us with "
+           f"{synced * 1e6:.1f} us per launch + finish (of which {waited * 1e6:.1f} us "
+           f"waiting for the device; {blocking * 1e6:.1f} us with "
            f"waits that do not poll the fence), {trip * 1e6:.1f} us per bare fill + finish",
-           {"host": host, "synced": synced, "synced_blocking": blocking, "round_trip": trip})
+           {"host": host, "synced": synced, "synced_wait": waited,
+            "synced_blocking": blocking, "round_trip": trip})
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(500):
@@ -212,12 +216,14 @@ def compare_cases(dev: qd.Device, stream: _stream.Stream, n: int, saxpy_n: int) 
 
     cases = W.qdarray_cases(W.Problem(saxpy_n=saxpy_n, n=n, device=str(dev)))
     for name, case in cases.items():
-        waits, blocked = stream.waits, stream.blocked
+        case.run()
+        waits, blocked, waited = stream.waits, stream.blocked, stream.wait_seconds
         t = sorted(measure({name: case}, 7, 0.1)[name])[3]
         waits, blocked = stream.waits - waits, stream.blocked - blocked
+        waited = (stream.wait_seconds - waited) / max(waits, 1)
         report(f"compare_{name}", f"compare.py {name}: {t * 1e6:9.1f} us per call; "
-               f"{blocked} of {waits} waits blocked", {"time": t, "waits": waits,
-                                                        "blocked": blocked})
+               f"{waited * 1e6:.1f} us per wait for the device; {blocked} of {waits} waits "
+               "blocked", {"time": t, "waits": waits, "blocked": blocked, "wait": waited})
 
 
 def main() -> None:

@@ -116,3 +116,81 @@ def test_waits_that_poll_the_fence_first_see_every_result(device, monkeypatch, s
     assert s.waits >= waits + 3  # one wait per read at least
     # No poll: every wait blocks; a poll that outlasts the work: none does.
     assert s.blocked - blocked == (s.waits - waits if spin == 0.0 else 0)
+
+
+@qd.kernel
+def sum5(a: qd.Array[qd.float32, 1], b: qd.Array[qd.float32, 1], c: qd.Array[qd.float32, 1],
+         d: qd.Array[qd.float32, 1], out: qd.Array[qd.float32, 1]):
+    for i in range(out.shape[0]):
+        out[i] = a[i] + b[i] + c[i] + d[i]
+
+
+def test_narrow_programs_keep_offsets_and_strides_in_4_bytes(device):
+    # Five arrays: 5 x (offset, shape, stride) of 8 bytes and the loop's 3 slots are 144
+    # bytes, past the 128 bytes of push constants every device has; with the offsets and
+    # strides in 4 bytes the block is 104 and goes in push constants, and it still is right.
+    from qdarray.kernels.codegen.spirv import render_spirv
+    from qdarray.kernels.launch import build_ir, signature
+
+    hs = [np.random.default_rng(k).random(50, dtype=np.float32) for k in range(4)]
+    arrays = [qd.asarray(h, device=device) for h in hs]
+    out = qd.zeros(50, dtype=qd.float32, device=device)
+    ir = build_ir(sum5, signature(sum5, [*arrays, out])[0], debug=False, lower=True)[0]
+    caps = {"max_push": 128, "int64_atomics": True, "float32_atomic_add": False}
+    wide, narrow = render_spirv(ir, caps=caps), render_spirv(ir, caps=caps, narrow=True)
+    assert (wide.block_bytes, wide.push) == (144, False)
+    assert (narrow.block_bytes, narrow.push) == (104, True)
+    assert sorted(narrow.offsets) == list(range(0, 64, 8)) + list(range(64, 104, 4))
+    sum5(*arrays, out)
+    np.testing.assert_array_equal(out.to_device("cpu"), hs[0] + hs[1] + hs[2] + hs[3])
+
+
+def test_a_stride_past_32_bits_runs_the_64_bit_program(device):
+    # A view of one element at a stride of 2**40: its stride does not fit the narrow
+    # program's 4-byte slot, so the launch runs the 64-bit program (once: the written
+    # array's generation moves by one).
+    hx = np.arange(10, dtype=np.float32) + 1
+    x = qd.asarray(hx, device=device)
+    y = qd.zeros(3, dtype=qd.float32, device=device)
+    gen = y._buffer.generation
+    axpy(np.float32(2.0), x[3::2**40], y[:1])
+    np.testing.assert_array_equal(y.to_device("cpu"), [8.0, 0.0, 0.0])
+    assert y._buffer.generation == gen + 1
+    axpy(np.float32(2.0), x[3:9:2], y)  # and the narrow program again after it
+    np.testing.assert_array_equal(y.to_device("cpu"), [16.0, 12.0, 16.0])
+
+
+@qd.kernel
+def blend7(s: qd.float32, a: qd.Array[qd.float32, 1], b: qd.Array[qd.float32, 1],
+           c: qd.Array[qd.float32, 1], d: qd.Array[qd.float32, 1], e: qd.Array[qd.float32, 1],
+           f: qd.Array[qd.float32, 1], out: qd.Array[qd.float32, 1]):
+    for i in range(out.shape[0]):
+        out[i] = out[i] * s + a[i] + b[i] + c[i] + d[i] + e[i] + f[i]
+
+
+def test_parameter_blocks_past_push_constants_are_written_in_the_stream(device):
+    # Seven arrays and a scalar: 140 bytes even narrow, past 128 bytes of push constants
+    # (lavapipe's limit): the block goes in the launcher's own buffer, rewritten in the
+    # stream before each dispatch. Launches queued in one batch each see their own scalar,
+    # and launches on the same arrays write no descriptor set (nothing is allocated).
+    from qdarray.kernels.codegen.spirv import render_spirv
+    from qdarray.kernels.launch import build_ir, signature
+
+    s = _stream.stream(_instance.state(qd.Device(device).index))
+    hs = [np.random.default_rng(k).random(300, dtype=np.float32) for k in range(7)]
+    arrays = [qd.asarray(h, device=device) for h in hs]
+    args = [np.float32(1.0), *arrays[:6], arrays[6]]
+    ir = build_ir(blend7, signature(blend7, args)[0], debug=False, lower=True)[0]
+    prog = render_spirv(ir, caps={"max_push": 128, "int64_atomics": True}, narrow=True)
+    assert (prog.block_bytes, prog.push) == (140, False)
+    blend7(*args)
+    s.finish()
+    want = hs[6] + sum(hs[:6])
+    written = s.descriptors.written
+    submitted = s.submitted
+    for k in range(2, 6):  # recorded into one batch
+        blend7(np.float32(k), *arrays[:6], arrays[6])
+        want = want * np.float32(k) + sum(hs[:6])
+    assert s.submitted == submitted
+    np.testing.assert_allclose(arrays[6].to_device("cpu"), want, rtol=1e-6)
+    assert s.descriptors.written == written

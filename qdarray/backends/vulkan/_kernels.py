@@ -5,9 +5,14 @@ read back the debug error record.
 (`TARGET`, kernels/target.py). Per call it packs the parameter block (array offsets, shapes
 and strides in elements, scalars, each stage's loop bounds; kernels/codegen/spirv.py),
 evaluates the host-computable instructions for the parallel stages' trip counts, and
-records one dispatch per stage on the device's stream, in order. Host NumPy arrays passed
-directly are copied to the device for the launch and back afterwards. In debug mode the error
-record is zeroed before the launch and read after it.
+records one dispatch per stage on the device's stream, in order. The block is push constants
+where it fits the device's limit; a larger one is written into the launcher's own device
+buffer by the stream (vkCmdUpdateBuffer) before each dispatch, so a launch allocates nothing
+and binds the same descriptor set each time. When every buffer is below 2 GiB the narrow
+program runs (32-bit offsets and strides, also in the block: a smaller block fits push
+constants more often); a launch whose offsets or strides do not fit 32 bits runs the 64-bit
+one. Host NumPy arrays passed directly are copied to the device for the launch and back
+afterwards. In debug mode the error record is zeroed before the launch and read after it.
 """
 
 from __future__ import annotations
@@ -71,25 +76,29 @@ def caps_of(st: _instance.DeviceState) -> dict[str, Any]:
 class _Variant:
     """The modules, pipelines and parameter-block layout of one variant of a kernel.
 
-    The block is packed by one `struct.Struct` from a list of slot values: `arrays` and
-    `scalars` say which slots each parameter fills, `loops` which ones a stage's bounds
-    fill."""
+    The block is packed by one `struct.Struct` from a list of slot values in the order of
+    their offsets (codegen/spirv.py, `block_layout`): `arrays` and `scalars` say which slots
+    each parameter fills, `loops` which ones a stage's bounds fill. `narrowed`: whether some
+    slots are 4-byte array offsets or strides (packing a value they cannot hold raises
+    struct.error)."""
 
     def __init__(self, st: _instance.DeviceState, prog: SpirvProgram, kernel: KernelIR) -> None:
         self.program = prog
         self.wide = frozenset(int(name[1:].split("_")[0]) for name, _ in prog.fields
                               if name.endswith("_addr"))
         n_buffers = prog.n_arrays + 2 + (0 if prog.push else 1)
-        block_bytes = 8 * len(prog.fields)
         self.pipelines = [_pipelines.program(st, s.spirv, n_buffers,
-                                             block_bytes if prog.push else 0)
+                                             prog.block_bytes if prog.push else 0)
                           for s in prog.stages]
-        index = {name: k for k, (name, _) in enumerate(prog.fields)}
-        # 8-byte slots; 4-byte values padded after them
-        self.struct = struct.Struct("<" + "".join(
-            _FORMATS[dt] + ("4x" if _FORMATS[dt] in "iIf" else "") for _, dt in prog.fields))
-        self.values: list[Any] = [0.0 if dt.startswith("float") else 0
-                                  for _, dt in prog.fields]
+        order = sorted(range(len(prog.fields)), key=prog.offsets.__getitem__)
+        index = {prog.fields[k][0]: rank for rank, k in enumerate(order)}
+        dtypes = dict(prog.fields)
+        self.struct = struct.Struct("<" + "".join(_FORMATS[prog.fields[k][1]] for k in order))
+        assert self.struct.size == prog.block_bytes  # the layout has no padding
+        self.values: list[Any] = [0.0 if prog.fields[k][1].startswith("float") else 0
+                                  for k in order]
+        self.narrowed = any(name.endswith("_off") and dt == "int32"
+                            for name, dt in prog.fields)
         # (value id, slot of the address or -1, of the offset, of each shape, of each stride)
         self.arrays: list[tuple[int, int, int, list[int], list[int]]] = []
         # (value id, slot, NumPy scalar type of the parameter, Python type of the slot)
@@ -107,11 +116,15 @@ class _Variant:
                     self.scalars.append((p.value.id, index[f"{n}_re"], t._np.type, complex))
                     continue
                 slot = index[n]
-                kind = float if prog.fields[slot][1].startswith("float") else int
+                kind = float if dtypes[n].startswith("float") else int
                 self.scalars.append((p.value.id, slot, t._np.type, kind))
         nest = max((len(stage.loops) for stage in prog.plan.stages), default=0)
         self.loops = [(index[f"qd_b{d}"], index[f"qd_n{d}"]) for d in range(nest)]
         self.total = index["qd_total"]
+
+
+class _Narrow(Exception):
+    """A narrow program's 4-byte slot cannot hold an array's offset or stride."""
 
 
 # Buffers smaller than this have every element offset below 2**31: their kernels compute
@@ -152,6 +165,15 @@ class VulkanLauncher(Launcher):
         # allocations per queued launch until its batch has run).
         self.carry = VkArray.empty(st, (max(self.ncarry, 1),), np.uint64)
         self.err = VkArray.empty(st, (RECORD_LENGTH,), np.int64)
+        self._params: Any = None
+
+    def params(self, nbytes: int) -> Any:
+        """The device buffer of the parameter blocks that do not fit push constants: one per
+        launcher, rewritten before each dispatch in the stream's order (so its descriptor
+        set is written once, and a launch allocates nothing)."""
+        if self._params is None or self._params.size < nbytes:
+            self._params = pool(self.st).alloc(nbytes)
+        return self._params
 
     def variant(self, wide: frozenset[int], narrow: bool) -> _Variant:
         """The modules for arrays `wide` (past the binding range) addressed by address,
@@ -228,9 +250,14 @@ class VulkanLauncher(Launcher):
 
     def __call__(self, args: Sequence[Any]) -> None:
         native = self.pack(args)
-        st = self.st
         key = self._shapes(native)
         v = self.variants.get(key) or self.variant(*key)
+        try:
+            self._launch(args, native, v)
+        except _Narrow:  # an offset or stride past 32 bits: the 64-bit program
+            self._launch(args, native, self.variant(key[0], False))
+
+    def _launch(self, args: Sequence[Any], native: Sequence[Any], v: _Variant) -> None:
         buffers, env, copies = self._arguments(v, native)
         plan = self.plan
         plan.evaluate_host(env)
@@ -241,6 +268,7 @@ class VulkanLauncher(Launcher):
         carried: np.ndarray | None = None
         values = v.values
         bound = [*buffers, carry.alloc, err.alloc]
+        retried = False
         try:
             for stage, pipe in zip(plan.stages, v.pipelines, strict=True):
                 total = 1
@@ -258,20 +286,28 @@ class VulkanLauncher(Launcher):
                 groups = (1, 1, 1)
                 if stage.loops:  # a grid-stride loop: each invocation may run several
                     groups = (min(-(-total // LOCAL), GROUPS), 1, 1)
-                raw = v.struct.pack(*values)
+                try:
+                    raw = v.struct.pack(*values)
+                except struct.error:
+                    # Array slots are the same in every stage: the first one packed fails,
+                    # before anything of this launch is recorded (but a debug record's fill).
+                    if v.narrowed:
+                        retried = True
+                        raise _Narrow from None
+                    raise
                 if v.program.push:
                     pipe.dispatch(groups, bound, raw)
-                else:
-                    params = pool(st).alloc(len(raw), staging=True)
-                    assert params.host is not None
-                    params.host[:len(raw)] = np.frombuffer(raw, np.uint8)
+                else:  # the stream orders the update after the dispatches reading it
+                    params = self.params(len(raw))
+                    self.stream.update(params, 0, raw)
                     pipe.dispatch(groups, [*bound, params], b"")
                 if not stage.loops:
                     carried = None  # a serial stage may have written the carry buffer
             for host, dev in copies:
                 host[...] = dev.to_host()
         finally:
-            bump_generations(args, self.bumps)
+            if not retried:
+                bump_generations(args, self.bumps)
         if self.debug:
             self.check(err.to_host(), native)
 

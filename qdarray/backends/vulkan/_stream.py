@@ -18,7 +18,8 @@ likewise). The poll lasts long enough that a wait which still blocks loses under
 its time to the late wake-up (a reverse launch of a few milliseconds polled for 2 ms, then
 blocked and woke late). A CPU implementation (lavapipe) needs the host's cores for the work
 itself, so there the host blocks at once. `waits` and `blocked` count the waits and those of
-them that blocked (benchmarks/gpu/profile_vulkan.py reports them).
+them that blocked, `wait_seconds` sums their time (benchmarks/gpu/profile_vulkan.py reports
+them).
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ class Stream:
         self.submitted = 0  # batches submitted so far (tests and stats read it)
         self.waits = 0  # waits for a batch, and those that blocked in vkWaitForFences
         self.blocked = 0
+        self.wait_seconds = 0.0  # the host's time in those waits
         barrier = vk.ffi.new("VkMemoryBarrier*")
         barrier.sType = vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER
         barrier.srcAccessMask = (vk.VK_ACCESS_SHADER_WRITE_BIT | vk.VK_ACCESS_TRANSFER_WRITE_BIT
@@ -177,6 +179,16 @@ class Stream:
             vk.lib.vkCmdFillBuffer(cmd, dst.buffer, offset, nbytes, word & 0xFFFFFFFF)
             self._maybe_flush()
 
+    def update(self, dst: Allocation, offset: int, data: bytes) -> None:
+        """Record writing `data` (a multiple of 4 bytes, at most 65,536) at `offset`: the
+        bytes travel in the command buffer itself (vkCmdUpdateBuffer), so nothing is
+        allocated for them."""
+        vk = api()
+        with self.lock:
+            cmd = self.record(dst)
+            vk.lib.vkCmdUpdateBuffer(cmd, dst.buffer, offset, len(data), data)
+            self._maybe_flush()
+
     def _maybe_flush(self) -> None:
         b = self.current
         if b is not None and b.commands >= BATCH_COMMANDS:
@@ -218,8 +230,9 @@ class Stream:
         vk = api()
         lib, dev = vk.lib, self.st.device
         result = _VK_NOT_READY
+        start = time.perf_counter()
         if SPIN_SECONDS > 0 and self.st.kind != "CPU":
-            until = time.perf_counter() + SPIN_SECONDS
+            until = start + SPIN_SECONDS
             result = lib.vkGetFenceStatus(dev, b.fence)
             while result == _VK_NOT_READY and time.perf_counter() < until:
                 result = lib.vkGetFenceStatus(dev, b.fence)
@@ -231,6 +244,7 @@ class Stream:
             result = lib.vkWaitForFences(dev, 1, b.fences, 1, _TIMEOUT_NS)
         if result:
             check_result(result, self.st.label, "waiting for submitted work")
+        self.wait_seconds += time.perf_counter() - start
         lib.vkResetFences(dev, 1, b.fences)
         for p in b.pools:
             lib.vkDestroyDescriptorPool(dev, p, vk.ffi.NULL)

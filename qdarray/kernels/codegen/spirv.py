@@ -8,11 +8,14 @@ instructions recomputed in every stage, values and locals carried between stages
   element type (bool stored as one byte, as in NumPy);
 - binding n: the carry buffer (uint64 slots); binding n+1: the debug error record (int64,
   the CPU target's layout);
-- a parameter block of 8-byte slots (`SpirvProgram.fields`): per array its element offset,
+- a parameter block of slots (`SpirvProgram.fields`): per array its element offset,
   shape and strides (in elements); per scalar its value (bool and 8/16-bit integers as 32
   bits, a complex number as two slots: its real and imaginary parts); then the stage's
-  loop begins and trip counts and its total. It is a push-constant block when it fits the
-  device's limit, else a storage buffer at binding n+2.
+  loop begins and trip counts and its total. The 8-byte slots come first, then the 4-byte
+  ones (`block_layout`); in a `narrow` program an array's offset and strides are 4-byte
+  slots (exact where they matter: see `block_fields`), so the block of a kernel with many
+  arrays still fits push constants. It is a push-constant block when it fits the device's
+  limit, else a storage buffer at binding n+2.
 
 A parallel stage is a grid-stride loop over the flat index space: invocation `x` of a
 one-dimensional dispatch of `groups_x` workgroups of `LOCAL` runs flat indices x,
@@ -56,25 +59,33 @@ class SpirvProgram:
     """The modules of a kernel and the layout of their parameter block."""
 
     stages: list[SpirvStage]
-    fields: list[tuple[str, str]]  # (name, numpy dtype name) of each 8-byte slot
+    fields: list[tuple[str, str]]  # (name, numpy dtype name) of each slot
+    offsets: list[int]  # the byte offset of each slot in the block (`block_layout`)
+    block_bytes: int
     push: bool  # the block is push constants (else a storage buffer at binding n+2)
     n_arrays: int
     plan: Plan
 
 
-def block_fields(kernel: KernelIR, nest: int,
-                 wide: frozenset[int] = frozenset()) -> list[tuple[str, str]]:
-    """The parameter block's slots (see the module docstring)."""
+def block_fields(kernel: KernelIR, nest: int, wide: frozenset[int] = frozenset(),
+                 narrow: bool = False) -> list[tuple[str, str]]:
+    """The parameter block's slots (see the module docstring). With `narrow`, an array's
+    element offset and strides are int32 slots: where a launcher packs one that does not fit
+    it runs the 64-bit program instead (backends/vulkan/_kernels.py), but none that matters
+    can miss: in a buffer below 2 GiB, the offset of an element and the stride of a dimension
+    of two or more elements are below 2**31 (a stride of a dimension of one element is
+    multiplied by index 0 only)."""
     fields: list[tuple[str, str]] = []
     for p in kernel.params:
         t = p.value.type
         n = f"a{p.value.id}"
         if isinstance(t, ArrayType):
+            small = "int32" if narrow and p.value.id not in wide else "int64"
             if p.value.id in wide:
                 fields.append((f"{n}_addr", "uint64"))
-            fields.append((f"{n}_off", "int64"))
+            fields.append((f"{n}_off", small))
             fields += [(f"{n}_n{d}", "int64") for d in range(t.ndim)]
-            fields += [(f"{n}_s{d}", "int64") for d in range(t.ndim)]
+            fields += [(f"{n}_s{d}", small) for d in range(t.ndim)]
         else:
             assert isinstance(t, DType)
             if t.kind == "c":  # a complex scalar: its real and imaginary parts
@@ -86,6 +97,22 @@ def block_fields(kernel: KernelIR, nest: int,
         fields += [(f"qd_b{d}", "int64"), (f"qd_n{d}", "int64")]
     fields.append(("qd_total", "int64"))
     return fields
+
+
+def block_layout(fields: list[tuple[str, str]]) -> tuple[list[int], int]:
+    """(the byte offset of each slot, the block's size): the 8-byte slots in order, then the
+    4-byte ones, each at its natural alignment."""
+    offsets = [0] * len(fields)
+    at = 0
+    for size in (8, 4):
+        for k, (_, dt) in enumerate(fields):
+            if _SLOT_BYTES[dt] == size:
+                offsets[k] = at
+                at += size
+    return offsets, at
+
+
+_SLOT_BYTES = {"int64": 8, "uint64": 8, "float64": 8, "int32": 4, "uint32": 4, "float32": 4}
 
 
 def slot_dtype(t: DType) -> str:
@@ -100,7 +127,7 @@ def slot_dtype(t: DType) -> str:
 def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
                   fields: list[tuple[str, str]], push: bool, caps: dict[str, Any],
                   debug: bool, wide: frozenset[int], narrow: bool) -> bytes:
-    ctx = Ctx(kernel, fields, push, caps, debug, wide)
+    ctx = Ctx(kernel, fields, block_layout(fields)[0], push, caps, debug, wide)
     ctx.narrow = narrow
     ctx.stage_no = k
     ctx.nest = len(stage.loops)
@@ -253,10 +280,11 @@ def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] 
                     "device": "the device"}
     p = plan_stages(kernel)
     nest = max((len(s.loops) for s in p.stages), default=0)
-    fields = block_fields(kernel, nest, wide)
-    push = 8 * len(fields) <= int(caps.get("max_push", 128))
+    fields = block_fields(kernel, nest, wide, narrow)
+    offsets, block_bytes = block_layout(fields)
+    push = block_bytes <= int(caps.get("max_push", 128))
     n_arrays = sum(isinstance(prm.value.type, ArrayType) for prm in kernel.params)
     stages = [SpirvStage(s.name, _stage_module(kernel, p, s, k, fields, push, caps, debug, wide,
                                                narrow), bool(s.loops))
               for k, s in enumerate(p.stages)]
-    return SpirvProgram(stages, fields, push, n_arrays, p)
+    return SpirvProgram(stages, fields, offsets, block_bytes, push, n_arrays, p)

@@ -5,6 +5,7 @@ spirv_ops.py's. The stage's entry code and the program around it are spirv.py's.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..._dtypes import DType
@@ -16,13 +17,16 @@ from .spirv_enums import SC, Cap, Dec
 from .spirv_enums import Op as S
 from .spirv_module import Function, Module
 
+_ARRAY_SLOT = re.compile(r"a\d+_(off|s\d+)$")  # an array's offset or stride slot
+
 
 class Ctx:
     """One stage module under construction: the writer, the current function, the maps from
     IR values and locals to SPIR-V ids, the open loops."""
 
-    def __init__(self, kernel: KernelIR, prog_fields: list[tuple[str, str]], push: bool,
-                 caps: dict[str, Any], debug: bool, wide: frozenset[int]) -> None:
+    def __init__(self, kernel: KernelIR, prog_fields: list[tuple[str, str]],
+                 offsets: list[int], push: bool, caps: dict[str, Any], debug: bool,
+                 wide: frozenset[int]) -> None:
         self.kernel = kernel
         self.wide = wide
         self.narrow = False  # element offsets in 32 bits (every buffer below 2 GiB)
@@ -55,7 +59,7 @@ class Ctx:
         self.carry = self._buffer(self.u64, binding)
         self.err = self._buffer(self.i64, binding + 1)
         types = [self.scalar(_dt(dt)) for _, dt in prog_fields]
-        block = m.t_struct(types, [8 * k for k in range(len(types))], block=True)
+        block = m.t_struct(types, offsets, block=True)
         sc = SC.PushConstant if push else SC.StorageBuffer
         self.block_sc = sc
         self.block = m.variable(m.t_pointer(sc, block), sc)
@@ -64,6 +68,9 @@ class Ctx:
             m.decorate(self.block, Dec.Binding, binding + 2)
         self.field_index = {name: k for k, (name, _) in enumerate(prog_fields)}
         self.field_type = {name: _dt(dt) for name, dt in prog_fields}
+        # Array offsets and strides held in 32 bits (a narrow program: spirv.block_fields).
+        self.narrowed = {name for name, dt in prog_fields
+                         if dt == "int32" and _ARRAY_SLOT.match(name)}
         self.f: Function = m.function(m.t_void(), "main")
 
     # -- types and constants -----------------------------------------------------------------
@@ -128,12 +135,18 @@ class Ctx:
     def val(self, v: Value) -> int:
         return self.vals[v.id]
 
-    def field(self, name: str) -> int:
-        """The value of a parameter-block slot (its slot type)."""
+    def field(self, name: str, bits32: bool = False) -> int:
+        """The value of a parameter-block slot (its slot type; an array's offset or stride
+        as int64, or as int32 with `bits32`: exact modulo 2**32)."""
         t = self.field_type[name]
         pointer = self.f.op(S.AccessChain, self.ptr(self.block_sc, self.scalar(t)), self.block,
                             self.m.const(self.i32, self.field_index[name]))
-        return self.f.load(self.scalar(t), pointer)
+        value = self.f.load(self.scalar(t), pointer)
+        if bits32:
+            return value if name in self.narrowed else self.f.op(S.SConvert, self.i32, value)
+        if name in self.narrowed:
+            return self.f.op(S.SConvert, self.i64, value)
+        return value
 
     def convert(self, x: int, src: DType, dst: DType) -> int:
         """`x` of dtype `src` as dtype `dst` (C casts; bool as 0/1)."""
@@ -146,10 +159,10 @@ class Ctx:
         f, n = self.f, f"a{mem.id}"
         if self.narrow and mem.id not in self.wide:
             # Modulo 2**32 the offset is exact whatever the terms, and it is below 2**31.
-            offset = f.op(S.SConvert, self.i32, self.field(f"{n}_off"))
+            offset = self.field(f"{n}_off", bits32=True)
             for d, i in enumerate(idx):
                 ix = self.convert(self.val(i), _itype(i), _I32)
-                stride = f.op(S.SConvert, self.i32, self.field(f"{n}_s{d}"))
+                stride = self.field(f"{n}_s{d}", bits32=True)
                 offset = f.op(S.IAdd, self.i32, offset, f.op(S.IMul, self.i32, ix, stride))
             return self._pointer(mem, offset)
         offset = self.field(f"{n}_off")
