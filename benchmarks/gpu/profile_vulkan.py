@@ -19,7 +19,8 @@ compare.py and compare_reducer.py time (device times from timestamp queries).
 5. compare.py's own qdarray cases (benchmarks/_workloads.py: launch16, saxpy, fwd, rev,
    fwd+rev, each call synchronised) timed as compare.py times them, with how many of their
    waits for the device blocked in vkWaitForFences instead of seeing the fence signalled
-   while polling it (a blocked wait wakes late on NVIDIA's driver).
+   while polling it (a blocked wait wakes late on NVIDIA's driver), the host's time in those
+   waits, and how many batches replayed a recorded command buffer.
 """
 
 from __future__ import annotations
@@ -218,12 +219,16 @@ def compare_cases(dev: qd.Device, stream: _stream.Stream, n: int, saxpy_n: int) 
     for name, case in cases.items():
         case.run()
         waits, blocked, waited = stream.waits, stream.blocked, stream.wait_seconds
+        submitted, replayed = stream.submitted, stream.replayed
         t = sorted(measure({name: case}, 7, 0.1)[name])[3]
         waits, blocked = stream.waits - waits, stream.blocked - blocked
         waited = (stream.wait_seconds - waited) / max(waits, 1)
+        submitted, replayed = stream.submitted - submitted, stream.replayed - replayed
         report(f"compare_{name}", f"compare.py {name}: {t * 1e6:9.1f} us per call; "
                f"{waited * 1e6:.1f} us per wait for the device; {blocked} of {waits} waits "
-               "blocked", {"time": t, "waits": waits, "blocked": blocked, "wait": waited})
+               f"blocked; {replayed} of {submitted} batches replayed",
+               {"time": t, "waits": waits, "blocked": blocked, "wait": waited,
+                "submitted": submitted, "replayed": replayed})
 
 
 def main() -> None:

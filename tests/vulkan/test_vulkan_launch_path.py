@@ -194,3 +194,77 @@ def test_parameter_blocks_past_push_constants_are_written_in_the_stream(device):
     assert s.submitted == submitted
     np.testing.assert_allclose(arrays[6].to_device("cpu"), want, rtol=1e-6)
     assert s.descriptors.written == written
+
+
+def test_a_batch_submitted_before_replays_its_recording(device):
+    # A launch and a finish, repeated: the second batch holds the same commands as the
+    # first, so the command buffer recorded for the first is submitted again (and runs
+    # again: y accumulates). Other push constants are other commands; the descriptor cache
+    # starting over drops every kept recording (they name its sets).
+    s = _stream.stream(_instance.state(qd.Device(device).index))
+    hx, want, x, y = _arrays(device, 1000, 5)
+    s.finish()
+    replayed, submitted = s.replayed, s.submitted
+    for _ in range(4):
+        axpy(np.float32(2.0), x, y)
+        s.finish()
+        want = np.float32(2.0) * hx + want
+    assert s.submitted - submitted == 4
+    assert s.replayed - replayed == 3
+    np.testing.assert_allclose(y.to_device("cpu"), want, rtol=1e-6)
+    replayed = s.replayed
+    axpy(np.float32(3.0), x, y)
+    s.finish()
+    assert s.replayed == replayed
+    want = np.float32(3.0) * hx + want
+    np.testing.assert_allclose(y.to_device("cpu"), want, rtol=1e-6)
+    assert s.replays
+    s._forget_sets()
+    assert not s.replays
+    axpy(np.float32(2.0), x, y)
+    s.finish()
+    assert s.replayed == replayed
+    np.testing.assert_allclose(y.to_device("cpu"), np.float32(2.0) * hx + want, rtol=1e-6)
+
+
+def test_replayed_reverse_launches_report_overflow_at_their_read(device):
+    # The reverse launch's batch (its stages and the overflow flags' read) replays from the
+    # second call on; gradients stay right, and an overflow is still raised at the read.
+    from qdarray.ad import sizer
+
+    @qd.kernel
+    def walk(x: qd.Array[qd.float32, 1], a: qd.Array[qd.int32, 1], y: qd.Array[qd.float32, 1]):
+        for i in range(x.shape[0]):
+            v = x[i]
+            for _ in range(a[i]):
+                v = v - 0.1 * v * v + 0.01
+            y[0] += v
+
+    s = _stream.stream(_instance.state(qd.Device(device).index))
+    rng = np.random.default_rng(1)
+    hx = rng.random(300, dtype=np.float32)
+    ha = rng.integers(0, 16, 300).astype(np.int32)
+    x = qd.asarray(hx, device=device, requires_grad=True)
+    a = qd.asarray(ha, device=device)
+    y = qd.zeros(1, dtype=qd.float32, device=device, requires_grad=True)
+    y.grad[...] = 1.0
+    d = np.ones(300)
+    v = hx.astype(np.float64)
+    for k in range(16):
+        live = k < ha
+        d = np.where(live, d * (1 - 0.2 * v), d)
+        v = np.where(live, v - 0.1 * v * v + 0.01, v)
+    walk(x, a, y)
+    replayed = s.replayed
+    for n in range(1, 4):
+        walk.grad(x, a, y)
+        np.testing.assert_allclose(x.grad.to_device("cpu"), n * d, rtol=1e-4)
+    assert s.replayed > replayed
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sizer, "_TEST_CAPACITY_OVERRIDE", 2)
+        for _ in range(2):  # the second time replayed, and raised all the same
+            with pytest.raises(qd.ad.AdStackOverflowError, match="capacity 2"):
+                walk.grad(x, a, y)
+    x.grad[...] = 0.0
+    walk.grad(x, a, y)  # no overflow left over from the launches before
+    np.testing.assert_allclose(x.grad.to_device("cpu"), d, rtol=1e-4)

@@ -2,10 +2,11 @@
 
 A `Program` is one SPIR-V compute module with entry point `main`: its storage buffers are
 bindings 0..n-1 of descriptor set 0 (one per array), its scalars and shapes a push-constant
-block of `push_bytes` bytes. `dispatch` records: the descriptor set naming the buffers
-(written once per list of buffers and kept, _descriptors.py), the pipeline, the push
-constants and `vkCmdDispatch`; a set or pipeline already bound in the batch is not bound
-again. Programs are kept per device by the module's hash, so a kernel compiled once is a
+block of `push_bytes` bytes. `dispatch` adds to the stream's batch the descriptor set naming
+the buffers (written once per list of buffers and kept, _descriptors.py), the pipeline, the
+push constants and the workgroup counts; the stream records them (a set or pipeline already
+bound in the batch is not bound again) or replays a recording of the same batch
+(_stream.py). Programs are kept per device by the module's hash, so a kernel compiled once is a
 pipeline once; the driver's own pipeline cache (a `VkPipelineCache` per device) speeds up
 re-creating pipelines the driver has seen.
 """
@@ -68,9 +69,8 @@ class Program:
 
     def dispatch(self, groups: tuple[int, int, int], buffers: list[Allocation | None],
                  push: bytes = b"") -> None:
-        """Record a dispatch of `groups` workgroups over `buffers` (None: an empty array)."""
-        vk = api()
-        ffi, lib = vk.ffi, vk.lib
+        """Add a dispatch of `groups` workgroups over `buffers` (None: an empty array) to
+        the stream's batch."""
         if len(buffers) != self.n_buffers or len(push) != self.push_bytes:
             raise ValueError(f"dispatch got {len(buffers)} buffers and {len(push)} push bytes;"
                              f" the program takes {self.n_buffers} and {self.push_bytes}.")
@@ -80,25 +80,8 @@ class Program:
         s = self.stream
         real = [b if b is not None else _dummy(self.st) for b in buffers]
         with s.lock:
-            cmd = s.record(self, *real)
-            b = s.current
-            assert b is not None
-            if self.n_buffers:
-                dset = s.descriptors.get(real)
-                # A set bound under the same pipeline layout stays bound across pipelines.
-                if dset is not b.dset or b.layout is not self.layout:
-                    lib.vkCmdBindDescriptorSets(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE,
-                                                self.layout, 0, 1, dset, 0, ffi.NULL)
-                    b.dset = dset
-                    b.layout = self.layout
-            if b.pipeline is not self:
-                lib.vkCmdBindPipeline(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, self.pipeline)
-                b.pipeline = self
-            if self.push_bytes:
-                lib.vkCmdPushConstants(cmd, self.layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                                       self.push_bytes, push)
-            lib.vkCmdDispatch(cmd, *groups)
-            s._maybe_flush()
+            dset = s.descriptors.get(real) if self.n_buffers else None
+            s.add(("dispatch", self, dset, push, groups), self, *real)
 
 
 _lock = threading.Lock()

@@ -1,31 +1,42 @@
 """Command recording and submission for one device: batches, barriers, copies, fences and
 timestamp queries.
 
-Work is recorded into the current command buffer (a *batch*); every command after the first
-in a batch is preceded by a memory barrier, so each dispatch or copy sees the writes of the
-ones recorded before it (the order the host issued them in, as on an in-order queue). A batch
-is submitted when the host needs results (`finish`), when a timing is read, or once it holds
-`BATCH_COMMANDS` commands, so long sequences of launches keep the device busy. A submitted
-batch keeps the buffers it uses alive until its fence has signalled; then its command
-buffer and fence are reused. Descriptor sets come from the device's cache
-(_descriptors.py): a launch on buffers seen before binds a set written earlier; descriptor
-pools the cache leaves behind are destroyed once the batches that may use them have run.
-Recording allocates nothing per command: the structures Vulkan calls read are made once per
-stream or batch. Waiting for a batch on a GPU polls its fence for up to `SPIN_SECONDS` before
-blocking in vkWaitForFences, whose wake-up costs tens of microseconds, more than a small
-launch takes, and on NVIDIA's driver about 0.7 ms (CUDA's default synchronisation spins
-likewise). The poll lasts long enough that a wait which still blocks loses under a tenth of
-its time to the late wake-up (a reverse launch of a few milliseconds polled for 2 ms, then
-blocked and woke late). A CPU implementation (lavapipe) needs the host's cores for the work
-itself, so there the host blocks at once. `waits` and `blocked` count the waits and those of
-them that blocked, `wait_seconds` sums their time (benchmarks/gpu/profile_vulkan.py reports
-them).
+Commands are collected into the current *batch* as plain tuples and recorded into a command
+buffer when the batch is submitted; every command after the first in a batch is preceded by
+a memory barrier, so each dispatch or copy sees the writes of the ones before it (the order
+the host issued them in, as on an in-order queue). A batch is submitted when the host needs
+results (`finish`), when a timing is read, or once it holds `BATCH_COMMANDS` commands, so
+long sequences of launches keep the device busy. A submitted batch keeps the buffers it uses
+alive until its fence has signalled; then its command buffer and fence are reused.
+
+A batch of at most `REPLAY_COMMANDS` commands that was submitted before, command for command
+(the same pipelines, descriptor sets, push constants, workgroup counts, buffers and bytes),
+is not recorded again: the command buffer recorded for it is submitted once more, as mature
+runtimes replay recorded command buffers (CUDA graphs, Vulkan's reusable command buffers).
+A launch followed by a synchronisation, repeated, then costs one submission and no
+recording. `REPLAYS` such recordings are kept, the least recently used dropped first; all of
+them when the descriptor cache drops its sets (a recording names them).
+
+Descriptor sets come from the device's cache (_descriptors.py): a launch on buffers seen
+before binds a set written earlier; descriptor pools the cache leaves behind are destroyed
+once the batches that may use them have run. Recording allocates nothing per command: the
+structures Vulkan calls read are made once per stream or command buffer. Waiting for a batch
+on a GPU polls its fence for up to `SPIN_SECONDS` before blocking in vkWaitForFences, whose
+wake-up costs tens of microseconds, more than a small launch takes, and on NVIDIA's driver
+about 0.7 ms (CUDA's default synchronisation spins likewise). The poll lasts long enough
+that a wait which still blocks loses under a tenth of its time to the late wake-up (a
+reverse launch of a few milliseconds polled for 2 ms, then blocked and woke late). A CPU
+implementation (lavapipe) needs the host's cores for the work itself, so there the host
+blocks at once. `waits` and `blocked` count the waits and those of them that blocked,
+`wait_seconds` sums their time, `submitted` and `replayed` count the batches submitted and
+those that replayed a recording (benchmarks/gpu/profile_vulkan.py reports them).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from typing import Any
 
 from ._binding import api, check_result
@@ -34,16 +45,22 @@ from ._instance import DeviceState
 from ._memory import Allocation, pool
 
 BATCH_COMMANDS = 256
+REPLAY_COMMANDS = 16
+REPLAYS = 32
 _TIMEOUT_NS = 600 * 10**9
 _VK_TIMEOUT = 2
 _VK_NOT_READY = 1
 # Seconds a wait for a GPU's batch polls its fence before blocking (module docstring).
 SPIN_SECONDS = 10e-3
 
+# Commands of a batch: ("dispatch", program, descriptor set or None, push bytes, groups),
+# ("copy", src buffer, src offset, dst buffer, dst offset, bytes), ("fill", buffer, offset,
+# bytes, word), ("update", buffer, offset, data), ("timestamp", timer, index).
 
-class Batch:
-    """One command buffer with its fence, the objects it keeps alive and the descriptor
-    pools to destroy once it has run."""
+
+class Recording:
+    """A command buffer with its fence; `key`: the commands recorded in it, when it is kept
+    for replay (`busy`: submitted and not yet waited for)."""
 
     def __init__(self, stream: Stream) -> None:
         vk = api()
@@ -69,13 +86,22 @@ class Batch:
         self.submit.sType = vk.VK_STRUCTURE_TYPE_SUBMIT_INFO
         self.submit.commandBufferCount = 1
         self.submit.pCommandBuffers = self.cmds
-        self.pools: list[Any] = []
+        self.key: tuple[Any, ...] | None = None
+        self.busy = False
+
+
+class Batch:
+    """The commands of one submission, the objects they keep alive and the descriptor pools
+    to destroy once they have run; `recording` once submitted."""
+
+    __slots__ = ("ops", "keep", "pools", "replayable", "recording")
+
+    def __init__(self) -> None:
+        self.ops: list[tuple[Any, ...]] = []
         self.keep: list[Any] = []
-        self.commands = 0
-        # What the last dispatch bound (binding again what is bound records nothing).
-        self.pipeline: Any = None
-        self.dset: Any = None
-        self.layout: Any = None  # the pipeline layout `dset` was bound with
+        self.pools: list[Any] = []
+        self.replayable = True  # no timestamps (a timer's queries are its own)
+        self.recording: Recording | None = None
 
 
 class Stream:
@@ -95,8 +121,10 @@ class Stream:
         self.command_pool = cpool[0]
         self.current: Batch | None = None
         self.in_flight: list[Batch] = []
-        self.idle: list[Batch] = []
+        self.idle: list[Recording] = []  # neither kept for replay nor in flight
+        self.replays: OrderedDict[tuple[Any, ...], Recording] = OrderedDict()
         self.submitted = 0  # batches submitted so far (tests and stats read it)
+        self.replayed = 0  # of them, those that replayed a recording
         self.waits = 0  # waits for a batch, and those that blocked in vkWaitForFences
         self.blocked = 0
         self.wait_seconds = 0.0  # the host's time in those waits
@@ -115,41 +143,54 @@ class Stream:
         self._host_barrier.srcAccessMask = (vk.VK_ACCESS_SHADER_WRITE_BIT
                                             | vk.VK_ACCESS_TRANSFER_WRITE_BIT)
         self._host_barrier.dstAccessMask = vk.VK_ACCESS_HOST_READ_BIT
+        # Not ONE_TIME_SUBMIT: a recording may be submitted again (replayed).
         self._begin = vk.ffi.new("VkCommandBufferBeginInfo*")
         self._begin.sType = vk.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
-        self._begin.flags = vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT
+        self._region = vk.ffi.new("VkBufferCopy*")
         self.descriptors = DescriptorCache(st, self._retire)
         pool(st).on_release.append(self._forget_sets)
 
-    # -- recording ---------------------------------------------------------------------------
+    # -- collecting commands -----------------------------------------------------------------
 
-    def record(self, *keep: Any) -> Any:
-        """The command buffer to record the next command into, after a barrier on the
-        commands recorded before it; `keep` stays alive until the batch has run."""
-        vk = api()
+    def add(self, op: tuple[Any, ...], *keep: Any) -> None:
+        """Append command `op` (see the commands above) to the current batch; `keep` stays
+        alive until the batch has run. Call with the lock held."""
         b = self.current
         if b is None:
-            b = self.idle.pop() if self.idle else Batch(self)
-            # Beginning resets the buffer (its pool has RESET_COMMAND_BUFFER_BIT).
-            result = vk.lib.vkBeginCommandBuffer(b.cmd, self._begin)
-            if result:
-                check_result(result, self.st.label, "beginning a command buffer")
-            b.pipeline = b.dset = b.layout = None
-            self.current = b
-        elif b.commands:
-            vk.lib.vkCmdPipelineBarrier(b.cmd, self._stages, self._stages, 0, 1, self._barrier,
-                                        0, vk.ffi.NULL, 0, vk.ffi.NULL)
-        b.commands += 1
+            b = self.current = Batch()
+        b.ops.append(op)
         b.keep.extend(keep)
-        return b.cmd
+        if len(b.ops) >= BATCH_COMMANDS:
+            self.flush()
+
+    def copy(self, src: Allocation, src_offset: int, dst: Allocation, dst_offset: int,
+             nbytes: int) -> None:
+        """Add a buffer-to-buffer copy."""
+        with self.lock:
+            self.add(("copy", src.buffer, src_offset, dst.buffer, dst_offset, nbytes), src, dst)
+
+    def fill(self, dst: Allocation, offset: int, nbytes: int, word: int) -> None:
+        """Add filling `nbytes` (a multiple of 4) at `offset` with a 32-bit pattern."""
+        with self.lock:
+            self.add(("fill", dst.buffer, offset, nbytes, word & 0xFFFFFFFF), dst)
+
+    def update(self, dst: Allocation, offset: int, data: bytes) -> None:
+        """Add writing `data` (a multiple of 4 bytes, at most 65,536) at `offset`: the bytes
+        travel in the command buffer itself (vkCmdUpdateBuffer), so nothing is allocated
+        for them."""
+        with self.lock:
+            self.add(("update", dst.buffer, offset, bytes(data)), dst)
 
     def _forget_sets(self) -> None:
         with self.lock:
             self.descriptors.clear()
+            self._drop_replays()
 
     def _retire(self, pools: list[Any]) -> None:
-        """Destroy descriptor pools once the work recorded so far has run."""
+        """Destroy descriptor pools once the work collected so far has run (recordings kept
+        for replay may name their sets: they are dropped)."""
         with self.lock:
+            self._drop_replays()
             last = self.current or (self.in_flight[-1] if self.in_flight else None)
             if last is not None:
                 last.pools.extend(pools)
@@ -158,69 +199,108 @@ class Stream:
         for p in pools:
             vk.lib.vkDestroyDescriptorPool(self.st.device, p, vk.ffi.NULL)
 
-    def copy(self, src: Allocation, src_offset: int, dst: Allocation, dst_offset: int,
-             nbytes: int) -> None:
-        """Record a buffer-to-buffer copy."""
-        vk = api()
-        with self.lock:
-            cmd = self.record(src, dst)
-            region = vk.ffi.new("VkBufferCopy*")
-            region.srcOffset = src_offset
-            region.dstOffset = dst_offset
-            region.size = nbytes
-            vk.lib.vkCmdCopyBuffer(cmd, src.buffer, dst.buffer, 1, region)
-            self._maybe_flush()
+    def _drop_replays(self) -> None:
+        for rec in self.replays.values():
+            rec.key = None
+            if not rec.busy:
+                self.idle.append(rec)
+        self.replays.clear()
 
-    def fill(self, dst: Allocation, offset: int, nbytes: int, word: int) -> None:
-        """Record filling `nbytes` (a multiple of 4) at `offset` with a 32-bit pattern."""
-        vk = api()
-        with self.lock:
-            cmd = self.record(dst)
-            vk.lib.vkCmdFillBuffer(cmd, dst.buffer, offset, nbytes, word & 0xFFFFFFFF)
-            self._maybe_flush()
-
-    def update(self, dst: Allocation, offset: int, data: bytes) -> None:
-        """Record writing `data` (a multiple of 4 bytes, at most 65,536) at `offset`: the
-        bytes travel in the command buffer itself (vkCmdUpdateBuffer), so nothing is
-        allocated for them."""
-        vk = api()
-        with self.lock:
-            cmd = self.record(dst)
-            vk.lib.vkCmdUpdateBuffer(cmd, dst.buffer, offset, len(data), data)
-            self._maybe_flush()
-
-    def _maybe_flush(self) -> None:
-        b = self.current
-        if b is not None and b.commands >= BATCH_COMMANDS:
-            self.flush()
-
-    # -- submission --------------------------------------------------------------------------
+    # -- recording and submission ------------------------------------------------------------
 
     def flush(self) -> None:
-        """Submit the current batch (returns at once)."""
+        """Submit the current batch (returns at once): its recording kept for replay when
+        it was submitted before, else newly recorded."""
         vk = api()
         with self.lock:
             b = self.current
             if b is None:
                 return
-            lib = vk.lib
-            lib.vkCmdPipelineBarrier(b.cmd, self._stages, vk.VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
-                                     self._host_barrier, 0, vk.ffi.NULL, 0, vk.ffi.NULL)
-            result = lib.vkEndCommandBuffer(b.cmd)
-            if result:
-                check_result(result, self.st.label, "ending a command buffer")
+            self.current = None
+            key = (tuple(b.ops) if b.replayable and len(b.ops) <= REPLAY_COMMANDS else None)
+            rec = self.replays.get(key) if key is not None else None
+            if rec is not None and not rec.busy:
+                self.replays.move_to_end(key)  # type: ignore[arg-type]
+                self.replayed += 1
+            else:
+                rec = self.idle.pop() if self.idle else Recording(self)
+                self._record(rec, b.ops)
+                if key is not None and key not in self.replays:
+                    self._keep(key, rec)
             with self.st.lock:
-                result = lib.vkQueueSubmit(self.st.queue, 1, b.submit, b.fence)
+                result = vk.lib.vkQueueSubmit(self.st.queue, 1, rec.submit, rec.fence)
             if result:
                 check_result(result, self.st.label, "submitting work")
-            self.current = None
+            rec.busy = True
+            b.recording = rec
             self.in_flight.append(b)
             self.submitted += 1
             while len(self.in_flight) > 4:  # bound the work queued ahead of the host
                 self._wait(self.in_flight.pop(0))
 
+    def _keep(self, key: tuple[Any, ...], rec: Recording) -> None:
+        if len(self.replays) >= REPLAYS:  # drop the least recently used
+            _, old = self.replays.popitem(last=False)
+            old.key = None
+            if not old.busy:
+                self.idle.append(old)
+        rec.key = key
+        self.replays[key] = rec
+
+    def _record(self, rec: Recording, ops: list[tuple[Any, ...]]) -> None:
+        """Record `ops` into `rec`'s command buffer, a barrier between each two and one
+        for the host's reads at the end."""
+        vk = api()
+        lib, ffi, cmd = vk.lib, vk.ffi, rec.cmd
+        result = lib.vkBeginCommandBuffer(cmd, self._begin)  # resets it (RESET_..._BIT)
+        if result:
+            check_result(result, self.st.label, "beginning a command buffer")
+        stages = self._stages
+        pipeline = dset = layout = None  # what is bound (binding again records nothing)
+        for k, op in enumerate(ops):
+            if k:
+                lib.vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, self._barrier, 0, ffi.NULL,
+                                         0, ffi.NULL)
+            kind = op[0]
+            if kind == "dispatch":
+                _, prog, ds, push, groups = op
+                # A set bound under the same pipeline layout stays bound across pipelines.
+                if ds is not None and (ds is not dset or layout is not prog.layout):
+                    lib.vkCmdBindDescriptorSets(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE,
+                                                prog.layout, 0, 1, ds, 0, ffi.NULL)
+                    dset, layout = ds, prog.layout
+                if pipeline is not prog:
+                    lib.vkCmdBindPipeline(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE,
+                                          prog.pipeline)
+                    pipeline = prog
+                if push:
+                    lib.vkCmdPushConstants(cmd, prog.layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                           len(push), push)
+                lib.vkCmdDispatch(cmd, *groups)
+            elif kind == "copy":
+                _, src, src_offset, dst, dst_offset, nbytes = op
+                region = self._region
+                region.srcOffset, region.dstOffset, region.size = src_offset, dst_offset, nbytes
+                lib.vkCmdCopyBuffer(cmd, src, dst, 1, region)
+            elif kind == "fill":
+                lib.vkCmdFillBuffer(cmd, *op[1:])
+            elif kind == "update":
+                _, dst, offset, data = op
+                lib.vkCmdUpdateBuffer(cmd, dst, offset, len(data), data)
+            else:  # "timestamp"
+                _, timer, index = op
+                if index == 0:
+                    lib.vkCmdResetQueryPool(cmd, timer.pool, 0, 2)
+                lib.vkCmdWriteTimestamp(cmd, vk.VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                                        timer.pool, index)
+        lib.vkCmdPipelineBarrier(cmd, stages, vk.VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                                 self._host_barrier, 0, ffi.NULL, 0, ffi.NULL)
+        result = lib.vkEndCommandBuffer(cmd)
+        if result:
+            check_result(result, self.st.label, "ending a command buffer")
+
     def finish(self) -> None:
-        """Submit what is recorded and wait until the device has done all of it."""
+        """Submit what is collected and wait until the device has done all of it."""
         with self.lock:
             self.flush()
             while self.in_flight:
@@ -229,29 +309,32 @@ class Stream:
     def _wait(self, b: Batch) -> None:
         vk = api()
         lib, dev = vk.lib, self.st.device
+        rec = b.recording
+        assert rec is not None
         result = _VK_NOT_READY
         start = time.perf_counter()
         if SPIN_SECONDS > 0 and self.st.kind != "CPU":
             until = start + SPIN_SECONDS
-            result = lib.vkGetFenceStatus(dev, b.fence)
+            result = lib.vkGetFenceStatus(dev, rec.fence)
             while result == _VK_NOT_READY and time.perf_counter() < until:
-                result = lib.vkGetFenceStatus(dev, b.fence)
+                result = lib.vkGetFenceStatus(dev, rec.fence)
         self.waits += 1
         if result == _VK_NOT_READY:
             self.blocked += 1
-            result = lib.vkWaitForFences(dev, 1, b.fences, 1, _TIMEOUT_NS)
+            result = lib.vkWaitForFences(dev, 1, rec.fences, 1, _TIMEOUT_NS)
         while result == _VK_TIMEOUT:  # long work: keep waiting (a lost device says so)
-            result = lib.vkWaitForFences(dev, 1, b.fences, 1, _TIMEOUT_NS)
+            result = lib.vkWaitForFences(dev, 1, rec.fences, 1, _TIMEOUT_NS)
         if result:
             check_result(result, self.st.label, "waiting for submitted work")
         self.wait_seconds += time.perf_counter() - start
-        lib.vkResetFences(dev, 1, b.fences)
+        lib.vkResetFences(dev, 1, rec.fences)
+        rec.busy = False
+        if rec.key is None:
+            self.idle.append(rec)
         for p in b.pools:
             lib.vkDestroyDescriptorPool(dev, p, vk.ffi.NULL)
         b.pools.clear()
         b.keep.clear()
-        b.commands = 0
-        self.idle.append(b)
 
     # -- timing ------------------------------------------------------------------------------
 
@@ -279,13 +362,12 @@ class Timer:
         self.pool = pool[0]
 
     def _write(self, index: int) -> None:
-        vk = api()
-        with self.stream.lock:
-            cmd = self.stream.record(self)  # the pool lives until the batch has run
-            if index == 0:
-                vk.lib.vkCmdResetQueryPool(cmd, self.pool, 0, 2)
-            vk.lib.vkCmdWriteTimestamp(cmd, vk.VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, self.pool,
-                                       index)
+        s = self.stream
+        with s.lock:
+            if s.current is None:
+                s.current = Batch()
+            s.current.replayable = False  # (the queries are this timer's)
+            s.add(("timestamp", self, index), self)  # the pool lives until the batch has run
 
     def start(self) -> None:
         self._write(0)
