@@ -7,8 +7,9 @@ compare.py and compare_reducer.py time (device times from timestamp queries).
 1. A 16-element saxpy launch: host microseconds per launch without synchronising, per
    launch and synchronisation (waits polling the fence first, as by default, and blocking at
    once), and per bare round trip (a 4-byte fill, submitted and waited
-   for); then a profile of synchronised launches, the functions with the most time of their
-   own.
+   for), and per launch and synchronisation with 512 more buffers allocated (each its own
+   device memory); then a profile of synchronised launches, the functions with the most time
+   of their own.
 2. saxpy over --saxpy-n float32: the qdarray kernel with its dispatch capped at 1,024 to
    65,535 workgroups (GROUPS, backends/vulkan/_kernels.py), and the runtime's hand-written
    grid-stride shader (benchmarks/compare_vulkan_runtime.py) for reference.
@@ -83,6 +84,9 @@ def device_time(stream: _stream.Stream, f: Callable[[], Any], repeat: int = 10) 
     return best
 
 
+ALLOCATIONS = 512  # 1 MiB buffers alive during the last launch16 timing
+
+
 def launches(dev: qd.Device, stream: _stream.Stream) -> None:
     x = qd.ones(16, dtype=qd.float32, device=dev)
     y = qd.ones(16, dtype=qd.float32, device=dev)
@@ -124,6 +128,18 @@ def launches(dev: qd.Device, stream: _stream.Stream) -> None:
            f"waits that do not poll the fence), {trip * 1e6:.1f} us per bare fill + finish",
            {"host": host, "synced": synced, "synced_wait": waited,
             "synced_blocking": blocking, "round_trip": trip})
+    # A driver that walks every allocation at each submission would slow down here.
+    from qdarray.backends.vulkan._memory import pool
+
+    extra = [pool(stream.st).alloc(1 << 20) for _ in range(ALLOCATIONS)]
+    t0 = time.perf_counter()
+    for _ in range(n):
+        saxpy(a, x, y)
+        stream.finish()
+    crowded = (time.perf_counter() - t0) / n
+    del extra
+    report("launch16_crowded", f"launch16: {crowded * 1e6:.1f} us per launch + finish with "
+           f"{ALLOCATIONS} more buffers allocated", crowded)
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(500):
