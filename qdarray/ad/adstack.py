@@ -71,10 +71,12 @@ class StackInfo:
 
 
 class Stacks:
-    """The stacks of one reverse kernel, created while it is generated."""
+    """The stacks of one reverse kernel, created while it is generated; `scratch`: the
+    target keeps the stacks of parallel loops in per-worker scratch (`scratch_slice`)."""
 
-    def __init__(self, em: Emitter) -> None:
+    def __init__(self, em: Emitter, scratch: bool = False) -> None:
         self.em = em
+        self.scratch = scratch
         i64 = _dtypes.int64
         self.layout = em.value(ArrayType(i64, 1))
         self.table = em.value(ArrayType(i64, 1))
@@ -138,9 +140,29 @@ class Stacks:
             for s in live:
                 if s.task is not task:
                     continue
-                thread_slice(em, s, self.table, self.rows, thread)
+                if self.scratch and thread is not None:
+                    scratch_slice(em, s)
+                else:
+                    thread_slice(em, s, self.table, self.rows, thread)
                 em.store_var(s.depth, zero)
         return out
+
+
+def scratch_slice(em: Emitter, s: StackInfo) -> None:
+    """Define `s.slice` for a thread of a parallel loop in the scratch layout
+    (kernels/target.py `StackLayout.scratch`): the layout fields are (the stack's first
+    entry in worker 0's region, entries per worker region, capacity, lanes per group), and
+    lane k of worker w keeps its entries contiguous from first + w * region + k * capacity,
+    `capacity` of them (an empty row: the tail rule of every depth)."""
+    first, region, cap, _ = s.fields
+    zero = em.i64(0)
+    base = em.emit(Op.ADD, first, em.emit(Op.MUL, em.emit(Op.WORKER), region))
+    tail = em.emit(Op.ADD, base, em.emit(Op.MUL, em.emit(Op.LANE), cap))
+    em.emit_into(s.slice[0], Op.ADD, zero, zero)
+    em.emit_into(s.slice[1], Op.ADD, zero, zero)
+    em.emit_into(s.slice[2], Op.ADD, zero, zero)
+    em.emit_into(s.slice[3], Op.ADD, tail, zero)
+    em.emit_into(s.slice[4], Op.ADD, tail, cap)
 
 
 def thread_slice(em: Emitter, s: StackInfo, table: Value, rows: Value, thread: Value | None

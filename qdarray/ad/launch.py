@@ -278,7 +278,10 @@ class ReverseLauncher:
         """(the packed layout, the MemoryError message of its heaps) for one sizing."""
         caps, threads = sized
         plan = self.plan
-        uniform = sizer_mod._TEST_CAPACITY_OVERRIDE is not None
+        # scratch: parallel loops' stacks take the largest capacity in each lane, and the
+        # serial code's one thread its capacity: no per-thread capacities needed
+        uniform = (sizer_mod._TEST_CAPACITY_OVERRIDE is not None
+                   or self.target.adstack.scratch)
         per_thread = self.thread_caps.source(flat, args, threads, uniform)
         per_task = dict(enumerate(threads))  # by task index (StackRecord.task)
         try:
@@ -297,10 +300,16 @@ class ReverseLauncher:
             cap = max((c for _, c in stacks), default=0)
             have = ("cannot be allocated" if available is None else
                     f"but the device can give about {available} bytes now")
+            layout = self.target.adstack
+            if layout.scratch and any(s.task is not None for s, _ in stacks):
+                lanes = min(layout.group, n)
+                what = (f"{layout.regions()} workers' scratch, each the capacity of {lanes} "
+                        f"lanes, at most {cap}")
+            else:
+                what = f"the capacities of {n} threads, each at most {cap}"
             return (f"The adstacks of the reverse of kernel '{self.name}' need "
                     f"{size * dtype.itemsize} bytes of {dtype.name} storage: {size} entries "
-                    f"(the capacities of {n} threads, each at most {cap}) x {dtype.itemsize} "
-                    f"bytes over {len(stacks)} stacks, {have}. "
+                    f"({what}) x {dtype.itemsize} bytes over {len(stacks)} stacks, {have}. "
                     "Try launching over fewer threads at a time (split the parallel loop's "
                     "range), fewer iterations of the dynamic loops, or float32 locals instead "
                     "of float64.")
@@ -337,17 +346,20 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | Non
             "compute. Use requires_grad=True when creating the arrays whose gradients you "
             "want (qd.zeros(n, requires_grad=True)).")
     if checkpoint:
-        rev, written = _build_reverse(kernel, specs, debug, set(with_grad), None, True)
+        rev, written = _build_reverse(kernel, specs, debug, set(with_grad), None, True,
+                                      target.adstack.scratch)
         return ReverseLauncher(kernel, plan_of(rev, kernel.__name__), specs, target, debug,
                                written, device, rev, checkpointed=True)
     key = None
     if target.caches_modules:
+        layout = "scratch:" if target.adstack.scratch else ""
         key = entry_key(kernel, specs, target.name, debug,
-                        "reverse:" + ",".join(sorted(with_grad)))
+                        f"reverse:{layout}" + ",".join(sorted(with_grad)))
     stored = load_plan(key, kernel.fn) if key is not None else None
     if stored is not None:
         plan, written, deps = stored
-        build = functools.partial(_build_reverse, kernel, specs, debug, set(with_grad))
+        build = functools.partial(_build_reverse, kernel, specs, debug, set(with_grad),
+                                  scratch=target.adstack.scratch)
         launcher = ReverseLauncher(kernel, plan, specs, target, debug, written, device, build)
         launcher.deps = deps
         if not isinstance(launcher._rev, Reverse):
@@ -356,7 +368,8 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | Non
         # A module the plan names is gone: the transform ran after all; stored again below.
     else:
         recorder = Recorder(kernel.source())
-        rev, written = _build_reverse(kernel, specs, debug, set(with_grad), recorder)
+        rev, written = _build_reverse(kernel, specs, debug, set(with_grad), recorder,
+                                      scratch=target.adstack.scratch)
         launcher = ReverseLauncher(kernel, plan_of(rev, kernel.__name__), specs, target,
                                    debug, written, device, rev)
         launcher.deps = recorder.result()
@@ -368,14 +381,15 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | Non
 
 def _build_reverse(kernel: Any, specs: list[tuple[str, ArgSpec]], debug: bool,
                    with_grad: set[str], recorder: Recorder | None = None,
-                   checkpoint: bool = False) -> tuple[Reverse, tuple[str, ...]]:
+                   checkpoint: bool = False, scratch: bool = False
+                   ) -> tuple[Reverse, tuple[str, ...]]:
     """The transform's result for this signature, and the parameters the forward writes."""
     built = build(kernel.source(), specs, recorder)
     written = dict(built.meta).get("written", ())
     # The forward passes of `pipeline` before its bounds checks (the reverse kernel's own
     # compile adds those for every access); in debug mode resolve_views checks subviews.
     forward = simplify(resolve_views(built, debug=debug))
-    return build_reverse(forward, with_grad, checkpoint), written
+    return build_reverse(forward, with_grad, checkpoint, scratch), written
 
 
 def recorded(launcher: ReverseLauncher) -> ReversePlan:

@@ -14,6 +14,10 @@ thread, or the counting pass's exact count, or every thread the largest capacity
   (`rows`): the entries of one depth of a group are adjacent, and each group's region is the
   sum of its threads' capacities.
 
+On a target whose `StackLayout` is scratch (CPUs), the stacks of parallel loops are not
+packed: each takes `group` x its capacity entries in each worker's region, after the packed
+entries of the serial code's stacks (`scratch_layout`; nothing runs on the device).
+
 So a stack takes the sum of its threads' capacities, not threads x maximum; the table adds
 about 8 bytes per thread (G = 1) or 8 bytes per group per depth below the group's
 second-largest capacity, and 1 byte per thread for the ranks (G > 1). `Packed` holds the
@@ -89,6 +93,7 @@ class _Item:
     tab: int = 0
     total: int = 0
     rows_total: int = 0
+    scratch: bool = False  # in per-worker scratch (module docstring)
 
     @property
     def ng(self) -> int:
@@ -103,7 +108,11 @@ class Packer:
 
     def __init__(self, target: KernelTarget, device: Any) -> None:
         group = target.adstack.group
-        if group != 1 and (group % PER_WORD or group > 1 << 8):
+        self.scratch = target.adstack.scratch
+        if self.scratch and not 1 <= group <= 1 << 8:
+            raise ValueError(f"Kernel target '{target.name}' runs {group} threads together "
+                             "per worker; a scratch StackLayout.group is 1 to 256.")
+        if not self.scratch and group != 1 and (group % PER_WORD or group > 1 << 8):
             raise ValueError(f"Kernel target '{target.name}' groups adstacks by {group} "
                              f"threads; a group is 1 thread or a multiple of {PER_WORD} up "
                              "to 256. Use such a StackLayout.group.")
@@ -162,8 +171,14 @@ class Packer:
             n = 1 if serial else threads[s.task]
             items.append(_Item(k, s.id, s.desc.dtype, n, 1 if serial else self.group))
         for it in items:
-            if it.n == 1 and it.group > 1:
+            it.scratch = self.scratch and stacks[it.k].task is not None
+            if it.scratch:
+                it.group = min(it.group, it.n)
+            elif it.n == 1 and it.group > 1:
                 it.group = 1
+        n_items = len(items)
+        scratch = [it for it in items if it.scratch]
+        items = [it for it in items if not it.scratch]
         grouped = [it for it in items if it.group > 1]
         at = 0
         for it in grouped:
@@ -172,7 +187,7 @@ class Packer:
             at = it.pws + it.ng * (it.group // PER_WORD)
         rows_len = at
         rows = self.empty(at)
-        totals = self.empty(2 * len(items))
+        totals = self.empty(2 * n_items)
         for it in items:
             got = per_thread(it.k, it.n)
             it.caps, it.caps_at = got if got is not None else (self.filled(it.n, caps[it.k]), 0)
@@ -194,7 +209,7 @@ class Packer:
             at += it.rows_total if it.group > 1 else it.n + 1
         table = self.empty(at)
         cursor: dict[Any, int] = {}
-        entries = [0] * len(items)
+        entries = [0] * n_items
         for it in grouped:
             region = cursor.get(it.dtype, 0)
             if it.ng:
@@ -215,8 +230,33 @@ class Packer:
         for it in items:
             layout[LAYOUT_FIELDS * it.sid:LAYOUT_FIELDS * (it.sid + 1)] = (
                 it.tab, it.rws, it.pws, it.group)
+        if scratch:
+            self.scratch_layout(scratch, caps, cursor, entries, layout)
         return Packed(self.buffers.upload(layout), table, rows, cursor, entries,
                       8 * (at + rows_len))
+
+    def scratch_layout(self, items: list[_Item], caps: list[int], cursor: dict[Any, int],
+                       entries: list[int], layout: np.ndarray) -> None:
+        """Place the per-worker regions of the scratch stacks `items` after `cursor` (the
+        packed entries of each dtype), and fill their layout fields (first entry in worker
+        0's region, entries per region, capacity, lanes per group; ad/adstack.py
+        `scratch_slice`)."""
+        workers = self.target.adstack.regions()
+        region: dict[Any, int] = {}
+        for it in items:
+            at = region.get(it.dtype, 0)
+            region[it.dtype] = at + it.group * caps[it.k]
+            it.tab = at  # (the offset within the region, until the regions are placed)
+        for dtype, size in region.items():
+            if workers * size >= BIG:
+                raise TooLarge(f"scratch of {dtype}")
+        for it in items:
+            base = cursor.get(it.dtype, 0)
+            layout[LAYOUT_FIELDS * it.sid:LAYOUT_FIELDS * (it.sid + 1)] = (
+                base + it.tab, region[it.dtype], caps[it.k], it.group)
+            entries[it.k] = workers * it.group * caps[it.k]
+        for dtype, size in region.items():
+            cursor[dtype] = cursor.get(dtype, 0) + workers * size
 
     @staticmethod
     def check(it: _Item) -> None:

@@ -4,8 +4,9 @@
 segments, activity, keep cross-segment values in locals, generate the forward and reverse
 sweeps, factor the incoming adjoints out of adjoint expressions (`factor.py`), merge
 repeated pure instructions (`cse.py`), remove dead code and unused adstacks, and derive the
-stacks' size expressions. The result is independent of the target; the launcher
-(`ad/launch.py`) compiles it like any kernel.
+stacks' size expressions. The result depends on the target only through where its stacks
+live (`StackLayout.scratch`: per-worker scratch or packed); the launcher (`ad/launch.py`)
+compiles it like any kernel.
 """
 
 from __future__ import annotations
@@ -161,11 +162,13 @@ def counting_kernel(forward: KernelIR, gen: Gen, live: list[StackInfo], dead: se
     return KernelIR(f"{forward.name}_count", params, cleaned, forward.loc, ())
 
 
-def build_reverse(ir: KernelIR, with_grad: set[str], checkpoint: bool = False) -> Reverse:
+def build_reverse(ir: KernelIR, with_grad: set[str], checkpoint: bool = False,
+                  scratch: bool = False) -> Reverse:
     """The reverse of `ir` (a forward kernel after `simplify`) for the parameters named in
     `with_grad` (arrays whose gradients exist); raises AutodiffError when it cannot be
     differentiated. `checkpoint`: its dynamic loops keep every k-th state and run the rest
-    again (ad/checkpoint.py), k its `@checkpoint` argument."""
+    again (ad/checkpoint.py), k its `@checkpoint` argument. `scratch`: the stacks of parallel
+    loops in per-worker scratch (the target's `StackLayout.scratch`), else packed."""
     em = Emitter.after(ir)
     lowered = lower_exits(ir, em)
     st = Structure(lowered)
@@ -177,7 +180,7 @@ def build_reverse(ir: KernelIR, with_grad: set[str], checkpoint: bool = False) -
     act = analyze(forward, set(grads))
     grad_values = {pid: em.value(v.type) for pid, v in grads.items()}
     names = {p.value.id: p.name for p in forward.params}
-    gen = Gen(forward, st, act, em, grad_values, names, checkpoint)
+    gen = Gen(forward, st, act, em, grad_values, names, checkpoint, scratch)
     body = gen.run()
     seed_vars = {v.id for v in gen.adj_vars.values()} | {v.id for v, _ in gen.outer_adj.values()}
     seed_arrays = {v.id for v in grad_values.values()}

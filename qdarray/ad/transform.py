@@ -85,15 +85,15 @@ class Gen:
     """Generates one reverse kernel (see the module docstring)."""
 
     def __init__(self, kernel: KernelIR, st: Structure, act: Activity, em: Emitter,
-                 grads: dict[int, Value], names: dict[int, str], checkpoint: bool = False
-                 ) -> None:
+                 grads: dict[int, Value], names: dict[int, str], checkpoint: bool = False,
+                 scratch: bool = False) -> None:
         self.kernel = kernel
         self.st = st
         self.act = act
         self.em = em
         self.grads = grads
         self.names = names
-        self.stacks = Stacks(em)
+        self.stacks = Stacks(em, scratch)
         self.var_stacks: dict[tuple[int, int], StackInfo] = {}
         self.header_stacks: dict[tuple[int, str], StackInfo] = {}
         self.captured: dict[int, dict[int, Value]] = {}

@@ -11,7 +11,8 @@ Parallel loops run in SIMD lanes (kernels/codegen/numba_lanes.py): groups of `la
 consecutive threads, 16 lanes per vector where numba compiles for AVX-512 and 8 elsewhere,
 `VECTORS` vectors per group (in flight together, which hides the latency of each
 dependent step); QDARRAY_CPU_LANES=0 turns them off. `SCALAR` is the same target thread by
-thread.
+thread. Reverse kernels keep their adstacks in per-worker scratch (`StackLayout.scratch`):
+one region per worker of numba's pool, of lane-group width x capacity entries per stack.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ..kernels.codegen.numba_cpu import render_numba_cpu
 from ..kernels.error_record import LENGTH as RECORD_LENGTH
 from ..kernels.ir import KernelIR
 from ..kernels.launch import bump_generations
-from ..kernels.target import DeviceKernels, Launcher, ReductionLayout
+from ..kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
 
 # Launches whose parallel loops have fewer iterations than this run serially (no threads).
 PARALLEL_MIN = 32768
@@ -97,6 +98,12 @@ class NumbaLauncher(Launcher):
             bump_generations(args, self.bumps)
 
 
+def host_workers() -> int:
+    """The worker threads of numba's pool (every `numba.get_thread_id()` is below it)."""
+    config: Any = numba.config
+    return int(config.NUMBA_NUM_THREADS)
+
+
 class CpuKernels(DeviceKernels):
     """The kernel target of the CPU device (module docstring); `lanes`: threads per lane
     group, None for thread by thread, "auto" for `lane_width()`."""
@@ -110,6 +117,8 @@ class CpuKernels(DeviceKernels):
         default = lane_width("auto")
         self.name = ("numba_cpu" if self.lanes == default else
                      f"numba_cpu_lanes{self.lanes}" if self.lanes else "numba_cpu_scalar")
+        # adstacks in per-worker scratch, one region per lane group (kernels/target.py)
+        self.adstack = StackLayout(group=self.lanes or 1, scratch=True, workers=host_workers)
 
     def render(self, kernel: KernelIR, *, debug: bool, device: Any) -> str:
         return render_numba_cpu(kernel, debug=debug, lanes=self.lanes)

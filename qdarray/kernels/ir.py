@@ -124,6 +124,8 @@ class Op(Enum):
     ADSTACK_POP = auto()
     ADSTACK_TOP = auto()
     ADSTACK_OWN = auto()
+    WORKER = auto()
+    LANE = auto()
 
     # -- structured control flow (the statement nodes below) ------------------------------
     IF = auto()

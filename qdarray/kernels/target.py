@@ -57,26 +57,40 @@ class ReductionLayout:
 class StackLayout:
     """Where reverse mode keeps adstack entries on a target (qdarray/ad/adstack.py).
 
-    The threads of a parallel loop are taken in groups of `group` consecutive threads (flat
+    Packed (`scratch` False): the whole launch's entries live in one heap per dtype. The
+    threads of a parallel loop are taken in groups of `group` consecutive threads (flat
     index t: group t // group, lane t % group). Within a group the entries of one depth are
-    adjacent (depth-major), so a warp, work-group or SIMD register whose threads push at the
-    same depth writes one contiguous run, and one thread's entries are `group` apart; with
-    `group` 1 each thread's stack is one contiguous slice.
+    adjacent (depth-major), so a warp or work-group whose threads push at the same depth
+    writes one contiguous run, and one thread's entries are `group` apart; with `group` 1
+    each thread's stack is one contiguous slice. Each group's region is as large as its
+    threads' own capacities (a prefix sum of them places the regions), and a thread at depth
+    d whose group-mates' stacks are shallower shares no slot with them.
+
+    Scratch (`scratch` True; CPUs): only the threads that the host's workers run at one
+    moment need entries, so each worker thread owns one region of `group` x capacity entries
+    per stack, reused by every thread (or lane group) it runs one after the other: lane k of
+    a group (the kernel's LANE) keeps its entries at `k * capacity` of its worker's (WORKER)
+    region, contiguous. A thread's forward replay and its reverse run back to back, so its
+    entries stay in the core's cache instead of streaming a launch-sized tape through memory.
+    Each lane has its own depth (masked pushes and pops), and a push past the capacity is
+    recorded as in the packed layout. Stacks of a kernel's serial code stay packed.
 
     Attributes:
-        group: threads per group: a GPU's warp or sub-group (coalesced pushes and pops), 1 on
-            CPUs whose threads run one at a time.
-        scratch: False: the whole launch's entries live in one heap per dtype, packed: each
-            group's region is as large as its threads' own capacities (a prefix sum of them
-            places the regions), and a thread at depth d whose group-mates' stacks are
-            shallower shares no slot with them (the entries of one depth stay adjacent).
-            True: each worker thread of the host owns one region of `group` x capacity
-            entries, reused by every group it runs one after the other, with every lane of a
-            group at the same depth (SIMD lanes in lockstep push together).
+        group: packed: threads per group: a GPU's warp or sub-group (coalesced pushes and
+            pops), 1 where threads run one at a time. Scratch: the most threads that run
+            together in the lanes of one worker (the lane group width; 1 without lanes).
+        scratch: the scratch layout (see above) instead of the packed one.
+        workers: scratch: the number of worker threads whose regions a launch allocates
+            (asked at each launch; every WORKER value is below it).
     """
 
     group: int = 1
     scratch: bool = False
+    workers: Callable[[], int] | None = None
+
+    def regions(self) -> int:
+        """Scratch: the worker regions of one launch."""
+        return max(int(self.workers()), 1) if self.workers is not None else 1
 
 
 class Launcher:

@@ -11,6 +11,7 @@ from gradcheck import host
 import qdarray as qd
 from qdarray.ad import adstack, sizer
 from qdarray.ad.adstack import HeapPool
+from qdarray.backends.cpu_kernels import TARGET
 from qdarray.kernels.ir import Op
 from qdarray.kernels.ops import OPS
 from qdarray.kernels.ops.adstack import AdStack
@@ -146,7 +147,15 @@ def test_memory_error_gives_the_formula(grad, monkeypatch):
     with pytest.raises(MemoryError) as info:
         grad.reverse(logistic, x, a, y)
     msg = str(info.value)
-    # packed: each thread its own capacity, 1 + a[i] entries (2 + 10 + 3)
-    assert re.search(r"need 120 bytes of float64 storage: 15 entries \(the capacities of "
-                     r"3 threads, each at most 10\) x 8 bytes over 1 stacks", msg), msg
+    if grad.backend == "interp":
+        # packed: each thread its own capacity, 1 + a[i] entries (2 + 10 + 3)
+        assert re.search(r"need 120 bytes of float64 storage: 15 entries \(the capacities of "
+                         r"3 threads, each at most 10\) x 8 bytes over 1 stacks", msg), msg
+    else:
+        # scratch (CPU): each worker a region of (up to 3) lanes x the capacity 10
+        workers, lanes = TARGET.adstack.regions(), min(TARGET.adstack.group, 3)
+        n = workers * lanes * 10
+        assert re.search(rf"need {8 * n} bytes of float64 storage: {n} entries "
+                         rf"\({workers} workers' scratch, each the capacity of {lanes} "
+                         r"lanes, at most 10\) x 8 bytes over 1 stacks", msg), msg
     assert "Try" in msg

@@ -23,8 +23,10 @@ from qdarray.kernels.target import StackLayout
 
 
 def grouped(base: type, group: int) -> object:
-    """`base`'s target with adstacks in groups of `group` threads."""
-    return type(f"{base.__name__}{group}", (base,), {"adstack": StackLayout(group=group)})()
+    """`base`'s target with packed adstacks in groups of `group` threads."""
+    target = type(f"{base.__name__}{group}", (base,), {})()
+    target.adstack = StackLayout(group=group)  # (the CPU target sets its own per instance)
+    return target
 
 
 TARGETS = {"interp": InterpTarget, "cpu": CpuKernels}

@@ -10,6 +10,7 @@ from gradcheck import host
 import qdarray as qd
 from qdarray.ad import adstack
 from qdarray.ad.launch import prepare_reverse
+from qdarray.backends.cpu_kernels import TARGET
 from qdarray.kernels.interp import INTERP
 
 
@@ -97,10 +98,12 @@ def test_the_memory_guard_gives_the_figures(monkeypatch):
     with pytest.raises(MemoryError) as info:
         long_branch.grad(x, a, y)
     msg = str(info.value)
-    entries = (1 + 3) + (1 + big) + (1 + 7)   # packed: each thread its own capacity
-    need = entries * 8
-    assert (f"need {need} bytes of float64 storage: {entries} entries (the capacities of 3 "
-            f"threads, each at most {big + 1}) x 8 bytes over 1 stacks") in msg
+    # scratch (the CPU's layout): each worker's region holds (up to 3) lanes x the capacity
+    workers, lanes = TARGET.adstack.regions(), min(TARGET.adstack.group, 3)
+    entries = workers * lanes * (big + 1)
+    assert (f"need {entries * 8} bytes of float64 storage: {entries} entries ({workers} "
+            f"workers' scratch, each the capacity of {lanes} lanes, at most {big + 1}) x 8 "
+            "bytes over 1 stacks") in msg
     assert "the device can give about" in msg and "Try" in msg
     for dtype, buf in adstack.POOL.buffers.items():      # nothing that size was allocated
         assert buf.nbytes < need and (dtype not in heaps or buf is heaps[dtype])

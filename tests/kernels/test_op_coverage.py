@@ -16,10 +16,16 @@ BEFORE_CODEGEN: dict[Op, str] = {
     **{op: "adstack ops are lowered to memory ops by passes/lower_adstack.py"
        for op in (Op.ADSTACK_PUSH, Op.ADSTACK_POP, Op.ADSTACK_TOP, Op.ADSTACK_OWN)},
 }
+# Ops of host worker threads, which devices without them never meet.
+HOST_WORKERS: dict[Op, str] = {
+    op: "reverse mode asks for the worker and lane only on targets that keep adstacks in "
+        "per-worker scratch (StackLayout.scratch: the CPU)" for op in (Op.WORKER, Op.LANE)}
 # Ops a target does not implement, with the reason.
 DOCUMENTED_GAPS: dict[str, dict[Op, str]] = {
-    "interp": {}, "numba_cpu": dict(BEFORE_CODEGEN), "numba_cuda": dict(BEFORE_CODEGEN),
-    "numba_cuda (simulator)": dict(BEFORE_CODEGEN), "opencl_c": dict(BEFORE_CODEGEN)}
+    "interp": {}, "numba_cpu": dict(BEFORE_CODEGEN),
+    "numba_cuda": {**BEFORE_CODEGEN, **HOST_WORKERS},
+    "numba_cuda (simulator)": {**BEFORE_CODEGEN, **HOST_WORKERS},
+    "opencl_c": {**BEFORE_CODEGEN, **HOST_WORKERS}}
 # Statements the C walker (codegen/csource.py) writes itself.
 STATEMENTS = {Op.IF, Op.FOR, Op.WHILE, Op.BREAK, Op.CONTINUE}
 

@@ -53,6 +53,8 @@ TABLE: dict[Op, Any] = {**PY_TABLE, **numpy_math()}
 TABLE.update({
     Op.ATOMIC_ADD: _atomic("atomic_add"), Op.ATOMIC_MIN: _atomic("atomic_min"),
     Op.ATOMIC_MAX: _atomic("atomic_max"),
+    # a lane function's LANE is this scalar plus each lane's index (numba_lanes.py)
+    Op.WORKER: "get_thread_id()", Op.LANE: "0",
 })
 
 
@@ -298,7 +300,7 @@ class NumbaCpuEmitter(PySourceEmitter):
             "import numpy as np",
             "from numba import njit, prange",
             "from qdarray.kernels.codegen.numba_cpu_runtime import (atomic_add, atomic_max,",
-            "    atomic_min, fma, ipow, report_index_error, upow)",
+            "    atomic_min, fma, get_thread_id, ipow, report_index_error, upow)",
             "from qdarray.kernels.codegen.numba_lanes_runtime import lane_ops",
             "", f"V = lane_ops({self.width or 1})", ""]
         for k, reasons in self.scalar_reasons.items():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 from llvmlite import ir  # type: ignore[import-untyped]
 from numba import njit, types
@@ -18,6 +19,12 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .. import error_record
+
+# Generated code calls numba's `get_thread_id` (the WORKER op), a symbol of numba's
+# threading layer that numba loads when it compiles such a call; machine code loaded from
+# numba's cache finds the symbol only once the layer is loaded, which this call does.
+get_thread_id: Any = getattr(numba, "get_thread_id")  # noqa: B009 - not in numba's __all__
+get_thread_id()
 
 
 def _element_pointer(context: Any, builder: Any, aryty: Any, ary: Any, idxty: Any,

@@ -29,6 +29,15 @@ ADSTACK_OWN(table, row, lim, pos) -> the thread's `lim` from its group's: the nu
 depths d < lim whose row holds more than `pos` entries, table[row + d + 1] - table[row + d]
 > pos (a prefix of the depths: the counts fall with d). Pure, so that reverse mode's dead
 code pass drops it with the stack it belongs to.
+
+Where a target keeps adstacks in per-worker scratch (`StackLayout.scratch`,
+kernels/target.py), a thread finds its entries from two int64 values of its own:
+WORKER() -> the index of the host worker thread running it (0 in serial code), and
+LANE() -> its lane in the group of consecutive threads that run together in SIMD lanes (0
+where threads run one at a time). Neither is a function of the kernel's data, so they are
+not pure (never folded, merged or moved), but a result nobody uses is removed. Targets
+without host workers (GPUs) do not spell them: reverse mode asks for them only on targets
+whose StackLayout is scratch.
 """
 
 from __future__ import annotations
@@ -164,3 +173,16 @@ defop(Op.ADSTACK_OWN, "memory", 4, _own_rule,
       lambda rt, attrs, table, row, lim, pos: np.int64(own_depths(table, int(row), int(lim),
                                                                 int(pos))),
       doc="the depths below lim at which the thread ranked pos has an entry in its row")
+
+
+def _no_args_int64(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
+    if types:
+        raise TypeError("WORKER and LANE take no arguments")
+    return _int64()
+
+
+defop(Op.WORKER, "memory", 0, _no_args_int64, lambda rt, attrs: np.int64(0), pure=False,
+      doc="the index of the host worker thread running this code (0 in serial code)")
+defop(Op.LANE, "memory", 0, _no_args_int64, lambda rt, attrs: np.int64(0), pure=False,
+      doc="the thread's lane in the group of threads run together in SIMD lanes (0 where "
+          "threads run one at a time)")

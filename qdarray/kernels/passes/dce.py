@@ -16,7 +16,7 @@ from ..ir import Block, For, If, Instr, Op, Stmt, While, operands, walk
 from ..ops import OPS
 
 _REMOVABLE = frozenset(op for op, d in OPS.items() if d.pure) | {
-    Op.LOAD, Op.LOAD_VAR, Op.ADSTACK_TOP}
+    Op.LOAD, Op.LOAD_VAR, Op.ADSTACK_TOP, Op.WORKER, Op.LANE}
 _STACK_OPS = (Op.ADSTACK_PUSH, Op.ADSTACK_POP, Op.ADSTACK_TOP)
 
 

@@ -16,9 +16,10 @@ code generators never spell them.
 
 The table branch reads one table element and checks nothing: every depth below a thread's
 `lim` holds an entry of it (ops/adstack.py); the tail branch reads none (a thread whose
-group's row is empty, `lim` 0, as on CPUs, only ever takes it) and checks the capacity. The overflow branch's atomic carries the
-stack's `AdStack` in its attrs: it records a rare failure, so code generators leave it as it
-is (no privatized or block-reduced accumulator, codegen/block_sums.py) and name reverse mode
+group's row is empty, `lim` 0, as on CPUs, only ever takes it; where `lim` is the constant 0,
+as in the scratch layout, the tail branch is all there is) and checks the capacity. The
+overflow branch's atomic carries the stack's `AdStack` in its attrs: it records a rare
+failure, so code generators leave it as it is (no privatized or block-reduced accumulator, codegen/block_sums.py) and name reverse mode
 when the device lacks 64-bit atomics. Where a thread's entries are (table, row, lim, pos,
 tail, end) is reverse mode's (ad/adstack.py).
 """
@@ -36,6 +37,8 @@ class _Lower(Rewriter):
     def __init__(self, kernel: KernelIR) -> None:
         super().__init__()
         self.em = Emitter.after(kernel)
+        self.zeros = {i.result.id for i in instrs(kernel.body)
+                      if i.op is Op.CONST and i.result is not None and i.attrs[0] == 0}
 
     def instr(self, instr: Instr) -> list[Stmt]:
         if instr.op not in _STACK_OPS:
@@ -59,6 +62,10 @@ class _Lower(Rewriter):
         `depth` (a Value); `valid` is None where the entry is valid whatever the depth."""
         em = self.em
         table, row, lim, pos, tail, end = instr.args[1:7]
+        if lim.id in self.zeros:  # no row: every depth in the tail
+            a = em.emit(Op.ADD, tail, depth)
+            access(a, em.emit(Op.LT, a, end))  # type: ignore[operator]
+            return
         with em.region() as in_table:
             at = em.emit(Op.ADD, row, depth)
             access(em.emit(Op.ADD, em.emit(Op.LOAD, table, at), pos), None)  # type: ignore[operator]

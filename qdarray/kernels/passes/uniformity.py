@@ -151,6 +151,10 @@ class _Walk:
             k = V if i.attrs[0].id in self.varying_vars else U
         elif i.op in _ATOMICS:
             k = V
+        elif i.op is Op.WORKER:
+            k = U  # one worker runs a whole group
+        elif i.op is Op.LANE:
+            k = L
         else:
             k = _result_kind(i, [self.kind(a) for a in i.args])
         if k is not U:
