@@ -1,7 +1,7 @@
 """Adstack memory and checkpointing, measured: packed tapes against the sum of the trip counts,
 and the checkpointed reverse against the stored one.
 
-    python benchmarks/compare_tapes.py [--device cuda:0] [--n N] [--json PATH]
+    python benchmarks/compare_tapes.py [--device cuda:0] [--n N] [--layout packed] [--json PATH]
 
 Kernel: the dynamic-loop kernel (`v = v - 0.1*v*v + 0.01` repeated a[i] times, float32,
 `y[0] += v`: benchmarks/bench_ad.py's `logistic`). Workloads over N threads:
@@ -16,6 +16,9 @@ reports its buffers to it) on the CPU and under numba's CUDA simulator, a CuPy m
 first so that the launch allocates its heaps. It is printed against the bytes of the sum of
 the trip counts (4 bytes per iteration: the goals are at most 1.5x for skewed and 1.2x for
 uniform) and, beside it, threads x the largest trip count x 4 bytes (the unpacked layout).
+The CPU keeps its adstacks in per-worker scratch instead (workers x lane-group width x the
+largest capacity: far below the sum at large N); `--layout packed` measures the packed
+layout there, the one the GPUs use.
 
 Checkpointing: the skewed workload under `qd.ad.set_memory_limit` of 1/8 of its packed tape
 (heaps and tables) gives gradients equal, bit for bit, to the unlimited run; the reverse
@@ -47,6 +50,7 @@ from bench_ad import logistic  # noqa: E402
 import qdarray as qd  # noqa: E402
 from qdarray.ad import adstack  # noqa: E402
 from qdarray.ad.device_buffers import pool_for  # noqa: E402
+from qdarray.kernels.target import StackLayout  # noqa: E402
 
 RESULTS: dict[str, Any] = {}
 
@@ -249,8 +253,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--n", type=int, default=1_000_000, help="threads (default 1e6)")
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--json", help="write the figures there")
+    ap.add_argument("--layout", choices=("device", "packed"), default="device",
+                    help="the device's own adstack layout, or packed (on the CPU)")
     args = ap.parse_args(argv)
-    print(f"qdarray {qd.__version__} on {args.device}; N = {args.n}")
+    target = qd.Device(args.device).backend.target
+    saved = target.adstack
+    if args.layout == "packed" and saved.scratch:
+        target.adstack = StackLayout(group=1)
+    try:
+        return run_all(args)
+    finally:
+        target.adstack = saved
+
+
+def run_all(args: Any) -> dict[str, Any]:
+    layout = "scratch" if qd.Device(args.device).backend.target.adstack.scratch else "packed"
+    print(f"qdarray {qd.__version__} on {args.device}; N = {args.n}; {layout} adstacks")
     RESULTS["device"] = args.device
     for kind in ("skewed", "uniform"):
         RESULTS[f"memory {kind}"] = memory(kind, args.n, args.device)

@@ -28,6 +28,12 @@ thread's `lim` is the number of depths of its group's row that hold an entry of 
 a binary search over the row's counts when the thread starts), so a push or read below it
 takes one table read and no check, and only the tail's accesses are checked.
 
+On a target whose `StackLayout` is scratch (CPUs), the stacks of parallel loops are not
+packed: each worker thread owns a region of G lanes x capacity entries per stack, and
+`scratch_slice` gives lane k of worker w (the WORKER and LANE ops) the contiguous entries
+from first + w * region + k * capacity, with (first, region, capacity, G) as the stack's
+layout fields (an empty row: `lim` 0). The serial code's stacks stay packed.
+
 Depths are locals of the thread. A push whose entry is not valid (beyond the thread's
 capacity) writes nothing and records the depth reached in the `overflow` array, which the
 host checks after the launch.

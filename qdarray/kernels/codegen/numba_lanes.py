@@ -19,7 +19,8 @@ atomics write active lanes only, in lane order (= thread order); a varying local
 value in lanes that do not execute its store. Reverse kernels need nothing of their own:
 their adstacks are lowered to loads, stores and an overflow atomic (passes/lower_adstack.py),
 each lane's depth is a varying local, and its pushes and pops are gathers and scatters at its
-own entries.
+own entries, in its worker's scratch region (WORKER, one value per group; LANE, 0 plus the
+lane's index: ad/adstack.py `scratch_slice`).
 """
 
 from __future__ import annotations
