@@ -20,8 +20,8 @@ group's row is empty, `lim` 0, as on CPUs, only ever takes it; where `lim` is th
 as in the scratch layout, the tail branch is all there is) and checks the capacity. The
 overflow branch's atomic carries the stack's `AdStack` in its attrs: it records a rare
 failure, so code generators leave it as it is (no privatized or block-reduced accumulator,
-codegen/block_sums.py) and name reverse mode when the device lacks 64-bit atomics. Where a thread's entries are (table, row, lim, pos,
-tail, end) is reverse mode's (ad/adstack.py).
+codegen/block_sums.py) and name reverse mode when the device lacks 64-bit atomics. Where a
+thread's entries are (table, row, lim, pos, tail, end) is reverse mode's (ad/adstack.py).
 """
 
 from __future__ import annotations
