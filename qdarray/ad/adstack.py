@@ -224,9 +224,9 @@ def thread_slice(em: Emitter, s: StackInfo, table: Value, rows: Value, thread: V
     em.emit_into(s.slice[3], Op.SUB, first, own)
     end_v = em.var("end", i64)
     em.store_var(end_v, first)
-    with em.region() as own:  # (past the row for the others: read only where it is theirs)
+    with em.region() as own_tail:  # (past the row for the others: read only where theirs)
         em.store_var(end_v, em.emit(Op.LOAD, table, em.emit(Op.ADD, at, one)))
-    em.stmt(If(has_tail, block(own), block([])))
+    em.stmt(If(has_tail, block(own_tail), block([])))
     em.emit_into(s.slice[4], Op.LOAD_VAR, attrs=(end_v,))
 
 
