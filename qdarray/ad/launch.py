@@ -37,11 +37,8 @@ from ..kernels.cache import count
 from ..kernels.debug import _state
 from ..kernels.entries import entry_key
 from ..kernels.env import Recorder, holds
-from ..kernels.frontend import build
-from ..kernels.interp import INTERP
 from ..kernels.ir import KernelIR, Param, Value
 from ..kernels.launch import compile_ir, packer, signature, written_paths
-from ..kernels.passes import resolve_views, simplify
 from ..kernels.target import KernelTarget, target_of
 from ..kernels.types import ArrayType, ViewType
 from . import sizer as sizer_mod
@@ -384,6 +381,11 @@ def _build_reverse(kernel: Any, specs: list[tuple[str, ArgSpec]], debug: bool,
                    checkpoint: bool = False, scratch: bool = False
                    ) -> tuple[Reverse, tuple[str, ...]]:
     """The transform's result for this signature, and the parameters the forward writes."""
+    # The frontend and the passes load with the first transform: a reverse built from a
+    # stored plan (and a process whose kernels all come from the disk cache) imports neither.
+    from ..kernels.frontend import build
+    from ..kernels.passes import resolve_views, simplify
+
     built = build(kernel.source(), specs, recorder)
     written = dict(built.meta).get("written", ())
     # The forward passes of `pipeline` before its bounds checks (the reverse kernel's own
@@ -453,6 +455,8 @@ class GradKernel:
 
     def interpret(self, *args: Any, **kwargs: Any) -> None:
         """Run the reverse through the IR interpreter (the reference semantics)."""
+        from ..kernels.interp import INTERP
+
         k = self.kernel
         if kwargs or len(args) != len(k.param_names):
             args = k._bind(args, kwargs)
@@ -461,6 +465,8 @@ class GradKernel:
     def ir(self, *args: Any) -> Reverse:
         """The reverse kernel's IR for `args` (and what the launcher knows about it), with
         debug-mode checks when debug mode is on."""
+        from ..kernels.interp import INTERP
+
         return prepare_reverse(self.kernel, args, INTERP, _state["debug"]).rev
 
     def __repr__(self) -> str:

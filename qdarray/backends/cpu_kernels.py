@@ -26,7 +26,6 @@ import numpy as np
 from llvmlite import binding as llvm  # type: ignore[import-untyped]
 
 from ..kernels.cache import load_module, module_for_key, module_key
-from ..kernels.codegen.numba_cpu import render_numba_cpu
 from ..kernels.error_record import LENGTH as RECORD_LENGTH
 from ..kernels.ir import KernelIR
 from ..kernels.launch import bump_generations
@@ -121,6 +120,11 @@ class CpuKernels(DeviceKernels):
         self.adstack = StackLayout(group=self.lanes or 1, scratch=True, workers=host_workers)
 
     def render(self, kernel: KernelIR, *, debug: bool, device: Any) -> str:
+        # The code generator (with the op definitions and the lowering passes) loads with
+        # the first compile: a process whose kernels all come from the disk cache never
+        # imports it (a part of its start-up, benchmarks/warm_start.py).
+        from ..kernels.codegen.numba_cpu import render_numba_cpu
+
         return render_numba_cpu(kernel, debug=debug, lanes=self.lanes)
 
     def launcher(self, kernel: KernelIR, packers: list[Any], bumps: list[Any], *,

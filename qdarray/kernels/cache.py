@@ -92,18 +92,53 @@ def code_fingerprint() -> str | None:
     """A hash of qdarray's own source files (computed once per process): part of the key of
     every record derived by qdarray's code, so that changed code never reads a stale one.
     None when the files changed after this process imported qdarray (its code may be older
-    than the files: records are then neither read nor written)."""
+    than the files: records are then neither read nor written).
+
+    Hashing the files costs about as much as the rest of a warm first call's own work, so the
+    hash is kept in the cache directory under a stamp of the files' names, modification
+    times and sizes (what numba's cache checks of a source file): a process whose files carry
+    the same stamp reads it instead (`_hash_sources` when there is none)."""
     if not _fingerprint:
-        h = hashlib.sha256()
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        for path, _, _ in _IMPORTED:
-            h.update(os.path.relpath(path, root).encode())
-            h.update(b"\0")
-            with open(path, "rb") as f:
-                h.update(f.read())
         same = _source_files() == _IMPORTED
-        _fingerprint.append(h.hexdigest()[:32] if same else None)
+        _fingerprint.append(_stored_hash() if same else None)
     return _fingerprint[0]
+
+
+def _stamp() -> str:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    h = hashlib.sha256(root.encode())
+    for path, mtime, size in _IMPORTED:
+        h.update(f"\0{os.path.relpath(path, root)}\0{mtime}\0{size}".encode())
+    return h.hexdigest()[:32]
+
+
+def _hash_sources() -> str:
+    h = hashlib.sha256()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for path, _, _ in _IMPORTED:
+        h.update(os.path.relpath(path, root).encode())
+        h.update(b"\0")
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:32]
+
+
+def _stored_hash() -> str:
+    """`_hash_sources()`, read from the record under the files' stamp when there is one."""
+    name = f"qdarray_sources_{_stamp()}"
+    try:
+        data = read_record(name)
+    except OSError:
+        data = None
+    value = data.get("hash") if isinstance(data, dict) else None
+    if isinstance(value, str) and len(value) == 32:
+        return value
+    value = _hash_sources()
+    try:
+        write_record(name, {"hash": value})
+    except OSError:
+        pass  # an unwritable directory: hashed again by the next process
+    return value
 
 
 def damaged(path: Path | str, why: str) -> None:
