@@ -10,6 +10,8 @@ Example::
 
 from __future__ import annotations
 
+import sys as _sys
+
 from ._version import __version__
 
 __array_api_version__ = "2025.12"
@@ -283,3 +285,9 @@ __all__ += [
 from . import ad  # noqa: E402
 
 __all__ += ["ad"]
+
+# `x.__array_namespace__()` returns this package (the array layer imports nothing above it).
+from ._array import register_namespace as _register_namespace  # noqa: E402
+
+_register_namespace(_sys.modules[__name__])
+del _register_namespace, _sys

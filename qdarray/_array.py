@@ -18,8 +18,34 @@ from ._dtypes import DType
 from ._errors import DeviceUnavailableError
 
 _PY_SCALARS = (bool, int, float, complex)
+# Hooks that the layers above this one register, so that it imports none of them: the
+# namespace `__array_namespace__` returns (the package qdarray registers itself), and how
+# `qd.Array[...]` and `qd.BufferView[...]` make kernel parameter annotations (the kernel
+# compiler registers them, kernels/types.py).
+_NAMESPACE: list[Any] = []
+_ANNOTATIONS: dict[str, Any] = {}
 _BY_NUMPY = _dtypes._BY_NUMPY
 _object_new = object.__new__  # Array.__new__ refuses direct construction
+
+
+def register_namespace(namespace: Any) -> None:
+    """Make `namespace` what `Array.__array_namespace__` returns (the package qdarray does)."""
+    _NAMESPACE[:] = [namespace]
+
+
+def register_annotations(**makers: Any) -> None:
+    """How `qd.Array[...]` and `qd.BufferView[...]` (keywords Array, BufferView) make kernel
+    parameter annotations (the kernel compiler registers them)."""
+    _ANNOTATIONS.update(makers)
+
+
+def annotation(kind: str, params: Any) -> Any:
+    """The kernel parameter annotation `qd.<kind>[params]`."""
+    make = _ANNOTATIONS.get(kind)
+    if make is None:
+        raise TypeError(f"qd.{kind}[...] is a kernel parameter annotation, which the kernel "
+                        "compiler makes: import qdarray (the package) before using it.")
+    return make(params)
 
 
 def _host_operand(self: Array, other: Any, name: str) -> Any:
@@ -145,9 +171,7 @@ class Array:
 
     def __class_getitem__(cls, params: Any) -> Any:
         """`qd.Array[dtype, ndim]` (or `qd.Array[dtype]`): a kernel parameter annotation."""
-        from .kernels.types import array_annotation  # the kernel compiler imports Array
-
-        return array_annotation(params)
+        return annotation("Array", params)
 
     # -- attributes ------------------------------------------------------------------------
 
@@ -240,9 +264,7 @@ class Array:
                 f"Unsupported Array API version {api_version!r}; qdarray implements "
                 f"{', '.join(SUPPORTED_API_VERSIONS)}."
             )
-        import qdarray
-
-        return qdarray
+        return _NAMESPACE[0]
 
     # -- Python protocol -------------------------------------------------------------------
 

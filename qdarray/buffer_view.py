@@ -17,7 +17,7 @@ import operator
 from typing import Any
 
 from . import _autodiff
-from ._array import Array
+from ._array import Array, annotation
 from ._devices import Device
 from ._dtypes import DType
 
@@ -112,9 +112,7 @@ class BufferView:
     def __class_getitem__(cls, params: Any) -> Any:
         """`qd.BufferView[dtype]`: a kernel parameter annotation (plain `qd.BufferView`
         takes the dtype from the argument)."""
-        from .kernels.types import view_annotation  # the kernel compiler imports BufferView
-
-        return view_annotation(params)
+        return annotation("BufferView", params)
 
     @classmethod
     def _make(cls, base: Array, offset: int, size: int, grad_base: Array | None) -> BufferView:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .. import _dtypes
+from .._array import register_annotations
 from .._dtypes import DType
 
 KERNEL_DTYPES: tuple[DType, ...] = _dtypes.BOOLEAN_DTYPES + _dtypes.REAL_NUMERIC_DTYPES
@@ -220,3 +221,8 @@ def view_annotation(params: Any) -> ViewAnnotation:
     if isinstance(params, tuple):
         raise TypeError(f"qd.BufferView[dtype] takes one parameter; got {params!r}.")
     return ViewAnnotation(_annotation_dtype(params, "qd.BufferView[...]"))
+
+
+# `qd.Array[...]` and `qd.BufferView[...]` make their annotations here (the array layer, below
+# the kernel compiler, imports nothing of it).
+register_annotations(Array=array_annotation, BufferView=view_annotation)
