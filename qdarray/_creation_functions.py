@@ -144,7 +144,7 @@ def _filled(fill: str, shape: Any, dtype: Any, device: Any, requires_grad: bool,
 
 
 def _device_kw(device: Device) -> dict[str, Any]:
-    return {} if device.kind == "cpu" else {"device": device}
+    return device.backend.placement(device)
 
 
 def zeros(shape: Any, *, dtype: DType | None = None, device: Any = None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _dtypes
-from ._devices import CPU, KNOWN_KINDS, Device, as_device, get_default_device
+from ._devices import KNOWN_KINDS, Device, as_device, get_default_device
 from ._dtypes import DType
 
 # Kind names accepted by `dtypes(kind=...)`, the vocabulary of the standard's `isdtype`.
@@ -80,10 +80,8 @@ class Info:
     def devices(self) -> tuple[Device, ...]:
         """The devices present, as a tuple (a list before the standard's 2025.12 revision):
         always the CPU, then those of every backend that loads."""
-        found = [CPU]
-        for kind in KNOWN_KINDS:
-            if kind == "cpu":
-                continue
+        found: list[Device] = []
+        for kind in KNOWN_KINDS:  # the CPU first: its backend lists it alone
             try:
                 backend = Device(kind).backend
                 found.extend(backend.devices())

@@ -5,8 +5,9 @@ One backend serves both the array namespace and user kernels on its kind of devi
 - `xp` is a namespace of the standard's functions over the backend's native arrays
   (NumPy through array-api-compat on the CPU, CuPy on CUDA, generated kernels on OpenCL);
   the namespace modules call `x.device.backend.xp.<name>` and wrap the result.
-- storage: `asarray`, `empty`, transfers to the host (`to_host`) and between devices of the
-  kind (`copy_between`), `synchronize`; interchange: `from_dlpack`, `cuda_array_interface`
+- storage: `asarray`, `empty`, `placement` (the keywords of `xp`'s creation functions),
+  transfers to the host (`to_host`) and between devices of the kind (`copy_between`),
+  `synchronize`; interchange: `from_dlpack`, `cuda_array_interface`
   (the DLPack device code of each kind: `backends/__init__.py`);
 - memory figures: `available_bytes` (the adstack memory guard);
 - capabilities: `supports_dtype`, `capabilities`;
@@ -59,6 +60,11 @@ class Backend(Protocol):
 
     def normalize(self, result: Any) -> Any:
         """Turn what an `xp` function returned into a native array (0-d scalars included)."""
+        ...
+
+    def placement(self, device: Any) -> dict[str, Any]:
+        """The keywords `xp`'s creation functions take to make an array on `device`
+        (`{"device": device}`; none on the CPU, whose namespace has one device)."""
         ...
 
     def index_add(self, native: Any, key: tuple[Any, ...], values: Any) -> None:

@@ -58,6 +58,9 @@ class CpuBackend:
     # namespace's hot path pays no Python frame for it.
     normalize = staticmethod(np.asarray)
 
+    def placement(self, device: Device) -> dict[str, Any]:
+        return {}  # NumPy's functions make host arrays
+
     @quiet  # a float64 source can overflow a float32 target: inf, as in arithmetic
     def asarray(self, obj: Any, np_dtype: np.dtype | None, copy: bool | None,
                 device: Device) -> Any:

@@ -49,6 +49,9 @@ class _CudaBase:
     def devices(self) -> list[Device]:
         return [Device(f"cuda:{i}") for i in range(self._count())]
 
+    def placement(self, device: Device) -> dict[str, Any]:
+        return {"device": device}
+
     def check_device(self, device: Device) -> None:
         """Raise a ValueError for an index past the devices present."""
         n = self._count()

@@ -45,6 +45,9 @@ class OpenCLBackend:
             return runtime.has_fp64(self.state(device))
         return True
 
+    def placement(self, device: Device) -> dict[str, Any]:
+        return {"device": device}
+
     def normalize(self, result: Any) -> Any:
         if isinstance(result, ClArray):
             return result

@@ -173,8 +173,8 @@ def _freq(name: str, n: Any, d: Any, dtype: Any, device: Any) -> Array:
         raise TypeError(
             f"Device {target} does not support dtype {dt}; pass dtype=qd.float32."
         )
-    kwargs: dict[str, Any] = {} if target.kind == "cpu" else {"device": target}
-    result = getattr(target.backend.xp.fft, name)(n, d=d, dtype=dt._np, **kwargs)
+    result = getattr(target.backend.xp.fft, name)(n, d=d, dtype=dt._np,
+                                                  **target.backend.placement(target))
     return Array._new(target.backend.normalize(result), target)
 
 

@@ -21,7 +21,8 @@ from qdarray.kernels.target import DeviceKernels, ReductionLayout
 
 
 class StubNamespace:
-    """array-api-compat's NumPy namespace, without the `device=` the namespace passes."""
+    """array-api-compat's NumPy namespace, without the `device=` of a call made elsewhere
+    than through `StubBackend.placement`."""
 
     def __getattr__(self, name: str) -> Any:
         func = getattr(compat_numpy, name)
@@ -72,6 +73,9 @@ class StubBackend:
 
     def normalize(self, result: Any) -> Any:
         return np.asarray(result)
+
+    def placement(self, device: Any) -> dict[str, Any]:
+        return {}  # the namespace makes host arrays, which stand in for the device's
 
     def asarray(self, obj: Any, np_dtype: Any, copy: bool | None, device: Any) -> Any:
         return np.array(obj, dtype=np_dtype, copy=True)

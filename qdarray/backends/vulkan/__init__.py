@@ -72,6 +72,9 @@ class VulkanBackend:
                 f"Device {st.label} does not support dtype {dtype.name}: it reports no "
                 f"{need}. Use a 32-bit dtype, or another device.")
 
+    def placement(self, device: Device) -> dict[str, Any]:
+        return {"device": device}
+
     def normalize(self, result: Any) -> Any:
         if isinstance(result, VkArray):
             return result
