@@ -32,61 +32,10 @@ import numpy as np
 
 from ..ir import Block, Break, For, If, Instr, Op, Stmt, Value, Var, While, instrs
 from ..passes.uniformity import Kind, Uniformity, uniformity
+from .numba_lanes_ops import vector_spelling
 from .pysource import PY_TABLE, PySourceEmitter, const, ctor
 
 U, L = Kind.UNIFORM, Kind.LINEAR
-
-_ARITH = {Op.ADD: "add", Op.SUB: "sub", Op.MUL: "mul"}
-_BITS = {Op.BIT_AND: "band", Op.BIT_OR: "bor", Op.BIT_XOR: "bxor"}
-_CMP = {Op.LT: "lt", Op.LE: "le", Op.GT: "gt", Op.GE: "ge", Op.EQ: "eq", Op.NE: "ne"}
-_FLOAT_UNARY = {Op.SQRT: "sqrt", Op.FLOOR: "floor", Op.CEIL: "ceil", Op.TRUNC: "trunc",
-                Op.ABS: "fabs", Op.ISNAN: "isnan", Op.ISINF: "isinf", Op.ISFINITE: "isfinite"}
-# ops whose scalar code calls a function per lane: run for active lanes only
-_CALLS = frozenset({Op.POW, Op.SIN, Op.COS, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.SINH,
-                    Op.COSH, Op.TANH, Op.ASINH, Op.ACOSH, Op.ATANH, Op.EXP, Op.EXP2,
-                    Op.EXPM1, Op.LOG, Op.LOG2, Op.LOG10, Op.LOG1P, Op.RSQRT, Op.CBRT,
-                    Op.ROUND, Op.ATAN2, Op.HYPOT, Op.FMOD, Op.SIGN, Op.COPYSIGN})
-
-
-def _kind(t: Any) -> str:
-    return str(getattr(t, "kind", ""))
-
-
-def _vector_spelling(e: LaneEmitter, i: Instr) -> str | None:
-    """One intrinsic call for a varying result, or None (then lane by lane)."""
-    r = i.result
-    assert r is not None
-    a = i.args
-    k = _kind(r.type)
-    same = all(_kind(x.type) == _kind(a[0].type) for x in a)
-    if i.op in _ARITH and k in "iuf":
-        return f"V.{_ARITH[i.op]}({e.vec(a[0])}, {e.vec(a[1])})"
-    if i.op is Op.TRUEDIV and k == "f" and _kind(a[0].type) == "f":
-        return f"V.div({e.vec(a[0])}, {e.vec(a[1])})"
-    if i.op is Op.NEG and k in "iuf":
-        return f"V.neg({e.vec(a[0])})"
-    if i.op in _BITS and k in "iub":
-        return f"V.{_BITS[i.op]}({e.vec(a[0])}, {e.vec(a[1])})"
-    if (i.op is Op.BIT_NOT and k in "iu") or (i.op is Op.NOT and k == "b"):
-        return f"V.bnot({e.vec(a[0])})"
-    if i.op in _CMP and same and _kind(a[0].type) in "iufb":
-        return f"V.{_CMP[i.op]}({e.vec(a[0])}, {e.vec(a[1])})"
-    if i.op in _FLOAT_UNARY and _kind(a[0].type) == "f":
-        return f"V.{_FLOAT_UNARY[i.op]}({e.vec(a[0])})"
-    if i.op in (Op.MIN, Op.MAX) and k in ("i", "u") and same:  # exact: either operand on ties
-        x, y = e.vec(a[0]), e.vec(a[1])
-        return f"V.select(V.{'lt' if i.op is Op.MIN else 'gt'}({x}, {y}), {x}, {y})"
-    if i.op is Op.SELECT:
-        return f"V.select({e.vec(a[0])}, {e.vec(a[1])}, {e.vec(a[2])})"
-    if i.op is Op.CAST:
-        src = _kind(a[0].type)
-        if k == "b":
-            zero = const(0, a[0].type)
-            return f"V.ne({e.vec(a[0])}, V.splat({zero}))"
-        if src in "iub" or (src == "f" and k == "f"):
-            return f"V.cast({e.vec(a[0])}, {ctor(r.type)})"
-    return None
-
 
 @dataclass
 class _Scope:
@@ -198,13 +147,18 @@ class LaneEmitter(PySourceEmitter):
             self.block(body)
             return
         scope = self.scopes[-1]
-        saved = self.vmask
         scope.masks.append(mask)
+        self.if_any(mask, body)
+        scope.masks.pop()
+
+    def if_any(self, mask: str, body: Block) -> None:
+        """`body` under the lanes of `mask` (which its stores and atomics write), skipped
+        when it has none."""
+        saved = self.vmask
         self.vmask = mask
         self.line(f"if V.any_({mask}):")
         with self.indent():
             self.block(body)
-        scope.masks.pop()
         self.vmask = saved
 
     def if_(self, s: If) -> None:
@@ -258,14 +212,9 @@ class LaneEmitter(PySourceEmitter):
         return f"V.h{'min' if low else 'max'}(V.select({act}, {self.vec(v)}, V.splat({far})))"
 
     def masked_body(self, body: Block, act: str, cur: str) -> None:
-        saved = self.vmask
-        self.vmask = cur
         self.scopes.append(_Scope(cur, act, True))
-        self.line(f"if V.any_({cur}):")
-        with self.indent():
-            self.block(body)
+        self.if_any(cur, body)
         self.scopes.pop()
-        self.vmask = saved
 
     def while_(self, s: While) -> None:
         if id(s) not in self.u.masked_loops:
@@ -340,7 +289,7 @@ class LaneEmitter(PySourceEmitter):
         elif i.result is None or self.u.uniform(i.result):
             self.scalar_instr(i)
         else:
-            text = _vector_spelling(self, i)
+            text = vector_spelling(self, i)
             if text is not None:
                 self.line(f"{self.val(i.result)} = {text}")
             else:
