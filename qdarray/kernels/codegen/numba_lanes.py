@@ -176,13 +176,7 @@ class LaneEmitter(PySourceEmitter):
 
     def for_(self, s: For) -> None:
         if id(s) not in self.u.masked_loops:
-            t = f"_i{s.index.id}"
-            self.line(f"for {t} in range({self.val(s.begin)}, {self.val(s.end)}):")
-            with self.loop():
-                self.line(f"{self.val(s.index)} = {ctor(s.index.type)}({t})")
-                self.scopes.append(_Scope(self.cur))
-                self.block(s.body)
-                self.scopes.pop()
+            self.uniform_loop(s)
             return
         act, cur = self.fresh("_a"), self.fresh("_c")
         self.line(f"{act} = {self.cur}")
@@ -211,6 +205,14 @@ class LaneEmitter(PySourceEmitter):
         far = const(info.max if low else info.min, v.type)
         return f"V.h{'min' if low else 'max'}(V.select({act}, {self.vec(v)}, V.splat({far})))"
 
+    def uniform_loop(self, s: For | While) -> None:
+        """A loop that every lane here runs alike: the Python walker's own statement
+        (pysource's table), a scope of its own for the exits of its body (the lanes running
+        it are the enclosing ones; the body of a group's loop nest is never parallel)."""
+        self.scopes.append(_Scope(self.cur))
+        PY_TABLE[Op.FOR if isinstance(s, For) else Op.WHILE](self, s)
+        self.scopes.pop()
+
     def masked_body(self, body: Block, act: str, cur: str) -> None:
         self.scopes.append(_Scope(cur, act, True))
         self.if_any(cur, body)
@@ -218,16 +220,7 @@ class LaneEmitter(PySourceEmitter):
 
     def while_(self, s: While) -> None:
         if id(s) not in self.u.masked_loops:
-            self.line("while True:")
-            with self.loop():
-                for stmt in s.cond_body.stmts:
-                    self.stmt(stmt)
-                self.line(f"if not {self.val(s.cond)}:")
-                with self.indent():
-                    self.line("break")
-                self.scopes.append(_Scope(self.cur))
-                self.block(s.body)
-                self.scopes.pop()
+            self.uniform_loop(s)
             return
         act, cur = self.fresh("_a"), self.fresh("_c")
         self.line(f"{act} = {self.cur}")
