@@ -23,7 +23,7 @@ import functools
 import threading
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -46,11 +46,13 @@ from .adstack import check_overflow
 from .checkpoint_launch import Checkpointer, uncountable
 from .device_buffers import DeviceBuffers
 from .packing import Packed, Packer, TooLarge
-from .plan import KernelRecord, ReversePlan, launcher_of, plan_of, record_of
+from .plan import COUNT_SLOTS, KernelRecord, ReversePlan, launcher_of, plan_of, record_of
 from .plan_json import load_plan, store_plan
-from .reverse import COUNT_SLOTS, Reverse, build_reverse
 from .sizer import STATS, Sizer
 from .thread_caps import ThreadCaps
+
+if TYPE_CHECKING:
+    from .reverse import Reverse
 
 _HEAPS_IN_USE = threading.Lock()
 _CACHE: weakref.WeakKeyDictionary[Any, dict[Any, ReverseLauncher]] = weakref.WeakKeyDictionary()
@@ -92,7 +94,9 @@ class ReverseLauncher:
         self.name = kernel.__name__
         self.kernel = kernel
         self.plan = plan
-        self._rev = rev
+        # the transform's result, or the function that builds it (None once it has run)
+        self._rev = None if callable(rev) else rev
+        self._build = rev if callable(rev) else None
         self.specs = specs
         self.target = target
         self.debug = debug
@@ -142,9 +146,10 @@ class ReverseLauncher:
     def rev(self) -> Reverse:
         """The transform's result for this launcher (built now if it was loaded from a
         stored plan)."""
-        if not isinstance(self._rev, Reverse):
-            self._rev = self._rev()[0]
-        return self._rev
+        if self._build is not None:
+            self._rev = self._build()[0]
+            self._build = None
+        return self._rev  # type: ignore[return-value]
 
     def _compile(self, record: KernelRecord | None, which: str, specs: list[ArgSpec],
                  names: list[str], bumps: list[Any]) -> Any:
@@ -359,7 +364,7 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | Non
                                   scratch=target.adstack.scratch)
         launcher = ReverseLauncher(kernel, plan, specs, target, debug, written, device, build)
         launcher.deps = deps
-        if not isinstance(launcher._rev, Reverse):
+        if launcher._build is not None:
             count("reverse_plans_loaded")
             return launcher
         # A module the plan names is gone: the transform ran after all; stored again below.
@@ -381,10 +386,12 @@ def _build_reverse(kernel: Any, specs: list[tuple[str, ArgSpec]], debug: bool,
                    checkpoint: bool = False, scratch: bool = False
                    ) -> tuple[Reverse, tuple[str, ...]]:
     """The transform's result for this signature, and the parameters the forward writes."""
-    # The frontend and the passes load with the first transform: a reverse built from a
-    # stored plan (and a process whose kernels all come from the disk cache) imports neither.
+    # The frontend, the passes and the transform load when it first runs: a reverse built
+    # from a stored plan (in a process whose kernels all come from the disk cache) imports
+    # none of them.
     from ..kernels.frontend import build
     from ..kernels.passes import resolve_views, simplify
+    from .reverse import build_reverse
 
     built = build(kernel.source(), specs, recorder)
     written = dict(built.meta).get("written", ())

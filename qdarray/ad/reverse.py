@@ -27,11 +27,9 @@ from .activity import analyze, trace
 from .adstack import StackInfo
 from .exits import lower_exits
 from .materialize import materialize
+from .plan import COUNT_SLOTS
 from .structure import Node, Structure
 from .transform import Gen, nest_loops
-
-# Slots per stack in the counting kernel's output (see `counting_kernel`).
-COUNT_SLOTS = 1024
 
 
 @dataclass

@@ -24,6 +24,7 @@ from ..kernels.launch import compile_ir
 from ..kernels.target import KernelTarget
 from ..kernels.types import ArrayType
 from .device_buffers import DeviceBuffers
+from .plan import COUNT_SLOTS
 from .reducer import (
     INT64_MAX,
     INT64_MIN,
@@ -34,7 +35,6 @@ from .reducer import (
     chain_over,
     check_axes,
 )
-from .reverse import COUNT_SLOTS
 
 
 class _MapBuilder(_Builder):

@@ -29,7 +29,7 @@ SCRIPT = '''
 import json, sys
 import numpy as np
 import qdarray as qd
-import qdarray.ad.launch as L
+import qdarray.ad.reverse as R  # the transform (reverse mode imports it where it runs it)
 from qdarray.ad import sizer
 from qdarray.kernels import cache
 
@@ -38,11 +38,11 @@ from qdarray.kernels import cache
 cache._fingerprint[:] = ["pinned"]
 
 transforms = []
-_build = L.build_reverse
+_build = R.build_reverse
 def counted(*args):
     transforms.append(1)
     return _build(*args)
-L.build_reverse = counted
+R.build_reverse = counted
 
 @qd.kernel
 def ragged(x: qd.BufferView[qd.float64], a: qd.Array[qd.int32, 1], y: qd.Array[qd.float64, 1]):
