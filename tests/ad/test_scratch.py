@@ -11,8 +11,10 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 from typing import Any
 
+import numba
 import numpy as np
 import pytest
 
@@ -266,3 +268,41 @@ def test_a_new_process_runs_the_cached_reverse(tmp_path):
                              timeout=600, cwd=tmp_path)
         assert out.returncode == 0, out.stderr[-2000:]
         assert out.stdout.strip() == want
+
+
+def test_reverse_launches_from_several_threads_and_pool_sizes():
+    """Python threads launching the same reverse at once on their own data, and launches
+    after numba.set_num_threads changed the pool's active workers (each worker's region
+    is placed by numba's thread index, below NUMBA_NUM_THREADS): every gradient is the
+    chain rule's."""
+    rng = np.random.default_rng(11)
+    cases = [(rng.uniform(0.1, 0.9, PAR).astype(np.float32),
+              rng.integers(0, 12 + 9 * k, PAR).astype(np.int32)) for k in range(3)]
+    got: list[Any] = [None] * len(cases)
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            x, a = cases[k]
+            for _ in range(2):
+                got[k] = gradients(logistic, lambda: (x, a, np.zeros(1, np.float32)), TARGET)
+        except BaseException as e:  # (reported by the main thread)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(cases))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for (x, a), g in zip(cases, got, strict=True):
+        np.testing.assert_allclose(g, logistic_grad(x, a), rtol=3e-4, atol=1e-6)
+    before = numba.get_num_threads()
+    try:
+        for workers in {1, before}:
+            numba.set_num_threads(workers)
+            x, a = cases[workers % len(cases)]
+            g = gradients(logistic, lambda: (x, a, np.zeros(1, np.float32)), TARGET)
+            np.testing.assert_allclose(g, logistic_grad(x, a), rtol=3e-4, atol=1e-6)
+    finally:
+        numba.set_num_threads(before)
