@@ -4,6 +4,8 @@ results that stay right through all of it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -290,3 +292,62 @@ def test_a_narrow_block_in_push_constants_of_a_larger_limit_validates(device, sp
         done = subprocess.run([spirv_val, "--target-env", "vulkan1.2", str(path)],
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
+
+
+def test_barriers_name_only_accesses_their_stages_perform(device):
+    # VUID-vkCmdPipelineBarrier-srcAccessMask-02815 / dstAccessMask-02816: a barrier
+    # between two commands (compute and transfer stages) cannot name the host's writes;
+    # those made between batches are visible to a submission without one.
+    vk = _stream.api()
+    s = _stream.stream(_instance.state(qd.Device(device).index))
+    host = vk.VK_ACCESS_HOST_READ_BIT | vk.VK_ACCESS_HOST_WRITE_BIT
+    assert not s._stages & vk.VK_PIPELINE_STAGE_HOST_BIT
+    assert s._barrier.srcAccessMask & host == 0
+    assert s._barrier.dstAccessMask & host == 0
+    assert s._host_barrier.srcAccessMask & host == 0  # (its destination is the host stage)
+
+
+VALIDATION = Path("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json")
+LAUNCHES = """
+import numpy as np
+import qdarray as qd
+
+@qd.kernel
+def walk(x: qd.Array[qd.float32, 1], a: qd.Array[qd.int32, 1], y: qd.Array[qd.float32, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        for _ in range(a[i]):
+            v = v - 0.1 * v * v + 0.01
+        y[0] += v
+
+for n in (70, 300):
+    x = qd.asarray(np.linspace(0.1, 0.9, n, dtype=np.float32), device=DEVICE,
+                   requires_grad=True)
+    a = qd.asarray(np.arange(n, dtype=np.int32) % 9, device=DEVICE)
+    y = qd.zeros(1, dtype=qd.float32, device=DEVICE, requires_grad=True)
+    for _ in range(3):  # uploads, launches, replays, reverse launches, reads
+        walk(x, a, y)
+        y.grad[...] = 1.0
+        walk.grad(x, a, y)
+        x[1:5] = x[0:4] * 2.0
+    print(float(qd.sum(x.grad)))
+"""
+
+
+@pytest.mark.skipif(not VALIDATION.exists(),
+                    reason="the Khronos validation layer is not installed "
+                           "(apt-get install vulkan-validationlayers)")
+def test_launches_pass_the_validation_layer(device, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "launches.py"
+    script.write_text(f"DEVICE = {device!r}\n" + LAUNCHES)
+    env = dict(os.environ, VK_INSTANCE_LAYERS="VK_LAYER_KHRONOS_validation")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout + done.stderr
+    assert "Validation Error" not in out, out[:3000]
+    assert "VUID" not in out, out[:3000]

@@ -130,8 +130,9 @@ class Stream:
         self.wait_seconds = 0.0  # the host's time in those waits
         barrier = vk.ffi.new("VkMemoryBarrier*")
         barrier.sType = vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER
-        barrier.srcAccessMask = (vk.VK_ACCESS_SHADER_WRITE_BIT | vk.VK_ACCESS_TRANSFER_WRITE_BIT
-                                 | vk.VK_ACCESS_HOST_WRITE_BIT)
+        # (no HOST_WRITE: the host writes mapped memory only between batches, and a submission
+        # makes them visible; the stages here cannot name host access, VUID-...-02815)
+        barrier.srcAccessMask = vk.VK_ACCESS_SHADER_WRITE_BIT | vk.VK_ACCESS_TRANSFER_WRITE_BIT
         barrier.dstAccessMask = (vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT
                                  | vk.VK_ACCESS_TRANSFER_READ_BIT
                                  | vk.VK_ACCESS_TRANSFER_WRITE_BIT)
