@@ -8,6 +8,7 @@ offset. The buffer token is shared by every Array viewing the same memory and co
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -169,6 +170,37 @@ class Array:
             buffer = self._shared = Buffer()
         return buffer
 
+    def _view(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Array:
+        """The view `fn(<this array's native array>, *args, **kwargs)` of this array's memory,
+        as an Array sharing its buffer token (writes through either count for both), with the
+        same view of its gradient companion: a kernel given the view reads and accumulates
+        the gradient of these very elements. Inside a tape, an array the tape computed gets
+        its companion first (`_autodiff.companion`). Every namespace function that returns a
+        view of its argument (slices, .T, reshape, flip, ...) goes through here."""
+        out = Array._new(fn(self._data, *args, **kwargs), self._device, self._buffer)
+        g = self._grad
+        if g is None and self._node is not None:
+            if _autodiff.views_recorded(self):  # no companion: the view is recorded instead
+                return _autodiff.alias_view(self, out, lambda d: fn(d, *args, **kwargs))
+            g = _autodiff.companion(self)
+        if g is not None:
+            try:
+                gdata = fn(g._data, *args, **kwargs)
+            except (ValueError, AttributeError):  # no view of the gradient (reshape(copy=False)
+                # of one laid out otherwise; CuPy raises AttributeError)
+                gdata = None
+            if gdata is None or gdata.shape != out.shape:
+                from ._errors import AutodiffError
+
+                raise AutodiffError(
+                    f"A view of shape {out.shape} of this array cannot carry its gradient: "
+                    f"the gradient companion (strides {g.strides}) is laid out unlike the "
+                    f"array (strides {self.strides}), so the same view of it would be a "
+                    "copy. Use qd.asarray(x, copy=True, requires_grad=True) to start from a "
+                    "contiguous array, or index the array inside the kernel instead.")
+            out._grad = Array._new(gdata, g._device, g._buffer)
+        return out
+
     def __class_getitem__(cls, params: Any) -> Any:
         """`qd.Array[dtype, ndim]` (or `qd.Array[dtype]`): a kernel parameter annotation."""
         return annotation("Array", params)
@@ -221,19 +253,6 @@ class Array:
         if self.ndim < 2:
             raise ValueError(f"x.mT needs at least 2 dimensions; got shape {self.shape}.")
         return self._view(_swapped)
-
-    def _view(self, fn: Any) -> Array:
-        """The view `fn(native)` of this array, with the same view of its gradient companion
-        (see `_manipulation_functions._view`)."""
-        out = Array._new(fn(self._data), self._device, self._buffer)
-        g = self._grad
-        if g is None and self._node is not None:
-            if _autodiff.views_recorded(self):
-                return _autodiff.alias_view(self, out, fn)
-            g = _autodiff.companion(self)
-        if g is not None:
-            out._grad = Array._new(fn(g._data), g._device, g._buffer)
-        return out
 
     @property
     def grad(self) -> Array | None:
@@ -354,9 +373,11 @@ class Array:
             host = self._host()
         else:
             host = self._data
-            # The caller may write through a zero-copy export.
+            # The caller may write through a zero-copy export, or wrap it in another Array.
             self._buffer.generation += 1
         if dtype is None and copy is not True:
+            if host is self._data:
+                _memory.share(host, self._buffer)
             return host
         return np.array(host, dtype=dtype, copy=copy)
 
@@ -584,7 +605,7 @@ class Array:
         """A new Array on the same memory: `x.view()`; on the CPU, `x.view(dtype)` reinterprets
         the bytes as another dtype of the same size (uint32 <-> float32, ...)."""
         if dtype is None:
-            return Array._new(self._data[...], self._device, self._buffer)
+            return self._view(_whole)
         target = _dtypes.normalize_dtype(dtype)
         assert target is not None
         if self._device is not CPU:
@@ -599,6 +620,9 @@ class Array:
                 f"{target.itemsize}-byte ones; only a dtype of the same size is supported. "
                 f"Use x.astype({target}) to convert the values instead."
             )
+        if target is self._dtype:
+            return self._view(_whole)
+        # Other values bit for bit: nothing differentiable relates them to this array's.
         return Array._new(self._data.view(target._np), self._device, self._buffer)
 
     @property
@@ -718,7 +742,18 @@ def _swapped(data: Any) -> Any:
     return data.swapaxes(-1, -2)
 
 
+def _whole(data: Any) -> Any:
+    return data[...]
+
+
 # Operators, indexing and the NumPy protocols call these; they import Array. Bound once, since
 # a function-level import costs about 0.5 us per call.
-from . import _autodiff, _dispatch, _indexing, _numpy_operands, _numpy_protocols  # noqa: E402
+from . import (  # noqa: E402
+    _autodiff,
+    _dispatch,
+    _indexing,
+    _memory,
+    _numpy_operands,
+    _numpy_protocols,
+)
 from . import _elementwise_functions as _elementwise  # noqa: E402

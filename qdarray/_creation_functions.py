@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _autodiff, _dtypes
+from . import _dtypes
 from ._array import Array
 from ._autodiff import TAPES, defvjp, record
 from ._devices import CPU, Device, as_device
@@ -34,7 +34,8 @@ def _with_grad(x: Array, requires_grad: bool) -> Array:
                 f"requires_grad=True needs a floating-point dtype; got {x._dtype}. "
                 "Use dtype=qd.float32 or qd.float64."
             )
-        x._grad = zeros_like(x)
+        if x._grad is None:  # a view of an array with a gradient keeps that one's view
+            x._grad = zeros_like(x)
     return x
 
 
@@ -56,10 +57,13 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: Any = None,
 
         x = qd.asarray([1.0, 2.0], dtype=qd.float32)
     """
-    from ._interchange import as_native
+    from ._interchange import as_array, as_native
+    from ._memory import token_for
 
     target = None if device is None else as_device(device)
-    data, src_device, buffer = as_native(obj)
+    source = as_array(obj)  # the Array `obj` is (or a BufferView's window), else None
+    data, src_device, buffer = (as_native(obj) if source is None else
+                                (source._data, source._device, source._buffer))
     if data is None:
         target = target or as_device(None)
         np_dtype = _native_dtype(dtype, target)
@@ -87,18 +91,19 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: Any = None,
     native = target.backend.asarray(data, np_dtype, copy, target)
     shares = native is data or (copy is not True and np.dtype(native.dtype) == data.dtype
                                 and _shares(native, data))
+    if shares and source is not None and native is source._data:
+        # The same memory: the same buffer token, and the same gradient companion.
+        return _with_grad(source._view(_same), requires_grad)
+    if shares and buffer is None:
+        buffer = token_for(native)  # NumPy memory: one token however often it is wrapped
     result = Array._new(native, target, buffer if shares else None)
-    if type(obj) is Array and not requires_grad:
-        if native is obj._data:
-            # The same memory as obj: the same gradient companion too.
-            if obj._grad is None and obj._node is not None and _autodiff.views_recorded(obj):
-                return _autodiff.alias_view(obj, result, lambda d: d)
-            g = obj._grad if obj._node is None else _autodiff.companion(obj)
-            if g is not None:
-                result._grad = Array._new(g._data, g._device, g._buffer)
-        elif TAPES:
-            return record("asarray", result, (obj,), {"src": obj._device})  # type: ignore[no-any-return]
+    if TAPES and type(obj) is Array and not requires_grad:
+        return record("asarray", result, (obj,), {"src": obj._device})  # type: ignore[no-any-return]
     return _with_grad(result, requires_grad)
+
+
+def _same(data: Any) -> Any:
+    return data
 
 
 def _shares(a: Any, b: Any) -> bool:

@@ -284,37 +284,16 @@ def getitem(x: Array, key: Any) -> Array:
     device = x._device
     fast = _simple_key(x, key)
     if fast is not None:
-        result = Array._new(x._data[fast], device, x._buffer)
-        g = x._grad
-        if g is None and x._node is not None:
-            if _autodiff.views_recorded(x):
-                return _autodiff.alias_view(x, result, lambda d: d[fast])
-            g = _autodiff.companion(x)
-        if g is not None:
-            result._grad = _grad_view(g, fast)
-        return result
+        if x._grad is None and x._node is None:
+            return Array._new(x._data[fast], device, x._buffer)
+        return x._view(operator.getitem, fast)  # x[:16].grad is x.grad[:16]
     native_key, view = normalize_key(x, key)
-    data = x._data[native_key]
     if view:
-        result = Array._new(data, device, x._buffer)
-        g = x._grad
-        if g is None and x._node is not None:
-            if _autodiff.views_recorded(x):
-                return _autodiff.alias_view(x, result, lambda d: d[native_key])
-            g = _autodiff.companion(x)
-        if g is not None:
-            result._grad = _grad_view(g, native_key)
-        return result
-    result = Array._new(device.backend.normalize(data), device)
+        return x._view(operator.getitem, native_key)
+    result = Array._new(device.backend.normalize(x._data[native_key]), device)
     if TAPES:
         return record("getitem", result, (x,), {"key": key})  # type: ignore[no-any-return]
     return result
-
-
-def _grad_view(grad: Array, native_key: Any) -> Array:
-    """The same basic-index view of a gradient companion, so that a kernel given `x[:16]`
-    accumulates into `x.grad[:16]`."""
-    return Array._new(grad._data[native_key], grad._device, grad._buffer)
 
 
 _NARROW_FLOATS = frozenset({_dtypes.float32, _dtypes.complex64})
@@ -325,8 +304,9 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     """`x[key] = value`, with the value checked before anything is written.
 
     The value is an Array on `x`'s device or a Python scalar; its dtype must cast to
-    `x.dtype` by NumPy's same-kind rule, and integer values must fit `x.dtype`'s range.
-    Every write bumps `x`'s buffer generation.
+    `x.dtype` by NumPy's same-kind rule, and integer values must fit `x.dtype`'s range. A
+    value over the target's memory (`x[:-1] = x[1:]`) is read in full before anything is
+    written, as in NumPy, on every device. Every write bumps `x`'s buffer generation.
     """
     native_key = _simple_key(x, key)
     if native_key is None:
@@ -334,6 +314,12 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     native_value = _native_value(x, value)
     taped = bool(TAPES)
     old = _autodiff.before_write(x, "x[key] = value") if taped else None
+    shared = type(value) is Array and value._buffer is x._buffer
+    if shared and type(native_value) is not np.ndarray:
+        # The value views the target's memory. NumPy copies an overlapping value before it
+        # writes; other backends' assignments (CuPy's among them) can read elements they have
+        # already written (x[:-1] = x[1:] on a large GPU array), so the value is copied first.
+        native_value = x._device.backend.asarray(native_value, None, True, x._device)
     try:
         if x._dtype in _NARROW_FLOATS:
             # A wider float value can overflow to inf here: IEEE's result, with no NumPy

@@ -6,14 +6,23 @@ from typing import Any
 
 import numpy as np
 
-from . import _autodiff
 from ._array import Array, Buffer
 from ._autodiff import TAPES, record
 from ._devices import CPU, Device, as_device
 from ._errors import NotDLPackError
+from ._memory import share, token_for
 from .backends import dlpack_device, dlpack_kind
 
 DL_CPU = dlpack_device(CPU)[0]  # the host's DLPack device type code (dlpack.h)
+
+
+def as_array(obj: Any) -> Array | None:
+    """`obj` when it is an Array, a BufferView's window as an Array (with its gradient),
+    else None."""
+    if type(obj) is Array:
+        return obj
+    view_array = getattr(obj, "_as_array", None)
+    return view_array() if view_array is not None else None
 
 
 def as_native(obj: Any) -> tuple[Any, Device | None, Buffer | None]:
@@ -68,15 +77,15 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
     if type(x) is Array and target is x._device and copy is not True:
         # The same memory: keep the buffer token, so writes through either count for both,
         # and the gradient companion.
-        out = Array._new(x._data, x._device, x._buffer)
-        g = x._grad if x._node is None else _autodiff.companion(x)
-        if g is not None:
-            out._grad = Array._new(g._data, g._device, g._buffer)
-        return out
+        return x._view(_same)
     if TAPES and type(x) is Array:
         return record("asarray", _from_dlpack(x, target, copy), (x,),  # type: ignore[no-any-return]
                       {"src": x._device})
     return _from_dlpack(x, target, copy)
+
+
+def _same(data: Any) -> Any:
+    return data
 
 
 def _from_dlpack(x: Any, target: Device | None, copy: bool | None) -> Array:
@@ -90,8 +99,9 @@ def _from_dlpack(x: Any, target: Device | None, copy: bool | None) -> Array:
         kwargs: dict[str, Any] = {} if copy is None else {"copy": copy}
         data = np.from_dlpack(x, **kwargs)
         if not data.flags.writeable and copy is not False:
-            data = data.copy()
-        return Array._new(data, CPU)
+            return Array._new(data.copy(), CPU)
+        # Host memory another Array may wrap too: one write-generation token for all.
+        return Array._new(data, CPU, None if copy else token_for(data))
     data, src, _ = _import_dlpack(x)
     result = Array._new(data, src)
     if target is not None and target is not src:
@@ -126,6 +136,7 @@ def dlpack_export(x: Array, *, stream: Any, max_version: tuple[int, int] | None,
     if copy is not None:
         kwargs["copy"] = copy
     if copy is not True:
-        # A zero-copy export can be written through by the consumer.
+        # A zero-copy export can be written through by the consumer, or imported again.
         x._buffer.generation += 1
+        share(x._data, x._buffer)
     return x._data.__dlpack__(**kwargs)

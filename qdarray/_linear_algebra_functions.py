@@ -15,7 +15,7 @@ from ._axis import normalize_axis
 from ._devices import Device
 from ._dispatch import require_array, same_device
 from ._elementwise_functions import conj
-from ._manipulation_functions import _view, expand_dims, permute_dims
+from ._manipulation_functions import expand_dims, permute_dims
 
 
 def numeric_pair(x1: Any, x2: Any, func: str) -> Device:
@@ -72,7 +72,7 @@ def matrix_transpose(x: Array, /) -> Array:
         raise ValueError(
             f"matrix_transpose needs an array of at least 2 dimensions; got shape {x.shape}."
         )
-    return _view(x, x._device.backend.xp.matrix_transpose)
+    return x._view(x._device.backend.xp.matrix_transpose)
 
 
 def tensordot(x1: Array, x2: Array, /, *,

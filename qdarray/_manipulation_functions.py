@@ -14,7 +14,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from . import _autodiff, _dtypes
+from . import _dtypes
 from ._array import Array
 from ._autodiff import TAPES, Scatter, defvjp, record
 from ._axis import normalize_axes, normalize_axis
@@ -25,21 +25,15 @@ from ._errors import AxisError, DeviceMismatchError
 
 
 def _alias(x: Array, data: Any) -> Array:
-    """A read-only view of `x` (a broadcast): shares x's buffer token, not its gradient."""
-    return Array._new(data, x._device, x._buffer)
-
-
-def _view(x: Array, fn: Any, *args: Any, **kwargs: Any) -> Array:
-    """The view `fn(x, ...)` of `x`, with the same view of x's gradient companion as its own
-    (inside a tape, an array the tape computed gets a companion first)."""
-    out = Array._new(fn(x._data, *args, **kwargs), x._device, x._buffer)
+    """A read-only view of `x` (a broadcast): shares x's buffer token. Inside a tape it is
+    recorded as an operation of its own (its writes and kernels refused); outside one it gets
+    the same broadcast of x's gradient companion, read-only, so that a kernel's reverse given
+    it refuses it (`ad/launch.py`) instead of leaving x's gradient silently zero."""
+    out = Array._new(data, x._device, x._buffer)
     g = x._grad
-    if g is None and x._node is not None:
-        if _autodiff.views_recorded(x):
-            return _autodiff.alias_view(x, out, lambda d: fn(d, *args, **kwargs))
-        g = _autodiff.companion(x)
-    if g is not None:
-        out._grad = Array._new(fn(g._data, *args, **kwargs), g._device, g._buffer)
+    if g is not None and not TAPES:
+        gdata = x._device.backend.xp.broadcast_to(g._data, data.shape)
+        out._grad = Array._new(gdata, g._device, g._buffer)
     return out
 
 
@@ -213,7 +207,7 @@ def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
         raise ValueError("unstack needs an array of at least 1 dimension; got a 0-D array.")
     axis = normalize_axis(axis, x.ndim, "unstack")
     moveaxis = x._device.backend.xp.moveaxis
-    return tuple(_view(x, _slice_of_moved, moveaxis, axis, i) for i in range(x.shape[axis]))
+    return tuple(x._view(_slice_of_moved, moveaxis, axis, i) for i in range(x.shape[axis]))
 
 
 def _slice_of_moved(data: Any, moveaxis: Any, axis: int, i: int) -> Any:
@@ -236,7 +230,7 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
                 f"into an array of {x.ndim} dimensions takes positions in [{-m}, {m})."
             )
     axes = normalize_axes(axis, m, "expand_dims")
-    return _view(x, x._device.backend.xp.expand_dims, axes)
+    return x._view(x._device.backend.xp.expand_dims, axes)
 
 
 def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
@@ -253,7 +247,7 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
                 f"squeeze can only remove axes of size 1; axis {ax} of shape {x.shape} has "
                 f"size {x.shape[ax]}."
             )
-    return _view(x, x._device.backend.xp.squeeze, axis=axes)
+    return x._view(x._device.backend.xp.squeeze, axis=axes)
 
 
 def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
@@ -265,7 +259,7 @@ def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
         raise AxisError(
             f"permute_dims needs a permutation of all {x.ndim} axes; got axes={tuple(axes)}."
         )
-    return _view(x, x._device.backend.xp.permute_dims, perm)
+    return x._view(x._device.backend.xp.permute_dims, perm)
 
 
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...],
@@ -279,14 +273,14 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
             f"moveaxis needs as many destinations as sources; got source={source!r} and "
             f"destination={destination!r}."
         )
-    return _view(x, x._device.backend.xp.moveaxis, src, dst)
+    return x._view(x._device.backend.xp.moveaxis, src, dst)
 
 
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     """A view of `x` with the order of elements reversed along `axis` (all axes when None)."""
     x = require_array(x, "flip")
     axes = tuple(range(x.ndim)) if axis is None else normalize_axes(axis, x.ndim, "flip")
-    return _view(x, x._device.backend.xp.flip, axis=axes)
+    return x._view(x._device.backend.xp.flip, axis=axes)
 
 
 def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Array:
@@ -307,7 +301,7 @@ def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) ->
     xp = x._device.backend.xp
     if copy is not True:
         try:
-            return _view(x, xp.reshape, shape, copy=False)
+            return x._view(xp.reshape, shape, copy=False)
         except (ValueError, AttributeError):  # CuPy raises AttributeError where NumPy raises
             # ValueError: the strides admit no view with the new shape
             if copy is False:

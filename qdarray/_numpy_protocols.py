@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes
-from ._array import Array, Buffer
+from ._array import Array
 from ._autodiff import TAPES, noted, refuse_foreign
 from ._data_type_functions import astype
 from ._devices import CPU
@@ -267,7 +267,12 @@ def _wrap(result: Any, arrays: list[Array], passed: list[Any]) -> Any:
                 return result
         if result.dtype not in _dtypes._BY_NUMPY:
             return result  # float16, strings, objects: NumPy's own result
-        return Array._new(result, CPU, _shared_buffer(result, arrays))
+        source = _viewed(result, arrays)
+        if source is None:
+            return Array._new(result, CPU)
+        # A view of an argument's memory: its buffer token, and the same view of its
+        # gradient companion (the same byte offsets in the gradient's memory).
+        return source._view(_region, result, source._data)
     if isinstance(result, np.generic):
         if result.dtype not in _dtypes._BY_NUMPY:
             return result
@@ -286,15 +291,37 @@ def _root(data: np.ndarray) -> Any:
     return base
 
 
-def _shared_buffer(result: np.ndarray, arrays: list[Array]) -> Buffer | None:
-    """The buffer token of the argument whose memory `result` views, if any."""
+def _viewed(result: np.ndarray, arrays: list[Array]) -> Array | None:
+    """The argument whose memory `result` views, if any."""
     if result.base is None:
         return None
     root = _root(result)
     for x in arrays:
         if _root(x._data) is root:
-            return x._buffer
+            return x
     return None
+
+
+def _address(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
+
+
+def _region(native: np.ndarray, view: np.ndarray, data: np.ndarray) -> np.ndarray | None:
+    """`view` itself for the argument's memory `data`; the same region of a gradient's."""
+    return view if native is data else _same_region(view, data, native)
+
+
+def _same_region(view: np.ndarray, data: np.ndarray, grad: np.ndarray) -> np.ndarray | None:
+    """The view of `grad`'s memory at the byte offsets where `view` lies in `data`'s memory
+    (None when the two memories are laid out differently)."""
+    root, groot = _root(data), _root(grad)
+    if (root.shape != groot.shape or root.strides != groot.strides
+            or root.dtype != groot.dtype or not groot.flags.c_contiguous):
+        return None
+    out = np.ndarray(view.shape, view.dtype, buffer=groot, offset=_address(view) - _address(root),
+                     strides=view.strides)
+    out.flags.writeable = view.flags.writeable
+    return out
 
 
 def _qualified_name(func: Callable[..., Any]) -> str:

@@ -233,6 +233,17 @@ def thread_slice(em: Emitter, s: StackInfo, table: Value, rows: Value, thread: V
 # -- host side ------------------------------------------------------------------------------
 
 
+def heap_sizes(live: Sequence[Any], caps: list[int], threads: dict[Any, int]
+               ) -> dict[Any, int]:
+    """The heap size per dtype, in elements (Python ints: no overflow), for capacities `caps`
+    and thread counts per task (see `layout_array`)."""
+    sizes: dict[Any, int] = {}
+    for s, cap in zip(live, caps, strict=True):
+        dtype = s.desc.dtype
+        sizes[dtype] = sizes.get(dtype, 0) + cap * threads.get(s.task, 1)
+    return sizes
+
+
 class HeapPool:
     """Heap buffers reused across launches: they grow by doubling, or to the exact size when
     the doubled size does not fit. Before growing, the size is compared with what the device
@@ -271,6 +282,21 @@ class HeapPool:
             self.buffers[dtype] = new
             return new
         raise MemoryError(describe(dtype, size, avail))
+
+    def check_total(self, sizes: dict[Any, int], describe: Any) -> None:
+        """MemoryError (message `describe(need, available)`) when the heaps of `sizes`
+        (elements per dtype) together need more than the device can give, counting what
+        this pool holds now as given back."""
+        need = sum(n * d.itemsize for d, n in sizes.items())
+        held = sum(b.nbytes for b in self.buffers.values())
+        if need <= held:
+            return  # (no system call on launches the pool already serves)
+        avail = self.available()
+        if avail is None:
+            return
+        avail += held
+        if need > avail:
+            raise MemoryError(describe(need, avail))
 
     def clear(self) -> None:
         self.buffers.clear()

@@ -18,8 +18,11 @@ gradients it wrote.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
+import inspect
+import textwrap
 import threading
 import weakref
 from collections.abc import Sequence
@@ -32,7 +35,7 @@ from .._array import Array
 from .._errors import AdStackSizingError, AutodiffError
 from ..buffer_view import BufferView
 from ..kernels.args import KEY_FUNCS, ArgSpec, signature_key
-from ..kernels.bound_reads import buffer_at, int_read_paths
+from ..kernels.bound_reads import buffer_at, read_paths
 from ..kernels.cache import count
 from ..kernels.debug import _state
 from ..kernels.entries import entry_key
@@ -42,7 +45,7 @@ from ..kernels.launch import compile_ir, packer, signature, written_paths
 from ..kernels.target import KernelTarget, target_of
 from ..kernels.types import ArrayType, ViewType
 from . import sizer as sizer_mod
-from .adstack import check_overflow
+from .adstack import check_overflow, heap_sizes
 from .checkpoint_launch import Checkpointer, uncountable
 from .device_buffers import DeviceBuffers
 from .packing import Packed, Packer, TooLarge
@@ -53,6 +56,9 @@ from .thread_caps import ThreadCaps
 
 if TYPE_CHECKING:
     from .reverse import Reverse
+
+# Heaps of this many bytes or more are never attempted (nor their offsets put in int64).
+MAX_HEAP_BYTES = 1 << 62
 
 _HEAPS_IN_USE = threading.Lock()
 _CACHE: weakref.WeakKeyDictionary[Any, dict[Any, ReverseLauncher]] = weakref.WeakKeyDictionary()
@@ -129,10 +135,12 @@ class ReverseLauncher:
         # pass sweeps forward, not the blocks its reverse runs again.
         count = uncountable if checkpointed else self.count
         self.sizer = Sizer(self.exprs, self.threads, params, plan.count_deps, count,
-                           [s.id for s in plan.stacks], plan.n_stacks, target, device)
+                           [s.id for s in plan.stacks], plan.n_stacks, target, device,
+                           fits=None if checkpointed or not _may_exit_early(kernel.fn)
+                           else self.fits)
         self.written = tuple(written)
         self.deps: list[tuple[tuple[str, ...], str]] | None = None
-        self.int_reads = int_read_paths(specs, written_paths(kernel.param_names, written))
+        self.reads = read_paths(specs, written_paths(kernel.param_names, written))
         self.packer = Packer(target, device)
         self.thread_caps = ThreadCaps(plan, self.sizer, None if checkpointed else self.count,
                                       target, device)
@@ -194,23 +202,38 @@ class ReverseLauncher:
             self.launch(args)
 
     def check_reads(self, args: Sequence[Any]) -> None:
-        """Raise when an integer array the forward launch read was written since."""
-        table = self.kernel._read_generations
-        if not table:
+        """Raise when an array the forward launch read was written since."""
+        reads = self.kernel._reads
+        if not reads:
             return
-        for index, path in self.int_reads:
+        for index, path in self.reads:
             buf = buffer_at(args, index, path)
-            seen = table.get(id(buf)) if buf is not None else None
-            if seen is None or seen[0] is not buf or seen[1] == buf.generation:
+            seen = reads.seen(buf) if buf is not None else None
+            if seen is None or seen == buf.generation:
                 continue
             name = ".".join((self.kernel.param_names[index],) + path)
-            raise AdStackSizingError(
-                f"'{name}', an integer array that kernel '{self.name}' read at its forward "
-                "launch, was written after that launch and before its reverse "
-                f"({self.name}.grad). It may bound loops (or give indices), so the reverse "
-                "would size and run them with the new values and the gradients would be "
-                f"wrong. Run {self.name}(...) again before {self.name}.grad(...), or write to "
-                "a copy (qd.asarray(x, copy=True)) instead.")
+            spec = self.specs[index][1]
+            for field in path:
+                spec = dict(spec.fields)[field]
+            what = (f"'{name}', an array kernel '{self.name}' read at its forward launch, was "
+                    f"written after that launch and before its reverse ({self.name}.grad)")
+            fix = (f"Run {self.name}(...) again before {self.name}.grad(...), or write to a "
+                   "copy (qd.asarray(x, copy=True)) instead.")
+            if spec.type.dtype.kind in "iu":
+                raise AdStackSizingError(
+                    f"{what}. It may bound loops (or give indices), so the reverse would size "
+                    f"and run them with the new values and the gradients would be wrong. {fix}")
+            raise AutodiffError(
+                f"{what}. The reverse reloads the values the forward read, so it would use "
+                f"the new ones and the gradients would be wrong. {fix}")
+
+    def read_only_gradient(self, k: int) -> None:
+        name = self.plan.params[k][0]
+        raise ValueError(
+            f"The gradient of argument '{name}' of kernel '{self.name}' is read-only memory "
+            "(a broadcast view, whose elements alias each other, or read-only data), so "
+            f"{self.name}.grad cannot accumulate into it. Pass the array it views and index "
+            "it in the kernel instead (x[j] for every i), or a copy without a gradient.")
 
     def size(self, args: Sequence[Any]) -> tuple[list[int], list[int]]:
         """The stack sizing one launch on `args` does: (capacity per live stack, thread count
@@ -220,7 +243,7 @@ class ReverseLauncher:
 
     def launch(self, args: Sequence[Any]) -> None:
         flat = args if self.flat_args else [a for _, a in flatten(self.specs, args)]
-        if self.int_reads:
+        if self.reads:
             self.check_reads(args)
         self.execute(args, flat, None)
 
@@ -248,9 +271,16 @@ class ReverseLauncher:
         STATS["adstack_index_bytes"] = packed.index_bytes
         STATS["checkpoint_stride"] = stride or 0
         sizes = packed.sizes
+        heaps = {d: n for d, n in sizes.items() if n}
+        if len(heaps) > 1:  # each heap alone is checked as the pool gives it
+            self.buffers.pool.check_total(heaps, self.describe_total(heaps))
         call = list(args)
         for k in plan.grads:
-            call.append(grad_of(flat[k]))
+            g = grad_of(flat[k])
+            memory = g._data if type(g) is Array else g._base._data
+            if not getattr(getattr(memory, "flags", None), "writeable", True):
+                self.read_only_gradient(k)
+            call.append(g)
         if plan.outer_slots:
             call.append(self.buffers.zeros(plan.outer_slots, np.float64))
         pool = self.buffers.pool
@@ -275,6 +305,17 @@ class ReverseLauncher:
         """The launcher of this signature's checkpointed reverse (ad/checkpoint.py)."""
         return prepare_reverse(self.kernel, args, self.target, self.debug, checkpoint=True)
 
+    def fits(self, caps: list[int], threads: list[int]) -> bool:
+        """Whether heaps for these sizes could be allocated on the device (a symbolic bound
+        that does not fit is sized exactly by the counting pass instead)."""
+        sizes = heap_sizes(self.plan.stacks, caps, dict(enumerate(threads)))
+        need = sum(n * d.itemsize for d, n in sizes.items())
+        if need >= MAX_HEAP_BYTES:
+            return False
+        pool = self.buffers.pool
+        avail = pool.available()
+        return avail is None or need <= avail + sum(b.nbytes for b in pool.buffers.values())
+
     def layout(self, sized: tuple[list[int], list[int]], flat: Sequence[Any],
                args: Sequence[Any]) -> tuple[Packed, Any]:
         """(the packed layout, the MemoryError message of its heaps) for one sizing."""
@@ -292,6 +333,19 @@ class ReverseLauncher:
             raise MemoryError(self.describe(caps, per_task, None)(
                 plan.stacks[0].desc.dtype, 1 << 61, None)) from None
         return packed, self.describe(caps, per_task, packed)
+
+    def describe_total(self, sizes: dict[Any, int]) -> Any:
+        """The MemoryError message of heaps (`sizes`: entries per dtype) that do not fit
+        together, though each may alone."""
+        def message(need: int, available: int | None) -> str:
+            parts = "; ".join(f"{d.name}: {n} entries x {d.itemsize} bytes = "
+                              f"{n * d.itemsize}" for d, n in sizes.items())
+            return (f"The adstacks of the reverse of kernel '{self.name}' need {need} bytes "
+                    f"in all ({parts}), but the device can give about {available} bytes now. "
+                    "Try launching over fewer threads at a time (split the parallel loop's "
+                    "range), fewer iterations of the dynamic loops, or float32 locals instead "
+                    "of float64.")
+        return message
 
     def describe(self, caps: list[int], threads: dict[Any, int], packed: Packed | None
                  ) -> Any:
@@ -316,6 +370,19 @@ class ReverseLauncher:
                     "range), fewer iterations of the dynamic loops, or float32 locals instead "
                     "of float64.")
         return message
+
+
+@functools.lru_cache(maxsize=256)
+def _may_exit_early(fn: Any) -> bool:
+    """Whether `fn`'s loops may stop before their bound (`break`, `while`): only then can
+    a symbolic stack bound lie far above the depth reached, so that counting (which costs
+    about what the forward's loops cost) can size stacks the bound would not fit. A loop
+    without early exits reaches its bound, and counting would find the same sizes."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    return any(isinstance(node, (ast.Break, ast.While)) for node in ast.walk(tree))
 
 
 def _with_grad(specs: Sequence[tuple[str, ArgSpec]], args: Sequence[Any]) -> tuple[str, ...]:

@@ -38,9 +38,12 @@ Reads are checked: an index that is an axis variable plus a constant is checked 
 for the whole axis before the launch; any other index is checked in the kernel, which sets
 the extra last element of `partial` (which starts at INT64_MIN) to INT64_MAX instead of
 reading outside the array, so a maximum of INT64_MAX means "not evaluated" (a genuine
-INT64_MAX bound is then sized by the counting pass, which is exact as well). Either failure
-means the expression cannot be evaluated safely (a guard in the kernel keeps the real loop
-from reading there), and the launcher sizes the stacks by the counting pass instead.
+INT64_MAX bound is then sized by the counting pass, which is exact as well). Arithmetic in
+the body is checked the same way: an operand or result of `+ - *` beyond 2**61 in magnitude
+marks the element "not evaluated" instead of wrapping around (a bound of 2**63 - 1 would
+otherwise give a capacity of 1 + (2**63 - 1) = -2**63, then 0). Any such failure means the
+expression cannot be evaluated safely (a guard in the kernel keeps the real loop from
+reading there), and the launcher sizes the stacks by the counting pass instead.
 """
 
 from __future__ import annotations
@@ -80,6 +83,9 @@ INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 SIGN = 1 << 63  # single pass: the element holds m ^ SIGN (as uint64)
 UNROLL = 4  # positions per iteration of a strided reduction
+# Operands and results of + - * in a reducer body stay within [-BIG, BIG] (module docstring):
+# a sum of two such values fits int64, and so does a product checked against BIG // |a|.
+_BIG = 1 << 61
 
 
 class Unsized(Exception):
@@ -383,9 +389,48 @@ class _Builder:
         if isinstance(e, Read):
             return self.read(e)
         if isinstance(e, Bin):
-            return self.op(BIN_OPS[e.op], self.expr(e.a), self.expr(e.b))
+            a, b = self.expr(e.a), self.expr(e.b)
+            if e.op in ("+", "-", "*"):
+                return self.checked(e.op, a, b)
+            return self.op(BIN_OPS[e.op], a, b)
         assert isinstance(e, MaxOverRange)
         return self.dependent(e)
+
+    def checked(self, op: str, a: Value, b: Value) -> Value:
+        """`a op b` without overflow: when an operand or the product could leave
+        [-BIG, BIG], the element is marked unsized (sized by the counting pass) and the
+        operands are taken as 0, so the int64 arithmetic never wraps (a capacity of 2**63
+        is not 0) and no code generator meets signed overflow."""
+        em = self.em
+        big = self.c(_BIG)
+
+        def outside(v: Value) -> Value:
+            return self.op(Op.BIT_OR, self.op(Op.GT, v, big), self.op(Op.LT, v, self.c(-_BIG)))
+
+        bad = self.op(Op.BIT_OR, outside(a), outside(b))
+        if op == "*":
+            safe_a = em.emit(Op.SELECT, bad, self.c(1), a)
+            mag_a = em.emit(Op.SELECT, self.op(Op.LT, safe_a, self.c(0)),
+                            self.op(Op.NEG, safe_a), safe_a)
+            mag_b = em.emit(Op.SELECT, self.op(Op.LT, b, self.c(0)), self.op(Op.NEG, b), b)
+            limit = self.op(Op.FLOORDIV, big, self.op(Op.MAX, mag_a, self.c(1)))
+            bad = self.op(Op.BIT_OR, bad, self.op(Op.GT, mag_b, limit))
+        self.mark_unsized(bad)
+        zero = self.c(0)
+        a = em.emit(Op.SELECT, bad, zero, a)
+        b = em.emit(Op.SELECT, bad, zero, b)
+        return self.op(BIN_OPS[op], a, b)
+
+    def mark_unsized(self, cond: Value) -> None:
+        """Where `cond` holds, the body cannot be evaluated: the reduction's result becomes
+        INT64_MAX ("not evaluated", module docstring)."""
+        em = self.em
+        with em.region() as then:
+            if self.single:
+                em.store_var(self.unsized, self.c(INT64_MAX))
+            else:
+                em.emit(Op.STORE, self.partial, self.nchunks, self.c(INT64_MAX))
+        em.stmt(If(cond, block(then), block([])))
 
     def read(self, e: Read) -> Value:
         em, i64 = self.em, self.i64

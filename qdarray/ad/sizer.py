@@ -165,18 +165,24 @@ class Sizer:
         stack_ids: the id of each live stack (its slots in the counts array).
         target: the kernel target the reducers compile for.
         device: the arrays' device (None: host arrays).
+        fits: whether stacks of these (capacities, thread counts) could be allocated; a
+            symbolic result that does not fit (a bound far above what the loops run, such as
+            `range(max_iter)` with an early `break`) is replaced by the counting pass's exact
+            one.
     """
 
     def __init__(self, exprs: list[Expr | None], threads: list[Expr | None],
                  params: Sequence[Param], counting: KernelIR | Sequence[tuple[int, int]],
                  count: Callable[[Sequence[Any]], np.ndarray], stack_ids: list[int],
-                 n_stacks: int, target: KernelTarget, device: Any = None) -> None:
+                 n_stacks: int, target: KernelTarget, device: Any = None,
+                 fits: Callable[[list[int], list[int]], bool] | None = None) -> None:
         self.params = list(params)
         self.position = {p.name: k for k, p in enumerate(self.params)}
         self.types = {p.name: _param_type(p) for p in self.params}
         self.target = target
         self.device = device
         self.count_fn = count
+        self.fits = fits
         self.stack_ids = stack_ids
         self.n_stacks = n_stacks
         self.symbolic = all(e is not None for e in exprs) and all(
@@ -236,6 +242,9 @@ class Sizer:
                 deps = self.deps
             except Unsized:
                 result = None
+            if result is not None and self.fits is not None and not self.fits(*result):
+                result = None  # the bound is far above what fits: count exactly
+                deps = self.count_deps
         self.counted = result is None
         if result is None:
             result = self._counted(args)

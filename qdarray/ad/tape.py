@@ -9,10 +9,11 @@ the `.grad` companions of its arguments, or an operation's VJP rules, which accu
 its inputs' cotangents. `Tape(loss=y)` runs the reverse when the block ends.
 
 What the reverse needs must still hold when it runs. Before a launch's reverse the tape checks
-that the arrays the launch only read are unchanged (a changed integer array, a loop bound,
-raises `AdStackSizingError`, a changed float input `AutodiffError`); before an operation's
-VJP, that the arrays its rules kept are unchanged, naming the operation and, when the tape
-saw it, the write.
+that the arrays the launch only read are unchanged (by write generation; a NumPy array passed
+directly, which counts no writes, by a copy kept when the launch ran): a changed integer
+array, a loop bound, raises `AdStackSizingError`, a changed float input `AutodiffError`.
+Before an operation's VJP it checks that the arrays its rules kept are unchanged, naming the
+operation and, when the tape saw it, the write.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import threading
 import weakref
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from .. import _dispatch, _dtypes
 from .._array import Array
@@ -43,18 +46,21 @@ class _Launch:
     kernel: Any
     args: tuple[Any, ...]
     target: Any  # the KernelTarget it ran on (None: its arrays' device)
-    inputs: list[tuple[str, Any, int, Any]]  # (name, buffer token, generation, dtype)
+    # (name, buffer token, generation, dtype); a NumPy array has no token: (name, the array,
+    # a copy of what the launch read, dtype)
+    inputs: list[tuple[str, Any, Any, Any]]
 
 
-def _arrays(names: Sequence[str], args: Sequence[Any]) -> list[tuple[str, Any]]:
+def _arrays(names: Sequence[str], args: Sequence[Any], numpy: bool = False
+            ) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for name, a in zip(names, args, strict=True):
-        if type(a) in (Array, BufferView):
+        if type(a) in (Array, BufferView) or (numpy and type(a) is np.ndarray):
             out.append((name, a))
         elif dataclasses.is_dataclass(a) and not isinstance(a, type):
             fields = dataclasses.fields(a)
             out += _arrays([f"{name}.{f.name}" for f in fields], [getattr(a, f.name)
-                                                                   for f in fields])
+                                                                   for f in fields], numpy)
     return out
 
 
@@ -373,19 +379,27 @@ class Tape:
             from .validate import check_launch
 
             check_launch(kernel, args)
-        arrays = _arrays(kernel.param_names, args)
+        arrays = _arrays(kernel.param_names, args, numpy=True)
         if len(TAPES) > 1:
-            self.nested(f"kernel '{kernel.__name__}'", [a for _, a in arrays])
+            self.nested(f"kernel '{kernel.__name__}'",
+                        [a for _, a in arrays if type(a) is not np.ndarray])
         tracked = False
         for _, a in arrays:
+            if type(a) is np.ndarray:
+                continue
             if type(a) is Array and a._grad is None and self._target(a, kernel.__name__):
                 self.materialize(a)
             tracked = tracked or _has_grad(a)
         launcher(args)
         names = kernel.param_names
         written = {".".join((names[i], *path)) for i, path in launcher.bumps}
-        inputs = []
+        inputs: list[tuple[str, Any, Any, Any]] = []
         for name, a in arrays:
+            if type(a) is np.ndarray:
+                if name not in written:
+                    # NumPy arrays count no writes: what the launch read is kept to compare.
+                    inputs.append((name, a, a.copy(), a.dtype))
+                continue
             buf, dtype = _token(a)
             if name not in written:
                 inputs.append((name, buf, buf.generation, dtype))
@@ -502,7 +516,10 @@ class Tape:
     @staticmethod
     def check_inputs(launch: _Launch) -> None:
         for name, buf, generation, dtype in launch.inputs:
-            if buf.generation == generation:
+            if type(buf) is np.ndarray:
+                if np.array_equal(buf, generation, equal_nan=dtype.kind == "f"):
+                    continue
+            elif buf.generation == generation:
                 continue
             what = (f"'{name}', an argument kernel '{launch.kernel.__name__}' only reads, was "
                     "written after the launch was recorded")

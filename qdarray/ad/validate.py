@@ -2,9 +2,11 @@
 
 The reverse of a kernel reloads what the forward launch read, so a kernel must not overwrite
 a global element it has read in the same launch. `check_launch` runs the kernel through an
-instrumented interpreter on copies of its arguments, records every element read and written
-(by address, so views of one buffer are one array), and raises `AutodiffError` naming the
-array, the element and both source lines at the first overwrite of an element already read.
+instrumented interpreter on copies of its arguments (arguments over one piece of memory, such
+as one array passed for two parameters, stay over one piece of memory in the copies), records
+every element read and written (by address, so views of one buffer are one array), and
+raises `AutodiffError` naming the array, the element and both source lines at the first
+overwrite of an element already read.
 It is slow (the interpreter) and meant for debugging: `qd.ad.Tape(loss, validation=True)`.
 """
 
@@ -71,18 +73,48 @@ class _Checker(Interpreter):
             "qd.atomic_add for accumulation, or two kernel launches.")
 
 
-def _copy(x: Any) -> Any:
+def _root(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _address(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
+
+
+def _host_copy(a: np.ndarray, memo: dict[int, np.ndarray]) -> np.ndarray:
+    """A copy of `a` in which arrays over one piece of memory stay over one piece of memory
+    (`memo`: the copies of the memories met so far, by their root array)."""
+    root = _root(a)
+    if not root.flags.c_contiguous:
+        return a.copy()
+    copied = memo.get(id(root))
+    if copied is None:
+        copied = memo[id(root)] = root.copy()
+    return np.ndarray(a.shape, a.dtype, buffer=copied, offset=_address(a) - _address(root),
+                      strides=a.strides)
+
+
+def _copy(x: Any, memo: dict[int, Any]) -> Any:
+    """A host copy of an argument; arguments that share memory share it in their copies, so
+    an overwrite through one of them of what another read is seen (`kernel(x, x)`)."""
     t = type(x)
-    if t is Array:  # a host copy: the interpreter checks the launch in host memory (CPU's)
-        host = x._device.backend.to_host(x._data)
-        return Array._new(np.array(host, copy=True), CPU)
+    if t is Array:  # a host copy: the interpreter checks the launch in host memory
+        if x._device == CPU:
+            return Array._new(_host_copy(x._data, memo), CPU)
+        copied = memo.get(id(x._data))  # device memory: the same array passed twice
+        if copied is None:
+            copied = memo[id(x._data)] = np.array(x._device.backend.to_host(x._data),
+                                                   copy=True)
+        return Array._new(copied, CPU)
     if t is BufferView:
-        base = _copy(x._base)
+        base = _copy(x._base, memo)
         return BufferView(base, offset=x._offset, size=x._size)
     if t is np.ndarray:
-        return x.copy()
+        return _host_copy(x, memo)
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return dataclasses.replace(x, **{f.name: _copy(getattr(x, f.name))
+        return dataclasses.replace(x, **{f.name: _copy(getattr(x, f.name), memo)
                                          for f in dataclasses.fields(x)})
     return x
 
@@ -90,7 +122,8 @@ def _copy(x: Any) -> Any:
 def check_launch(kernel: Any, args: Sequence[Any]) -> None:
     """Raise AutodiffError if launching `kernel` on `args` overwrites an element it read."""
     launcher = prepare(kernel, args, INTERP, False)
-    copies = [_copy(a) for a in args]
+    memo: dict[int, Any] = {}
+    copies = [_copy(a, memo) for a in args]
     ir = launcher.kernel
     names = {p.value.id: p.name for p in ir.params}
     _Checker(ir, names).run(typed_arguments(ir, launcher.pack(copies)))

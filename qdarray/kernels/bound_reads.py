@@ -1,37 +1,40 @@
-"""The integer arrays a launch only reads, and their write generations at the launch.
+"""The arrays a launch only reads, and their write generations at the launch.
 
-The reverse of a launch must see the loop bounds (and index arrays) the forward launch saw.
-Each forward launch records, in a table of its kernel, the write generation of every integer
-array argument the kernel reads but does not write (`Buffer.generation`, bumped by every
-write to the memory); `kernel.grad` compares the arrays it is given with that table and
-raises when one was written in between (qdarray.ad.launch). The table keeps the buffer
-tokens it names (tiny objects, never the data), at most `LIMIT` of them per kernel.
+The reverse of a launch must see the values the forward launch read: loop bounds and index
+arrays (integer arrays: the stacks are sized and the loops run from them) and the inputs its
+adjoints reload (float arrays). Each forward launch records, in a `Reads` table of its kernel,
+the write generation of every array argument the kernel reads but does not write
+(`Buffer.generation`, bumped by every write to the memory, through any wrapper or view);
+`kernel.grad` compares the arrays it is given with that table and raises when one was written
+in between (qdarray.ad.launch).
+
+The table holds weak references to the buffer tokens (tiny objects, never the data): an entry
+goes only when its array is gone, so no check of a live array is ever dropped, however many
+launches ran in between.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from .._array import Array
 from ..buffer_view import BufferView
 
-LIMIT = 256
-
 Path = tuple[int, tuple[str, ...]]
 
 
-def int_read_paths(specs: Sequence[tuple[str, Any]], written: Sequence[Path]) -> list[Path]:
-    """(argument index, field path) of each integer array or view argument not written."""
+def read_paths(specs: Sequence[tuple[str, Any]], written: Sequence[Path]) -> list[Path]:
+    """(argument index, field path) of each array or view argument not written."""
     out: list[Path] = []
 
     def visit(index: int, path: tuple[str, ...], spec: Any) -> None:
         if spec.kind == "struct":
             for name, field_spec in spec.fields:
                 visit(index, path + (name,), field_spec)
-        elif spec.kind in ("array", "view") and spec.type.dtype.kind in "iu":
-            if (index, path) not in written:
-                out.append((index, path))
+        elif spec.kind in ("array", "view") and (index, path) not in written:
+            out.append((index, path))
 
     for k, (_, spec) in enumerate(specs):
         visit(k, (), spec)
@@ -51,12 +54,34 @@ def buffer_at(args: Sequence[Any], index: int, path: tuple[str, ...]) -> Any:
     return None
 
 
-def record(table: dict[int, tuple[Any, int]], args: Sequence[Any], paths: Sequence[Path]
-           ) -> None:
-    """Note the generation of each array at `paths` (after a forward launch)."""
-    for index, path in paths:
-        buf = buffer_at(args, index, path)
-        if buf is not None:
-            table[id(buf)] = (buf, buf.generation)  # the token is kept: its id stays unique
-    while len(table) > LIMIT:
-        del table[next(iter(table))]
+class Reads:
+    """The generation of each array a kernel's forward launches read, by buffer token."""
+
+    __slots__ = ("table", "limit")
+
+    def __init__(self) -> None:
+        self.table: dict[int, tuple[weakref.ref[Any], int]] = {}
+        self.limit = 256
+
+    def __bool__(self) -> bool:
+        return bool(self.table)
+
+    def record(self, args: Sequence[Any], paths: Sequence[Path]) -> None:
+        """Note the generation of each array at `paths` (after a forward launch)."""
+        table = self.table
+        for index, path in paths:
+            buf = buffer_at(args, index, path)
+            if buf is not None:
+                # A weak reference without a callback is made once per token and reused.
+                table[id(buf)] = (weakref.ref(buf), buf.generation)
+        if len(table) > self.limit:
+            for key in [k for k, (ref, _) in table.items() if ref() is None]:
+                del table[key]
+            self.limit = max(256, 2 * len(table))
+
+    def seen(self, buf: Any) -> int | None:
+        """The generation of `buf` at the last forward launch that read it (None: none did)."""
+        entry = self.table.get(id(buf))
+        if entry is None or entry[0]() is not buf:
+            return None
+        return entry[1]

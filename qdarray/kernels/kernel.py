@@ -14,8 +14,7 @@ from typing import Any
 from .._autodiff import TAPES
 from .._errors import KernelTypeError
 from .args import KEY_FUNCS, signature_key
-from .bound_reads import int_read_paths
-from .bound_reads import record as record_reads
+from .bound_reads import Reads, read_paths
 from .debug import _state
 from .env import guards, holds
 from .func import Func, Function, func
@@ -48,8 +47,8 @@ class Kernel(Function):
         # one launcher table per debug state, and one for the interpreter
         self._launchers: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
         self._interpreted: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
-        # generations of the integer arrays the last launches only read (bound_reads.py)
-        self._read_generations: dict[int, tuple[Any, int]] = {}
+        # generations of the arrays the last launches only read (bound_reads.py)
+        self._reads = Reads()
         self._grad: Any = None
         # Checks of the Python values the compiles read (env.guards), and every table of
         # launchers compiled with them (the reverse's register here too): when one of the
@@ -85,8 +84,8 @@ class Kernel(Function):
             RECORDERS[-1].record(self, args, None, launcher)
         else:
             launcher(args)
-        if launcher.int_reads:
-            record_reads(self._read_generations, args, launcher.int_reads)
+        if launcher.reads:
+            self._reads.record(args, launcher.reads)
 
     def interpret(self, *args: Any, **kwargs: Any) -> None:
         """Run the kernel through the IR interpreter instead of compiled code (slow; the
@@ -107,8 +106,8 @@ class Kernel(Function):
             RECORDERS[-1].record(self, args, INTERP, launcher)
         else:
             launcher(args)
-        if launcher.int_reads:
-            record_reads(self._read_generations, args, launcher.int_reads)
+        if launcher.reads:
+            self._reads.record(args, launcher.reads)
 
     @property
     def grad(self) -> Any:
@@ -123,8 +122,8 @@ class Kernel(Function):
         from .launch import prepare, signature
 
         launcher: Any = prepare(self, args, target, _state["debug"])
-        # integer arrays only read: their generations are recorded at each launch
-        launcher.int_reads = int_read_paths(signature(self, args)[0], launcher.bumps)
+        # arrays only read: their generations are recorded at each launch
+        launcher.reads = read_paths(signature(self, args)[0], launcher.bumps)
         self.watch(launcher.deps)
         return launcher
 

@@ -222,6 +222,7 @@ def test_counting_passes_are_cached_too(backend):
     assert count("counting_passes") == 1
     rev(x, a, p, y)
     x[1] = 0.9                                    # x does not steer the loops
+    fwd(x, a, p, y)
     rev(x, a, p, y)
     assert count("counting_passes") == 0
     p[0] = 1

@@ -75,3 +75,48 @@ def test_eight_threads_make_the_first_launch_together(device):
     for y, g in results:  # type: ignore[misc]
         np.testing.assert_allclose(y, x / 8 + 0.25 * (1 + 0.5 + 0.25), rtol=1e-6)
         np.testing.assert_allclose(g, np.full(16, 0.125), rtol=1e-6)
+
+
+# -- assignments whose value overlaps the target ---------------------------------------------
+
+# On a GPU the sizes of the reproducers (CuPy's own c[:-1] = c[1:] fails from about 2**20
+# elements); under the simulator, where device arrays are NumPy arrays, small ones.
+N = 1001 if SIMULATED else 4_000_001
+SIDE = 33 if SIMULATED else 2049
+
+
+def _device_array(host: np.ndarray, device: str) -> qd.Array:
+    return qd.asarray(host, device=device)
+
+
+def _host(x: qd.Array) -> np.ndarray:
+    return np.asarray(x.to_device("cpu"))
+
+
+def test_overlapping_shifted_copies_match_numpy(device):
+    base = np.arange(N, dtype=np.float32)
+    for key, value in [(slice(None, -1), slice(1, None)), (slice(1, None), slice(None, -1))]:
+        x = _device_array(base, device)
+        x[key] = x[value]
+        expected = base.copy()
+        expected[key] = expected[value]
+        np.testing.assert_array_equal(_host(x), expected)
+
+
+def test_overlapping_two_dimensional_and_reversed_copies_match_numpy(device):
+    z0 = np.arange(SIDE * SIDE, dtype=np.float32).reshape(SIDE, SIDE)
+    z = _device_array(z0, device)
+    z[1:, :] = z[:-1, :]
+    expected = z0.copy()
+    expected[1:, :] = expected[:-1, :]
+    np.testing.assert_array_equal(_host(z), expected)
+    z = _device_array(z0, device)
+    z[...] = z.T
+    np.testing.assert_array_equal(_host(z), z0.T)
+    x0 = np.arange(6, dtype=np.float32)
+    x = _device_array(x0, device)
+    x[:] = x[::-1]
+    np.testing.assert_array_equal(_host(x), x0[::-1])
+    x = _device_array(x0, device)
+    x[...] = qd.flip(x)
+    np.testing.assert_array_equal(_host(x), x0[::-1])
