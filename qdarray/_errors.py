@@ -26,6 +26,11 @@ class KernelTypeError(QdarrayError, TypeError):
     """A kernel's types do not check: at compile time, or an argument at the call."""
 
 
+class KernelOverflowError(KernelTypeError, OverflowError):
+    """A scalar argument does not fit the integer type of its kernel parameter (NumPy raises
+    OverflowError for the same conversion)."""
+
+
 class KernelIndexError(QdarrayError, IndexError):
     """An array access out of bounds, found by a kernel running in debug mode."""
 

@@ -9,6 +9,8 @@ argument, so a transient view freed and re-made at the same address is classifie
 from __future__ import annotations
 
 import dataclasses
+import functools
+import typing
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,6 +113,35 @@ def _kernel_dtype(dtype: Any, what: str) -> DType:
     return dt
 
 
+@functools.lru_cache(maxsize=256)
+def _field_hints(cls: type) -> dict[str, Any]:
+    """The declared types of a dataclass's fields ({} when they do not resolve)."""
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # an annotation naming something not importable here
+        return {}
+
+
+def _check_field(hint: Any, spec: ArgSpec, value: Any, what: str) -> None:
+    """A scalar field holding a value of another kind than the type it declares (`n: int`
+    holding 2.5) would be taken by its value's kind: refuse it, as a parameter is."""
+    if spec.kind != "scalar":
+        return
+    declared = hint.kind if isinstance(hint, DType) else _PY_KINDS.get(hint)
+    if declared is None:
+        return
+    got = spec.type.kind
+    if (declared in "iu" and got not in "iub") or (declared == "b" and got != "b") or (
+            declared == "f" and got == "c"):
+        name = hint.__name__ if isinstance(hint, type) else f"qd.{hint.name}"
+        raise KernelTypeError(
+            f"{what} is declared {name} but holds {value!r}. Pass a value of the declared "
+            f"kind (e.g. {name}(...)), or change the field's type.")
+
+
+_PY_KINDS: dict[Any, str] = {int: "i", bool: "b", float: "f"}
+
+
 def classify(x: Any, what: str) -> tuple[ArgSpec, Device | None]:
     """The spec of one argument and the device it lives on (None for scalars)."""
     t = type(x)
@@ -137,8 +168,11 @@ def classify(x: Any, what: str) -> tuple[ArgSpec, Device | None]:
                 f"Use @dataclass(frozen=True) for kernel arguments.")
         fields = []
         device = None
+        hints = _field_hints(t)
         for f in dataclasses.fields(x):
-            spec, dev = classify(getattr(x, f.name), f"{what} field '{f.name}'")
+            value = getattr(x, f.name)
+            spec, dev = classify(value, f"{what} field '{f.name}'")
+            _check_field(hints.get(f.name), spec, value, f"{what} field '{f.name}'")
             fields.append((f.name, spec))
             device = device or dev
         return ArgSpec("struct", cls=t, fields=tuple(fields)), device

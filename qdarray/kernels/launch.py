@@ -19,7 +19,7 @@ import numpy as np
 from .._array import Array
 from .._devices import CPU, Device
 from .._dtypes import DType
-from .._errors import DeviceMismatchError, KernelTypeError
+from .._errors import DeviceMismatchError, KernelOverflowError, KernelTypeError
 from ..buffer_view import BufferView
 from . import entries
 from . import types as T
@@ -126,12 +126,26 @@ def _scalar_packer(spec: ArgSpec, what: str) -> Callable[[Any, list[Any]], None]
     if spec.weak and spec.type.kind in "iu":
         def pack_int(x: Any, out: list[Any]) -> None:
             if not -(1 << 63) <= x < (1 << 63):
-                raise KernelTypeError(f"{what}: {x} does not fit in int64. Use a smaller "
-                                      "value or split the computation.")
+                raise KernelOverflowError(f"{what}: {x} does not fit in int64. Use a smaller "
+                                          "value or split the computation.")
             out.append(x)
         return pack_int
     if spec.weak:
         return lambda x, out: out.append(x)
+    if spec.type.kind in "iu":
+        # NumPy converts a NumPy integer to a narrower one by wrapping (np.int8(np.int64(300))
+        # is 44); a kernel parameter takes only values its type holds, as np.int8(300) does.
+        info = np.iinfo(spec.type._np)
+        lo, hi = int(info.min), int(info.max)
+
+        def pack_typed_int(x: Any, out: list[Any]) -> None:
+            v = int(x)
+            if not lo <= v <= hi:
+                raise KernelOverflowError(
+                    f"{what}: {x!r} does not fit in {spec.type.name} (range [{lo}, {hi}]). "
+                    f"Pass a value in range, or declare the parameter with a wider type.")
+            out.append(make(v))
+        return pack_typed_int
 
     def pack_typed(x: Any, out: list[Any]) -> None:
         try:

@@ -45,7 +45,8 @@ def run():
     poly(x, a, y)
     y.grad[...] = 1.0
     poly.grad(x, a, y)
-    return np.asarray(y).tolist(), np.asarray(x.grad).tolist()
+    return (np.asarray(y.to_device("cpu")).tolist(),
+            np.asarray(x.grad.to_device("cpu")).tolist())
 
 threads = int(sys.argv[1])
 results, errors = [], []
@@ -112,6 +113,18 @@ def test_eight_threads_make_the_first_launch_together_cold_and_warm(script, tmp_
     warm, _ = _run(script, tmp_path / "cache", threads=8)
     _check(warm, 8)
     assert warm["stats"]["numba_compiled"] == 0 and warm["stats"]["damaged_files"] == 0
+
+
+def test_eight_threads_make_the_first_launch_together_on_opencl(script, tmp_path):
+    import qdarray as qd
+
+    if "opencl:0" not in [str(d) for d in qd.__array_namespace_info__().devices()]:
+        pytest.skip("no OpenCL device (install pocl-opencl-icd for one on the CPU)")
+    env = {"QDARRAY_DEFAULT_DEVICE": "opencl:0"}
+    cold, _ = _run(script, tmp_path / "cache", threads=8, env=env)
+    _check(cold, 8)
+    warm, _ = _run(script, tmp_path / "cache", threads=8, env=env)
+    _check(warm, 8)
 
 
 def _damage(directory: Path, kind: str) -> list[Path]:

@@ -220,14 +220,27 @@ def load(kb: Builder, ref: MemRef, indices: tuple[TVal, ...]) -> TVal:
 
 
 def visit_BinOp(kb: Builder, node: ast.BinOp) -> Any:
-    op = BINOPS.get(type(node.op))
-    if op is None:
-        kb.fail(
-            "The @ operator is not supported in kernels.",
-            "Use loops over the elements, or qd.matmul outside kernels.",
-            node,
-        )
-    return binop(kb, op, kb.expr(node.left), kb.expr(node.right), node)
+    # A long sum such as `a + b + c + ...` nests to the left: its chain is walked in a loop,
+    # not by recursion, so a 900-term expression builds like a short one.
+    chain = [node]
+    while type(chain[-1].left) is ast.BinOp:
+        chain.append(chain[-1].left)  # type: ignore[arg-type]
+    acc = kb.expr(chain[-1].left)
+    for n in reversed(chain):
+        op = BINOPS.get(type(n.op))
+        if op is None:
+            kb.fail(
+                "The @ operator is not supported in kernels.",
+                "Use loops over the elements, or qd.matmul outside kernels.",
+                n,
+            )
+        saved = kb.node
+        kb.node = n
+        try:
+            acc = binop(kb, op, acc, kb.expr(n.right), n)
+        finally:
+            kb.node = saved
+    return acc
 
 
 def require_scalar(kb: Builder, x: Any, node: ast.AST | None) -> None:
