@@ -177,7 +177,8 @@ class OpenCLLauncher(Launcher):
                     continue
                 gsize = math.ceil(total / self.local) * self.local if stage.loops else 1
                 lsize = (self.local,) if stage.loops else None
-                knl(st.queue, (gsize,), lsize, *kargs, carry.base_data, err.base_data)
+                with st.enqueue_lock:  # (the arguments live on the shared cl.Kernel)
+                    knl(st.queue, (gsize,), lsize, *kargs, carry.base_data, err.base_data)
                 if not stage.loops:
                     carried = None  # a serial stage may have written the carry buffer
             for host, dev in copies:

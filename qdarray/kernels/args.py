@@ -168,7 +168,7 @@ def classify(x: Any, what: str) -> tuple[ArgSpec, Device | None]:
                 f"Use @dataclass(frozen=True) for kernel arguments.")
         fields = []
         device = None
-        hints = _field_hints(t)
+        hints = _field_hints(x.__class__)
         for f in dataclasses.fields(x):
             value = getattr(x, f.name)
             spec, dev = classify(value, f"{what} field '{f.name}'")

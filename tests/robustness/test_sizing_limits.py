@@ -124,9 +124,10 @@ def two_stacks(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1], y: qd.Array
     for i in range(x.shape[0]):
         v = x[i]
         k = 1
-        for _ in range(a[i]):
-            v = v * (1.0 - v) * qd.float64(k)
-            k = k * 3 % 7
+        if v > 0.0:
+            for _ in range(a[i]):  # in a branch: not checkpointed, so the guard raises
+                v = v * (1.0 - v) * qd.float64(k)
+                k = k * 3 % 7
         y[i] += v
 
 

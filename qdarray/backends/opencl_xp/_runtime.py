@@ -66,6 +66,9 @@ class DeviceState:
     programs: dict[str, cl.Program] = field(default_factory=dict)
     kernels: dict[tuple[str, str], cl.Kernel] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # A cl.Kernel holds its arguments: setting them and enqueueing is one step under this
+    # lock, or a thread launching the same kernel could run it on another thread's arguments.
+    enqueue_lock: threading.Lock = field(default_factory=threading.Lock)
     launchers: dict[Hashable, Any] = field(default_factory=dict)
     max_alloc: int = 0  # CL_DEVICE_MAX_MEM_ALLOC_SIZE (0: read on first use)
 
@@ -147,6 +150,10 @@ class DeviceState:
         return knl
 
 
+# Each discovery makes its own contexts and queues: two, made by two threads' first
+# launches at once, would put one thread's arrays on one queue and its kernels on another,
+# whose results a read on the first queue need not wait for.
+_DISCOVERY = threading.Lock()
 _STATE: dict[str, Any] = {"devices": None, "overrides": {}, "unusable": []}
 _PROBE = "__kernel void probe(__global int *x) { x[get_global_id(0)] += 1; }"
 
@@ -213,8 +220,10 @@ def devices() -> list[DeviceState]:
     """Every usable OpenCL device, in qdarray's order (see the module docstring)."""
     states = _STATE["devices"]
     if states is None:
-        states = _discover()
-        _STATE["devices"] = states
+        with _DISCOVERY:  # threads making their first launch together share one discovery
+            states = _STATE["devices"]
+            if states is None:
+                states = _STATE["devices"] = _discover()
     return states  # type: ignore[no-any-return]
 
 

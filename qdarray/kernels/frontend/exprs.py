@@ -224,7 +224,7 @@ def visit_BinOp(kb: Builder, node: ast.BinOp) -> Any:
     # not by recursion, so a 900-term expression builds like a short one.
     chain = [node]
     while type(chain[-1].left) is ast.BinOp:
-        chain.append(chain[-1].left)  # type: ignore[arg-type]
+        chain.append(chain[-1].left)
     acc = kb.expr(chain[-1].left)
     for n in reversed(chain):
         op = BINOPS.get(type(n.op))
