@@ -1,6 +1,7 @@
 """Views of arrays with gradients carry the gradient (issue 18): a kernel run on a view made
 by a namespace function (`w.T`, `qd.reshape`, `qd.flip`, ...) accumulates into `w.grad`,
-as a kernel run on a slice does, instead of contributing a silent zero.
+as a kernel run on a slice does, instead of contributing a silent zero (CPU and OpenCL;
+the CUDA views are in tests/cuda/device/test_cuda_robustness.py when CuPy is present).
 
 Oracle: for y = sum(v * c) over a view v = f(w), dy/dw is c scattered back through the same
 view, computed with NumPy on a zero array: f(G) += c."""
@@ -64,28 +65,48 @@ def _expected(view_np, c: np.ndarray) -> np.ndarray:
     return g
 
 
-@pytest.mark.parametrize("name, view, view_np", VIEWS, ids=[v[0] for v in VIEWS])
-@pytest.mark.parametrize("how", ["kernel.grad", "Tape"])
-def test_a_kernel_on_a_view_accumulates_into_the_base_gradient(name, view, view_np, how):
+def _opencl() -> str:
+    if "opencl:0" not in [str(d) for d in qd.__array_namespace_info__().devices()]:
+        pytest.skip("no OpenCL device (install pocl-opencl-icd for one on the CPU)")
+    return "opencl:0"
+
+
+def _host(x) -> np.ndarray:
+    return np.asarray(x.to_device("cpu"))
+
+
+def _check(name, view, view_np, how, device):
     rng = np.random.default_rng(7)
     base = rng.standard_normal((4, 3))
-    w = qd.asarray(base, requires_grad=True)
+    w = qd.asarray(base, requires_grad=True, device=device)
     v = view(w)
     assert v.grad is not None, f"{name} dropped the gradient"
-    np.testing.assert_array_equal(np.asarray(v), view_np(base))
+    np.testing.assert_array_equal(_host(v), view_np(base))
     c = rng.standard_normal(v.shape)
-    out = qd.zeros(1, dtype=qd.float64, requires_grad=True)
+    cd = qd.asarray(c, device=device)
+    out = qd.zeros(1, dtype=qd.float64, requires_grad=True, device=device)
     kern = DOTS[v.ndim]
     if how == "Tape":
         with qd.ad.Tape(loss=out):
-            kern(v, c, out)
+            kern(v, cd, out)
     else:
-        kern(v, c, out)
+        kern(v, cd, out)
         out.grad[...] = 1.0
-        kern.grad(v, c, out)
-    np.testing.assert_allclose(np.asarray(out), [np.sum(view_np(base) * c)], rtol=1e-12)
-    np.testing.assert_array_equal(np.asarray(w.grad), _expected(view_np, c))
-    np.testing.assert_array_equal(np.asarray(v.grad), c)
+        kern.grad(v, cd, out)
+    np.testing.assert_allclose(_host(out), [np.sum(view_np(base) * c)], rtol=1e-12)
+    np.testing.assert_array_equal(_host(w.grad), _expected(view_np, c))
+    np.testing.assert_array_equal(_host(v.grad), c)
+
+
+@pytest.mark.parametrize("name, view, view_np", VIEWS, ids=[v[0] for v in VIEWS])
+@pytest.mark.parametrize("how", ["kernel.grad", "Tape"])
+def test_a_kernel_on_a_view_accumulates_into_the_base_gradient(name, view, view_np, how):
+    _check(name, view, view_np, how, None)
+
+
+@pytest.mark.parametrize("name, view, view_np", VIEWS, ids=[v[0] for v in VIEWS])
+def test_a_kernel_on_a_view_accumulates_into_the_base_gradient_on_opencl(name, view, view_np):
+    _check(name, view, view_np, "kernel.grad", _opencl())
 
 
 def test_requires_grad_on_a_view_keeps_the_base_gradient():

@@ -1,5 +1,7 @@
-"""Robustness on the CUDA device (issue 18): first launches racing in threads, and
-assignments whose value overlaps the target. Oracles: NumPy on host copies, closed forms."""
+"""Robustness on the CUDA device (issue 18): first launches racing in threads, assignments
+whose value overlaps the target, and kernels on views carrying their base's gradient (the
+views of tests/robustness/test_view_gradients.py). Oracles: NumPy on host copies, closed
+forms."""
 
 from __future__ import annotations
 
@@ -7,7 +9,9 @@ import threading
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 from conftest import SIMULATED
+from device_harness import load
 
 import qdarray as qd
 from qdarray.ad.launch import prepare_reverse
@@ -120,3 +124,11 @@ def test_overlapping_two_dimensional_and_reversed_copies_match_numpy(device):
     x = _device_array(x0, device)
     x[...] = qd.flip(x)
     np.testing.assert_array_equal(_host(x), x0[::-1])
+
+
+_views = load("cuda", "test_view_gradients", folder="robustness")
+
+
+@pytest.mark.parametrize("name, view, view_np", _views.VIEWS, ids=[v[0] for v in _views.VIEWS])
+def test_a_kernel_on_a_view_accumulates_into_the_base_gradient(device, name, view, view_np):
+    _views._check(name, view, view_np, "kernel.grad", device)
