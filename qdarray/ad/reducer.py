@@ -39,8 +39,8 @@ for the whole axis before the launch; any other index is checked in the kernel, 
 the extra last element of `partial` (which starts at INT64_MIN) to INT64_MAX instead of
 reading outside the array, so a maximum of INT64_MAX means "not evaluated" (a genuine
 INT64_MAX bound is then sized by the counting pass, which is exact as well). Arithmetic in
-the body is checked the same way: an operand or result of `+ - *` beyond 2**61 in magnitude
-marks the element "not evaluated" instead of wrapping around (a bound of 2**63 - 1 would
+the body is checked the same way: a `+ - *` whose exact result would leave int64 marks the
+element "not evaluated" instead of wrapping around (a bound of 2**63 - 1 would
 otherwise give a capacity of 1 + (2**63 - 1) = -2**63, then 0). Any such failure means the
 expression cannot be evaluated safely (a guard in the kernel keeps the real loop from
 reading there), and the launcher sizes the stacks by the counting pass instead.
@@ -83,9 +83,6 @@ INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 SIGN = 1 << 63  # single pass: the element holds m ^ SIGN (as uint64)
 UNROLL = 4  # positions per iteration of a strided reduction
-# Operands and results of + - * in a reducer body stay within [-BIG, BIG] (module docstring):
-# a sum of two such values fits int64, and so does a product checked against BIG // |a|.
-_BIG = 1 << 61
 
 
 class Unsized(Exception):
@@ -397,26 +394,37 @@ class _Builder:
         return self.dependent(e)
 
     def checked(self, op: str, a: Value, b: Value) -> Value:
-        """`a op b` without overflow: when an operand or the product could leave
-        [-BIG, BIG], the element is marked unsized (sized by the counting pass) and the
-        operands are taken as 0, so the int64 arithmetic never wraps (a capacity of 2**63
-        is not 0) and no code generator meets signed overflow."""
-        em = self.em
-        big = self.c(_BIG)
-
-        def outside(v: Value) -> Value:
-            return self.op(Op.BIT_OR, self.op(Op.GT, v, big), self.op(Op.LT, v, self.c(-_BIG)))
-
-        bad = self.op(Op.BIT_OR, outside(a), outside(b))
+        """`a op b` without overflow: where the exact result could leave int64 (operands
+        of + and - against limits that cannot overflow themselves, |a| * |b| against
+        INT64_MAX // |a|), the element is marked unsized (sized by the counting pass) and
+        the operands are taken as 0, so the int64 arithmetic never wraps (a capacity of
+        1 + (2**63 - 1) is not -2**63) and no code generator meets signed overflow. -2**63
+        itself counts as outside (its magnitude has no int64)."""
+        em, c = self.em, self.c
+        top, zero = c(INT64_MAX), c(0)
         if op == "*":
-            safe_a = em.emit(Op.SELECT, bad, self.c(1), a)
-            mag_a = em.emit(Op.SELECT, self.op(Op.LT, safe_a, self.c(0)),
-                            self.op(Op.NEG, safe_a), safe_a)
-            mag_b = em.emit(Op.SELECT, self.op(Op.LT, b, self.c(0)), self.op(Op.NEG, b), b)
-            limit = self.op(Op.FLOORDIV, big, self.op(Op.MAX, mag_a, self.c(1)))
+            low = c(-INT64_MAX)
+            bad = self.op(Op.BIT_OR, self.op(Op.LT, a, low), self.op(Op.LT, b, low))
+            safe_a = em.emit(Op.SELECT, bad, c(1), a)
+            safe_b = em.emit(Op.SELECT, bad, c(1), b)
+            mag_a = em.emit(Op.SELECT, self.op(Op.LT, safe_a, zero), self.op(Op.NEG, safe_a),
+                            safe_a)
+            mag_b = em.emit(Op.SELECT, self.op(Op.LT, safe_b, zero), self.op(Op.NEG, safe_b),
+                            safe_b)
+            limit = self.op(Op.FLOORDIV, top, self.op(Op.MAX, mag_a, c(1)))
             bad = self.op(Op.BIT_OR, bad, self.op(Op.GT, mag_b, limit))
+        else:
+            # a + b fits when -MAX - min(b, 0) <= a <= MAX - max(b, 0); a - b when
+            # -MAX + max(b, 0) <= a <= MAX + min(b, 0) (no limit overflows itself)
+            pos, neg = self.op(Op.MAX, b, zero), self.op(Op.MIN, b, zero)
+            if op == "+":
+                lo = self.op(Op.SUB, c(-INT64_MAX), neg)
+                hi = self.op(Op.SUB, top, pos)
+            else:
+                lo = self.op(Op.ADD, c(-INT64_MAX), pos)
+                hi = self.op(Op.ADD, top, neg)
+            bad = self.op(Op.BIT_OR, self.op(Op.LT, a, lo), self.op(Op.GT, a, hi))
         self.mark_unsized(bad)
-        zero = self.c(0)
         a = em.emit(Op.SELECT, bad, zero, a)
         b = em.emit(Op.SELECT, bad, zero, b)
         return self.op(BIN_OPS[op], a, b)
