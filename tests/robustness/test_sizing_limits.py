@@ -139,9 +139,9 @@ def test_the_memory_guard_adds_up_the_heaps_of_every_dtype(monkeypatch):
     launcher = prepare_reverse(two_stacks, (x, a, y), None, False)
     dtypes = {s.desc.dtype for s in launcher.plan.stacks}
     assert len(dtypes) == 2, "the kernel should stack a float64 and an integer local"
-    caps, threads = launcher.size((x, a, y))
-    sizes = adstack.heap_sizes(launcher.plan.stacks, caps, dict(enumerate(threads)))
-    per_dtype = {d: n_ * d.itemsize for d, n_ in sizes.items()}
+    # the heaps this launch takes (on the CPU: per-worker scratch; on a GPU: the packed tape)
+    _, packed, _ = launcher.prepare((x, a, y), (x, a, y), None)
+    per_dtype = {d: n_ * d.itemsize for d, n_ in packed.sizes.items() if n_}
     total = sum(per_dtype.values())
     available = max(per_dtype.values()) + 1  # each heap fits alone, both do not
     assert available < total
