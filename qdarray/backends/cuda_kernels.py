@@ -24,6 +24,7 @@ NumPy arrays are the device's storage and are passed as they are.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -58,12 +59,18 @@ _SMS: dict[int, int] = {}
 # (4 or 8) keeps too few loads in flight.
 REDUCTION_BLOCKS_PER_SM = 16
 
+# numba-cuda's first use of a device in a process (its driver's device table) and its
+# dispatchers' first launches are not safe from several threads at once ("key already in
+# dictionary" when eight threads made their first launch together on an H200): they run
+# under this lock. A layout that ran before launches directly, without it.
+_NUMBA_LOCK = threading.RLock()
+
 
 def multiprocessors(index: int) -> int:
     """The number of streaming multiprocessors of device `index`."""
     n = _SMS.get(index)
     if n is None:
-        with cuda.gpus[index]:
+        with _NUMBA_LOCK, cuda.gpus[index]:
             sms = cuda.get_current_device().MULTIPROCESSOR_COUNT  # type: ignore[no-untyped-call]
         n = _SMS[index] = int(sms)
     return n
@@ -200,7 +207,7 @@ class CudaLauncher(Launcher):
         if cp.cuda.runtime.getDevice() == index:
             self._run(kargs, grids, index)
             return
-        with cuda.gpus[index], cp.cuda.Device(index):
+        with _NUMBA_LOCK, cuda.gpus[index], cp.cuda.Device(index):
             self._run(kargs, grids, index)
 
     def _run(self, kargs: list[Any], grids: list[tuple[int, int]], index: int) -> None:
@@ -211,17 +218,19 @@ class CudaLauncher(Launcher):
             stream = self.cp.cuda.get_current_stream().ptr
             direct(kargs, grids, stream)
             return
-        numba_args = [_device_array(a) if k in self.arrays else a
-                      for k, a in enumerate(kargs)]
-        self._run_numba(numba_args, grids)
-        if direct is None:
-            try:
-                found = direct_launch(self.stages, numba_args, _pointer, self._launch_kernel)
-            except (AttributeError, TypeError, ValueError) as exc:
-                # a numba-cuda whose internals differ: its own dispatch stays correct
-                self.why_not_direct = f"{type(exc).__name__}: {exc}"
-                found = None
-            self.direct[key] = found or False
+        with _NUMBA_LOCK:
+            numba_args = [_device_array(a) if k in self.arrays else a
+                          for k, a in enumerate(kargs)]
+            self._run_numba(numba_args, grids)
+            if direct is None:
+                try:
+                    found = direct_launch(self.stages, numba_args, _pointer,
+                                          self._launch_kernel)
+                except (AttributeError, TypeError, ValueError) as exc:
+                    # a numba-cuda whose internals differ: its own dispatch stays correct
+                    self.why_not_direct = f"{type(exc).__name__}: {exc}"
+                    found = None
+                self.direct[key] = found or False
 
     def _run_numba(self, kargs: list[Any], grids: list[tuple[int, int]]) -> None:
         for knl, (blocks, threads) in zip(self.stages, grids, strict=True):
