@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import threading
 import weakref
 from typing import Any
 
@@ -45,6 +46,11 @@ class _Piece:
 
 _PIECES: dict[int, _Piece] = {}  # by start address
 _STARTS: list[int] = []          # the keys of _PIECES, sorted
+# The table changes under one lock. A weak reference's callback runs wherever the garbage
+# collector does, also in the middle of `_lookup` on the same thread, so it only notes the
+# piece's start in `_DEAD` (appending to a list is atomic); `_lookup` drops dead pieces.
+_LOCK = threading.Lock()
+_DEAD: list[int] = []
 
 
 def _root(a: np.ndarray) -> np.ndarray:
@@ -54,18 +60,30 @@ def _root(a: np.ndarray) -> np.ndarray:
 
 
 def _forget(start: int, ref: weakref.ref[np.ndarray]) -> None:
-    piece = _PIECES.get(start)
-    if piece is None:
-        return
-    if ref in piece.refs:
-        piece.refs.remove(ref)
-    if not piece.alive():
-        del _PIECES[start]
-        _STARTS.pop(bisect.bisect_left(_STARTS, start))
+    _DEAD.append(start)
+
+
+def _drop_dead() -> None:
+    """Drop the pieces no ndarray registered for lives over any more (under _LOCK)."""
+    while _DEAD:
+        start = _DEAD.pop()
+        piece = _PIECES.get(start)
+        if piece is None:
+            continue
+        piece.refs = [r for r in piece.refs if r() is not None]
+        if not piece.refs:
+            del _PIECES[start]
+            _STARTS.pop(bisect.bisect_left(_STARTS, start))
 
 
 def _lookup(root: np.ndarray, buffer: Buffer | None) -> Buffer:
     """The token of the memory `root` lies in; `buffer` (a new token when None) if none."""
+    with _LOCK:
+        _drop_dead()
+        return _lookup_locked(root, buffer)
+
+
+def _lookup_locked(root: np.ndarray, buffer: Buffer | None) -> Buffer:
     start = int(root.__array_interface__["data"][0])
     k = bisect.bisect_right(_STARTS, start) - 1
     piece = _PIECES[_STARTS[k]] if k >= 0 else None

@@ -84,6 +84,35 @@ def test_every_wrapper_of_one_memory_shares_one_write_count(wrap):
     assert int(n[1]) == 9
 
 
+def test_wrapping_numpy_memory_from_several_threads_at_once():
+    # The table of memory pieces changes as arrays are wrapped and as the ndarrays die (their
+    # weak references' callbacks run on whichever thread frees them): 4 threads wrapping and
+    # dropping arrays together raised KeyError / IndexError there, and dropped pieces.
+    import threading
+
+    def work(errors: list[str]) -> None:
+        try:
+            for i in range(3000):
+                a = np.empty(8 + i % 5)
+                x, y = qd.asarray(a), qd.asarray(a[1:])
+                if x._buffer is not y._buffer:
+                    errors.append(f"two tokens for one memory at step {i}")
+                del a, x, y
+        except Exception as exc:  # noqa: BLE001 (reported below)
+            errors.append(repr(exc))
+
+    errors: list[str] = []
+    threads = [threading.Thread(target=work, args=(errors,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    a = np.zeros(4)
+    first = qd.asarray(a)
+    assert qd.asarray(a[2:])._buffer is first._buffer  # the table still works after them
+
+
 def test_a_write_after_many_other_launches_is_still_seen():
     n = qd.asarray(np.array([1, 2, 3], np.int32))
     x, y = _operands(np.zeros(3))
