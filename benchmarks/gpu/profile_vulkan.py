@@ -32,6 +32,7 @@ import io
 import json
 import os
 import pstats
+import struct
 import sys
 import time
 from collections.abc import Callable
@@ -151,6 +152,21 @@ def launches(dev: qd.Device, stream: _stream.Stream) -> None:
     print(out.getvalue())
 
 
+def over_group_counts(stream: _stream.Stream, call: Callable[[], Any]
+                      ) -> list[tuple[int, float]]:
+    """(workgroups, device time of `call`) with the launcher's grid capped at each of
+    1024 ... 65535 workgroups (GROUPS restored afterwards)."""
+    cap = _kernels.GROUPS
+    out = []
+    try:
+        for groups in (1024, 4096, 16384, 65535):
+            _kernels.GROUPS = groups
+            out.append((groups, device_time(stream, call)))
+    finally:
+        _kernels.GROUPS = cap
+    return out
+
+
 def saxpy_shapes(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
     from compare_vulkan_runtime import LOCAL, saxpy_module
 
@@ -160,21 +176,13 @@ def saxpy_shapes(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
     x = qd.asarray(rng.random(n, dtype=np.float32), device=dev)
     y = qd.asarray(rng.random(n, dtype=np.float32), device=dev)
     a = np.float32(2.0)
-    cap = _kernels.GROUPS
-    try:
-        for groups in (1024, 4096, 16384, 65535):
-            _kernels.GROUPS = groups
-            t = device_time(stream, lambda: saxpy(a, x, y))
-            report(f"saxpy_groups_{groups}", f"saxpy {n:.0e}: {groups:6d} workgroups "
-                   f"{t * 1e3:8.3f} ms {12 * n / t / 1e9:7.0f} GB/s", t)
-    finally:
-        _kernels.GROUPS = cap
+    for groups, t in over_group_counts(stream, lambda: saxpy(a, x, y)):
+        report(f"saxpy_groups_{groups}", f"saxpy {n:.0e}: {groups:6d} workgroups "
+               f"{t * 1e3:8.3f} ms {12 * n / t / 1e9:7.0f} GB/s", t)
     st = _instance.state(dev.index)
     hx = VkArray.from_host(st, np.ones(n, np.float32))
     hy = VkArray.from_host(st, np.zeros(n, np.float32))
     prog = _pipelines.program(st, saxpy_module(), 2, 8)
-    import struct
-
     push = struct.pack("<If", n, 2.0)
     groups = min(-(-n // LOCAL), 65535)
     t = device_time(stream, lambda: prog.dispatch((groups, 1, 1), [hx.alloc, hy.alloc], push))
@@ -188,15 +196,9 @@ def dynamic_loop(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
     a = qd.asarray(rng.integers(0, 64, n).astype(np.int32), device=dev)
     y = qd.zeros(1, dtype=qd.float32, device=dev, requires_grad=True)
     y.grad[...] = 1.0
-    cap = _kernels.GROUPS
-    try:
-        for groups in (1024, 4096, 16384, 65535):
-            _kernels.GROUPS = groups
-            t = device_time(stream, lambda: logistic(x, a, y))
-            report(f"fwd_groups_{groups}", f"forward N={n:.0e}: {groups:6d} workgroups "
-                   f"{t * 1e3:8.3f} ms", t)
-    finally:
-        _kernels.GROUPS = cap
+    for groups, t in over_group_counts(stream, lambda: logistic(x, a, y)):
+        report(f"fwd_groups_{groups}", f"forward N={n:.0e}: {groups:6d} workgroups "
+               f"{t * 1e3:8.3f} ms", t)
     t = device_time(stream, lambda: logistic.grad(x, a, y), repeat=5)
     report("rev", f"reverse N={n:.0e}: {t * 1e3:8.3f} ms (device time of the whole call)", t)
 
