@@ -73,7 +73,8 @@ def write_bytes(st: DeviceState, a: Allocation, offset: int, data: np.ndarray) -
 class VkArray(StridedArray):
     """An array on one Vulkan device (see the module docstring)."""
 
-    __slots__ = ("alloc", "st", "dtype", "shape", "strides", "offset", "qd_readonly")
+    __slots__ = ("alloc", "st", "dtype", "shape", "strides", "offset", "qd_readonly",
+                 "_contiguous", "_launch")
 
     def __init__(self, st: DeviceState, alloc: Allocation | None, dtype: np.dtype,
                  shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0,
@@ -85,6 +86,10 @@ class VkArray(StridedArray):
         self.strides = tuple(int(s) for s in strides)
         self.offset = int(offset)
         self.qd_readonly = readonly
+        # Computed on first use (the layout above never changes): whether it is C-contiguous,
+        # and what a kernel launch reads of it (`launch_layout`).
+        self._contiguous: bool | None = None
+        self._launch: tuple[Any, ...] | None = None
 
     @property
     def qd_device(self) -> VulkanDevice:  # type: ignore[override]
@@ -198,6 +203,23 @@ class VkArray(StridedArray):
             f"Arrays on {self.st.label} cannot be exported through DLPack without a copy (no "
             "consumer reads Vulkan buffers). Use x.__dlpack__(dl_device=(1, 0)) or "
             "x.to_device('cpu') for a host copy.")
+
+    def is_c_contiguous(self) -> bool:
+        found = self._contiguous
+        if found is None:
+            found = self._contiguous = super().is_c_contiguous()
+        return found
+
+    def launch_layout(self) -> tuple[Any, ...]:
+        """(allocation, (offset, *shape, *strides) in elements, allocation bytes) as a kernel
+        launch packs them, computed once (backends/vulkan/_kernels.py)."""
+        found = self._launch
+        if found is None:
+            alloc = self.alloc
+            found = self._launch = (alloc, (self.elem_offset, *self.shape,
+                                            *self.elem_strides()),
+                                    alloc.size if alloc is not None else 0)
+        return found
 
     @property
     def flags(self) -> Any:

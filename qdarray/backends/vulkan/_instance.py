@@ -218,11 +218,12 @@ def _features(handle: Any, extensions: frozenset[str]) -> tuple[Any, dict[str, b
         "storage16": bool(f11.storageBuffer16BitAccess),
         "int64_atomics": bool(f12.shaderBufferInt64Atomics),
         "buffer_device_address": bool(f12.bufferDeviceAddress),
+        "timeline_semaphore": bool(f12.timelineSemaphore),
         "float32_atomic_add": bool(atomic is not None and atomic.shaderBufferFloat32AtomicAdd),
         "float64_atomic_add": bool(atomic is not None and atomic.shaderBufferFloat64AtomicAdd),
     }
     keep12 = {"shaderInt8", "storageBuffer8BitAccess", "shaderBufferInt64Atomics",
-              "bufferDeviceAddress"}
+              "bufferDeviceAddress", "timelineSemaphore"}
     for fname in dir(f12):
         if fname not in ("sType", "pNext") and fname not in keep12:
             setattr(f12, fname, 0)

@@ -77,11 +77,17 @@ class Program:
         if max(groups) > self.max_groups:
             raise VulkanError(f"{self.st.label} dispatches at most {self.max_groups} "
                               f"workgroups per dimension; got {groups}.")
+        self.enqueue(groups, [b if b is not None else dummy(self.st) for b in buffers], push)
+
+    def enqueue(self, groups: tuple[int, int, int], buffers: list[Allocation],
+                push: bytes) -> None:
+        """`dispatch` without its checks, for callers that made the arguments right once
+        (kernel launchers: their buffer count and block size are the program's, their
+        workgroup counts within every device's limit)."""
         s = self.stream
-        real = [b if b is not None else _dummy(self.st) for b in buffers]
         with s.lock:
-            dset = s.descriptors.get(real) if self.n_buffers else None
-            s.add(("dispatch", self, dset, push, groups), self, *real)
+            dset = s.descriptors.get(buffers) if self.n_buffers else None
+            s.add(("dispatch", self, dset, push, groups), self, *buffers)
 
 
 _lock = threading.Lock()
@@ -116,7 +122,7 @@ def _pipeline_cache(st: DeviceState) -> Any:
         return found
 
 
-def _dummy(st: DeviceState) -> Allocation:
+def dummy(st: DeviceState) -> Allocation:
     """A small buffer bound where an array is empty (a binding must name a buffer)."""
     with _lock:
         found = _dummies.get(st.index)

@@ -1,5 +1,5 @@
-"""Command recording and submission for one device: batches, barriers, copies, fences and
-timestamp queries.
+"""Command recording and submission for one device: batches, barriers, copies, a timeline
+semaphore and timestamp queries.
 
 Commands are collected into the current *batch* as plain tuples and recorded into a command
 buffer when the batch is submitted; every command after the first in a batch is preceded by
@@ -7,7 +7,8 @@ a memory barrier, so each dispatch or copy sees the writes of the ones before it
 the host issued them in, as on an in-order queue). A batch is submitted when the host needs
 results (`finish`), when a timing is read, or once it holds `BATCH_COMMANDS` commands, so
 long sequences of launches keep the device busy. A submitted batch keeps the buffers it uses
-alive until its fence has signalled; then its command buffer and fence are reused.
+alive until the stream's timeline semaphore has reached the value its submission signals; then
+its command buffer is reused.
 
 A batch of at most `REPLAY_COMMANDS` commands that was submitted before, command for command
 (the same pipelines, descriptor sets, push constants, workgroup counts, buffers and bytes),
@@ -20,8 +21,11 @@ them when the descriptor cache drops its sets (a recording names them).
 Descriptor sets come from the device's cache (_descriptors.py): a launch on buffers seen
 before binds a set written earlier; descriptor pools the cache leaves behind are destroyed
 once the batches that may use them have run. Recording allocates nothing per command: the
-structures Vulkan calls read are made once per stream or command buffer. Waiting for a batch
-on a GPU polls its fence for up to `SPIN_SECONDS` before blocking in vkWaitForFences, whose
+structures Vulkan calls read are made once per stream or command buffer. Every submission
+signals the next value of the stream's timeline semaphore (Vulkan 1.2 core), so a wait is a
+read of its counter (vkGetSemaphoreCounterValue), with no fence to reset, and retires every
+batch up to the value it reads; `finish` waits once, for the last value submitted. Waiting
+on a GPU polls the counter for up to `SPIN_SECONDS` before blocking in vkWaitSemaphores, whose
 wake-up costs tens of microseconds, more than a small launch takes, and on NVIDIA's driver
 about 0.7 ms (CUDA's default synchronisation spins likewise). The poll lasts long enough
 that a wait which still blocks loses under a tenth of its time to the late wake-up (a
@@ -49,7 +53,6 @@ REPLAY_COMMANDS = 16
 REPLAYS = 32
 _TIMEOUT_NS = 600 * 10**9
 _VK_TIMEOUT = 2
-_VK_NOT_READY = 1
 # Seconds a wait for a GPU's batch polls its fence before blocking (module docstring).
 SPIN_SECONDS = 10e-3
 
@@ -59,8 +62,9 @@ SPIN_SECONDS = 10e-3
 
 
 class Recording:
-    """A command buffer with its fence; `key`: the commands recorded in it, when it is kept
-    for replay (`busy`: submitted and not yet waited for)."""
+    """A command buffer and the submission that signals the stream's timeline with `value`;
+    `key`: the commands recorded in it, when it is kept for replay (`busy`: submitted and not
+    yet seen complete)."""
 
     def __init__(self, stream: Stream) -> None:
         vk = api()
@@ -74,18 +78,19 @@ class Recording:
         check_result(lib.vkAllocateCommandBuffers(dev, info, cmd), stream.st.label,
                      "allocating a command buffer")
         self.cmd = cmd[0]
-        finfo = ffi.new("VkFenceCreateInfo*")
-        finfo.sType = vk.VK_STRUCTURE_TYPE_FENCE_CREATE_INFO
-        fence = ffi.new("VkFence*")
-        check_result(lib.vkCreateFence(dev, finfo, ffi.NULL, fence), stream.st.label,
-                     "creating a fence")
-        self.fence = fence[0]
-        self.fences = ffi.new("VkFence[1]", [self.fence])
         self.cmds = ffi.new("VkCommandBuffer[1]", [self.cmd])
+        self.value = ffi.new("uint64_t[1]")  # the timeline value its submission signals
+        self.timeline = ffi.new("VkTimelineSemaphoreSubmitInfo*")
+        self.timeline.sType = vk.VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO
+        self.timeline.signalSemaphoreValueCount = 1
+        self.timeline.pSignalSemaphoreValues = self.value
         self.submit = ffi.new("VkSubmitInfo*")
         self.submit.sType = vk.VK_STRUCTURE_TYPE_SUBMIT_INFO
+        self.submit.pNext = self.timeline
         self.submit.commandBufferCount = 1
         self.submit.pCommandBuffers = self.cmds
+        self.submit.signalSemaphoreCount = 1
+        self.submit.pSignalSemaphores = stream.semaphores
         self.key: tuple[Any, ...] | None = None
         self.busy = False
 
@@ -94,9 +99,10 @@ class Batch:
     """The commands of one submission, the objects they keep alive and the descriptor pools
     to destroy once they have run; `recording` once submitted."""
 
-    __slots__ = ("ops", "keep", "pools", "replayable", "recording")
+    __slots__ = ("ops", "keep", "pools", "replayable", "recording", "value")
 
     def __init__(self) -> None:
+        self.value = 0  # the timeline value that says it has run
         self.ops: list[tuple[Any, ...]] = []
         self.keep: list[Any] = []
         self.pools: list[Any] = []
@@ -150,6 +156,28 @@ class Stream:
         self._region = vk.ffi.new("VkBufferCopy*")
         self.descriptors = DescriptorCache(st, self._retire)
         pool(st).on_release.append(self._forget_sets)
+        # The timeline semaphore every submission signals with the next value (`ticket`);
+        # `reached`: the highest value seen signalled. A wait reads the counter (a cheap
+        # call, no fence to reset) and retires every batch up to what it shows.
+        stype = vk.ffi.new("VkSemaphoreTypeCreateInfo*")
+        stype.sType = vk.VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO
+        stype.semaphoreType = vk.VK_SEMAPHORE_TYPE_TIMELINE
+        sinfo = vk.ffi.new("VkSemaphoreCreateInfo*")
+        sinfo.sType = vk.VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO
+        sinfo.pNext = stype
+        self.semaphores = vk.ffi.new("VkSemaphore[1]")
+        check_result(vk.lib.vkCreateSemaphore(st.device, sinfo, vk.ffi.NULL, self.semaphores),
+                     st.label, "creating a timeline semaphore")
+        self.semaphore = self.semaphores[0]
+        self.ticket = 0
+        self.reached = 0
+        self._counter = vk.ffi.new("uint64_t*")
+        self._target = vk.ffi.new("uint64_t[1]")
+        self._wait_info = vk.ffi.new("VkSemaphoreWaitInfo*")
+        self._wait_info.sType = vk.VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO
+        self._wait_info.semaphoreCount = 1
+        self._wait_info.pSemaphores = self.semaphores
+        self._wait_info.pValues = self._target
 
     # -- collecting commands -----------------------------------------------------------------
 
@@ -228,16 +256,19 @@ class Stream:
                 self._record(rec, b.ops)
                 if key is not None and key not in self.replays:
                     self._keep(key, rec)
+            self.ticket += 1
+            rec.value[0] = b.value = self.ticket
             with self.st.lock:
-                result = vk.lib.vkQueueSubmit(self.st.queue, 1, rec.submit, rec.fence)
+                result = vk.lib.vkQueueSubmit(self.st.queue, 1, rec.submit, vk.ffi.NULL)
             if result:
+                self.ticket -= 1
                 check_result(result, self.st.label, "submitting work")
             rec.busy = True
             b.recording = rec
             self.in_flight.append(b)
             self.submitted += 1
-            while len(self.in_flight) > 4:  # bound the work queued ahead of the host
-                self._wait(self.in_flight.pop(0))
+            if len(self.in_flight) > 4:  # bound the work queued ahead of the host
+                self._wait(self.in_flight[-5].value)
 
     def _keep(self, key: tuple[Any, ...], rec: Recording) -> None:
         if len(self.replays) >= REPLAYS:  # drop the least recently used
@@ -303,39 +334,53 @@ class Stream:
     def finish(self) -> None:
         """Submit what is collected and wait until the device has done all of it."""
         with self.lock:
-            self.flush()
-            while self.in_flight:
-                self._wait(self.in_flight.pop(0))
+            if self.current is not None:
+                self.flush()
+            if self.in_flight:
+                self._wait(self.ticket)
 
-    def _wait(self, b: Batch) -> None:
+    def _wait(self, value: int) -> None:
+        """Wait until the timeline reaches `value`, then retire the batches it covers (call
+        with the lock held)."""
         vk = api()
         lib, dev = vk.lib, self.st.device
-        rec = b.recording
-        assert rec is not None
-        result = _VK_NOT_READY
         start = time.perf_counter()
-        if SPIN_SECONDS > 0 and self.st.kind != "CPU":
-            until = start + SPIN_SECONDS
-            result = lib.vkGetFenceStatus(dev, rec.fence)
-            while result == _VK_NOT_READY and time.perf_counter() < until:
-                result = lib.vkGetFenceStatus(dev, rec.fence)
-        self.waits += 1
-        if result == _VK_NOT_READY:
-            self.blocked += 1
-            result = lib.vkWaitForFences(dev, 1, rec.fences, 1, _TIMEOUT_NS)
-        while result == _VK_TIMEOUT:  # long work: keep waiting (a lost device says so)
-            result = lib.vkWaitForFences(dev, 1, rec.fences, 1, _TIMEOUT_NS)
-        if result:
-            check_result(result, self.st.label, "waiting for submitted work")
-        self.wait_seconds += time.perf_counter() - start
-        lib.vkResetFences(dev, 1, rec.fences)
-        rec.busy = False
-        if rec.key is None:
-            self.idle.append(rec)
-        for p in b.pools:
-            lib.vkDestroyDescriptorPool(dev, p, vk.ffi.NULL)
-        b.pools.clear()
-        b.keep.clear()
+        counter = self._counter
+        result = 0
+        if self.reached < value:
+            lib.vkGetSemaphoreCounterValue(dev, self.semaphore, counter)
+            if counter[0] < value and SPIN_SECONDS > 0 and self.st.kind != "CPU":
+                until = start + SPIN_SECONDS
+                get, sem, now = lib.vkGetSemaphoreCounterValue, self.semaphore, time.perf_counter
+                while True:
+                    get(dev, sem, counter)
+                    if counter[0] >= value or now() > until:
+                        break
+            self.waits += 1
+            if counter[0] < value:
+                self.blocked += 1
+                self._target[0] = value
+                result = lib.vkWaitSemaphores(dev, self._wait_info, _TIMEOUT_NS)
+                while result == _VK_TIMEOUT:  # long work: keep waiting (a lost device says so)
+                    result = lib.vkWaitSemaphores(dev, self._wait_info, _TIMEOUT_NS)
+                if result:
+                    check_result(result, self.st.label, "waiting for submitted work")
+                lib.vkGetSemaphoreCounterValue(dev, self.semaphore, counter)
+            self.reached = max(int(counter[0]), value)
+            self.wait_seconds += time.perf_counter() - start
+        reached = self.reached
+        in_flight = self.in_flight
+        while in_flight and in_flight[0].value <= reached:
+            b = in_flight.pop(0)
+            rec = b.recording
+            assert rec is not None
+            rec.busy = False
+            if rec.key is None:
+                self.idle.append(rec)
+            for p in b.pools:
+                lib.vkDestroyDescriptorPool(dev, p, vk.ffi.NULL)
+            b.pools.clear()
+            b.keep.clear()
 
     # -- timing ------------------------------------------------------------------------------
 
