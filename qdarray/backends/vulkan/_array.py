@@ -211,20 +211,27 @@ class VkArray(StridedArray):
         return found
 
     def launch_layout(self) -> tuple[Any, ...]:
-        """(allocation, (offset, *shape, *strides) in elements, allocation bytes) as a kernel
+        """(allocation, (offset, *shape, *strides) in elements, allocation bytes, whether
+        the last dimension's stride is one element or it has at most one) as a kernel
         launch packs them, computed once (backends/vulkan/_kernels.py)."""
         found = self._launch
         if found is None:
             alloc = self.alloc
-            found = self._launch = (alloc, (self.elem_offset, *self.shape,
-                                            *self.elem_strides()),
-                                    alloc.size if alloc is not None else 0)
+            strides = self.elem_strides()
+            found = self._launch = (alloc, (self.elem_offset, *self.shape, *strides),
+                                    alloc.size if alloc is not None else 0, unit_last(self))
         return found
 
     @property
     def flags(self) -> Any:
         """NumPy's `writeable` (False for broadcast views) and `c_contiguous`."""
         return _Flags(not self.qd_readonly, self.is_c_contiguous())
+
+
+def unit_last(x: Any) -> bool:
+    """Whether array `x` (with `shape` and `elem_strides()`) has a last dimension whose
+    stride is one element, or which has at most one element (its index is then 0)."""
+    return bool(x.shape) and (x.shape[-1] <= 1 or x.elem_strides()[-1] == 1)
 
 
 class _Flags:

@@ -33,7 +33,7 @@ from ...kernels.launch import bump_generations
 from ...kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
 from ...kernels.types import ArrayType
 from . import _instance, _pipelines
-from ._array import VkArray
+from ._array import VkArray, unit_last
 from ._memory import pool
 from ._probes import fused_fma
 from ._stream import stream
@@ -145,7 +145,6 @@ class _Narrow(Exception):
 # Buffers smaller than this have every element offset below 2**31: their kernels compute
 # offsets in 32-bit arithmetic (codegen/spirv.py, `narrow`).
 NARROW = 1 << 31
-_SMALL: tuple[frozenset[int], bool] = (frozenset(), True)  # no wide arrays, narrow
 
 
 class VulkanLauncher(Launcher):
@@ -172,8 +171,15 @@ class VulkanLauncher(Launcher):
                            if isinstance(p.value.type, ArrayType)]
         self.scalar_args = [k for k, p in enumerate(kernel.params)
                             if not isinstance(p.value.type, ArrayType)]
-        self.variants: dict[tuple[frozenset[int], bool], _Variant] = {}
-        base = self.variant(frozenset(), True)  # compile errors surface at the first call
+        self.variants: dict[tuple[frozenset[int], bool, frozenset[int]], _Variant] = {}
+        # the variant key of launches whose arrays all take the fast path, by the mask of
+        # those (by position among the arrays) with a last stride of one element
+        self.small_keys: dict[int, tuple[frozenset[int], bool, frozenset[int]]] = {}
+        # Compile errors surface at the first call; its variant is the common one, every
+        # array with a last stride of one element.
+        base = self.variant(frozenset(), True, frozenset(
+            p.value.id for p in kernel.params
+            if isinstance(p.value.type, ArrayType) and p.value.type.ndim))
         self.plan = base.program.plan
         self.ncarry = self.plan.slots
         # Reused by every launch: the stream orders launches, so one launch's stages read
@@ -191,15 +197,17 @@ class VulkanLauncher(Launcher):
             self._params = pool(self.st).alloc(nbytes)
         return self._params
 
-    def variant(self, wide: frozenset[int], narrow: bool) -> _Variant:
+    def variant(self, wide: frozenset[int], narrow: bool,
+                unit: frozenset[int] = frozenset()) -> _Variant:
         """The modules for arrays `wide` (past the binding range) addressed by address,
-        with 32-bit element offsets where `narrow` (every buffer below NARROW bytes)."""
-        key = (wide, narrow)
+        with 32-bit element offsets where `narrow` (every buffer below NARROW bytes), and
+        arrays `unit` (a last stride of one element) indexed without that stride."""
+        key = (wide, narrow, unit)
         found = self.variants.get(key)
         if found is None:
             try:
                 prog = render_spirv(self.kernel, debug=self.debug, caps=caps_of(self.st),
-                                    wide=wide, narrow=narrow)
+                                    wide=wide, narrow=narrow, unit=unit)
             except TypeError as exc:
                 raise KernelTypeError(f"Kernel '{self.kernel.name}': {exc}") from None
             found = self.variants[key] = _Variant(self.st, prog, self.kernel,
@@ -242,14 +250,18 @@ class VulkanLauncher(Launcher):
                 values[slot] = kind(value)
         return buffers, env, copies
 
-    def _shapes(self, native: Sequence[Any]) -> tuple[frozenset[int], bool]:
+    def _shapes(self, native: Sequence[Any]) -> tuple[frozenset[int], bool, frozenset[int]]:
         """(array parameters whose buffers are larger than one binding may cover, whether
-        every buffer is smaller than NARROW bytes)."""
+        every buffer is smaller than NARROW bytes, array parameters whose last stride is
+        one element: host arrays, copied for the launch, are counted among the others)."""
         wide = []
+        unit = []
         narrow = True
         max_range = self.max_range
         for k in self.array_args:
             x = native[k]
+            if type(x) is not np.ndarray and unit_last(x):
+                unit.append(self.kernel.params[k].value.id)
             alloc = getattr(x, "base_data", None)
             # (no allocation: a host array, copied for the launch, or an empty window)
             if (alloc.size if alloc is not None else getattr(x, "nbytes", 0)) >= NARROW:
@@ -263,23 +275,33 @@ class VulkanLauncher(Launcher):
                         f"({max_range:,}), and the device has no buffer device "
                         "addresses to reach it otherwise. Use smaller arrays.")
                 wide.append(p.value.id)
-        return frozenset(wide), narrow
+        return frozenset(wide), narrow, frozenset(unit)
 
-    def _layouts(self, native: Sequence[Any]) -> list[tuple[Any, ...]] | None:
-        """Each array parameter's `VkArray.launch_layout()` when every one is a VkArray
-        whose buffer is below NARROW bytes and within one binding (the narrow program of no
-        wide arrays); else None (`_shapes` decides)."""
+    def _layouts(self, native: Sequence[Any]
+                 ) -> tuple[list[tuple[Any, ...]], tuple[frozenset[int], bool, frozenset[int]]
+                            ] | None:
+        """(each array parameter's `VkArray.launch_layout()`, the variant key) when every
+        one is a VkArray whose buffer is below NARROW bytes and within one binding (the
+        narrow program of no wide arrays); else None (`_shapes` decides)."""
         small = min(NARROW, self.max_range + 1)  # (NARROW read here: tests lower it)
         out = []
-        for k in self.array_args:
+        mask = 0
+        for pos, k in enumerate(self.array_args):
             x = native[k]
             if type(x) is not VkArray:
                 return None
             layout = x._launch or x.launch_layout()
             if layout[2] >= small:
                 return None
+            if layout[3]:
+                mask |= 1 << pos
             out.append(layout)
-        return out
+        key = self.small_keys.get(mask)
+        if key is None:
+            ids = [self.kernel.params[k].value.id for k in self.array_args]
+            key = self.small_keys[mask] = (
+                frozenset(), True, frozenset(v for pos, v in enumerate(ids) if mask >> pos & 1))
+        return out, key
 
     def _fast_arguments(self, v: _Variant, native: Sequence[Any],
                         layouts: list[tuple[Any, ...]]) -> tuple[list[Any], dict[int, Any]]:
@@ -288,7 +310,7 @@ class VulkanLauncher(Launcher):
         buffers: list[Any] = []
         env: dict[int, Any] = {}
         values = v.values
-        for (k, vid, slots), (alloc, numbers, _) in zip(v.array_fill, layouts, strict=True):
+        for (k, vid, slots), (alloc, numbers, _, _) in zip(v.array_fill, layouts, strict=True):
             env[vid] = native[k]
             buffers.append(alloc)
             for slot, number in zip(slots, numbers, strict=True):
@@ -327,7 +349,7 @@ class VulkanLauncher(Launcher):
         if v.scalar_slots and self._scalar_bytes(v) != scalar_bytes:
             return False
         buffers = []
-        for (alloc, numbers, _), (block, known) in zip(layouts, arrays, strict=True):
+        for (alloc, numbers, _, _), (block, known) in zip(layouts, arrays, strict=True):
             if alloc is None:
                 if block is not None:
                     return False
@@ -356,13 +378,17 @@ class VulkanLauncher(Launcher):
 
     def __call__(self, args: Sequence[Any]) -> None:
         native = self.pack(args)
-        layouts = self._layouts(native)
-        key = self._shapes(native) if layouts is None else _SMALL
+        found = self._layouts(native)
+        layouts: list[tuple[Any, ...]] | None = None
+        if found is None:
+            key = self._shapes(native)
+        else:
+            layouts, key = found
         v = self.variants.get(key) or self.variant(*key)
         try:
             self._launch(args, native, v, layouts)
         except _Narrow:  # an offset or stride past 32 bits: the 64-bit program
-            self._launch(args, native, self.variant(key[0], False), None)
+            self._launch(args, native, self.variant(key[0], False, key[2]), None)
 
     def _launch(self, args: Sequence[Any], native: Sequence[Any], v: _Variant,
                 layouts: list[tuple[Any, ...]] | None) -> None:
@@ -425,7 +451,7 @@ class VulkanLauncher(Launcher):
             if dispatches is not None and layouts is not None:
                 v.memo = (self._scalar_bytes(v) if v.scalar_slots else b"",
                           [(a.block if a is not None else None, numbers)
-                           for a, numbers, _ in layouts], dispatches)
+                           for a, numbers, _, _ in layouts], dispatches)
         finally:
             if not retried:
                 bump_generations(args, self.bumps)

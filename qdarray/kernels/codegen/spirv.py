@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._dtypes import DType
-from ..ir import Block, Instr, KernelIR
+from ..ir import Block, Instr, KernelIR, Op, instrs
 from ..passes.stages import Plan, Stage, plan_stages
 from ..types import ArrayType, scalar_type
 from .regions import free_values
@@ -124,14 +124,38 @@ def slot_dtype(t: DType) -> str:
     return t.name
 
 
+def read_only_arrays(kernel: KernelIR) -> set[int]:
+    """Ids of the array parameters that every instruction using them only reads (LOAD,
+    SHAPE, CHECK_INDEX); any other use (a store, an atomic, a subview) counts as a write."""
+    arrays = {prm.value.id for prm in kernel.params if isinstance(prm.value.type, ArrayType)}
+    out = set(arrays)
+    for i in instrs(kernel.body):
+        for pos, a in enumerate(i.args):
+            if a.id in out and not (i.op in _READS and pos == 0):
+                out.discard(a.id)
+    return out
+
+
+_READS = frozenset({Op.LOAD, Op.SHAPE, Op.CHECK_INDEX})
+
+
 def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
                   fields: list[tuple[str, str]], push: bool, caps: dict[str, Any],
-                  debug: bool, wide: frozenset[int], narrow: bool) -> bytes:
+                  debug: bool, wide: frozenset[int], narrow: bool,
+                  read_only: set[int], unit: frozenset[int]) -> bytes:
     ctx = Ctx(kernel, fields, block_layout(fields)[0], push, caps, debug, wide)
     ctx.narrow = narrow
+    ctx.unit = unit
     ctx.stage_no = k
     ctx.nest = len(stage.loops)
     m, f = ctx.m, ctx.f
+    ctx.hoist_fields()
+    # Buffers the kernel only reads, and a parameter block in a buffer, are NonWritable: a
+    # driver may then read them through its read-only caches.
+    for pid in read_only:
+        m.decorate(ctx.arrays[pid][0], Dec.NonWritable)
+    if not push:
+        m.decorate(ctx.block, Dec.NonWritable)
     interface: list[int] = []
     u32 = m.t_int(32, False)
     lid = first = step = 0
@@ -260,7 +284,8 @@ def _store_carried(ctx: Ctx, t: DType, k: int, x: int) -> None:
 
 
 def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] | None = None,
-                 wide: frozenset[int] = frozenset(), narrow: bool = False) -> SpirvProgram:
+                 wide: frozenset[int] = frozenset(), narrow: bool = False,
+                 unit: frozenset[int] = frozenset()) -> SpirvProgram:
     """The SPIR-V modules running `kernel` (views lowered) as the stages of `plan_stages(kernel)`.
 
     Args:
@@ -275,6 +300,9 @@ def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] 
         narrow: every array's buffer is smaller than 2 GiB, so element offsets (below
             2**31) are computed in 32-bit arithmetic, whose wrapping cannot change a result
             that fits (64-bit multiplies cost several instructions on GPUs).
+        unit: ids of array parameters whose last dimension has a stride of one element (or
+            at most one element): their accesses add the last index without multiplying
+            it by the stride slot, as compilers do for C-contiguous arrays.
     """
     caps = caps or {"max_push": 128, "int64_atomics": True, "float32_atomic_add": False,
                     "device": "the device"}
@@ -284,7 +312,8 @@ def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] 
     offsets, block_bytes = block_layout(fields)
     push = block_bytes <= int(caps.get("max_push", 128))
     n_arrays = sum(isinstance(prm.value.type, ArrayType) for prm in kernel.params)
+    read_only = read_only_arrays(kernel)
     stages = [SpirvStage(s.name, _stage_module(kernel, p, s, k, fields, push, caps, debug, wide,
-                                               narrow), bool(s.loops))
+                                               narrow, read_only, unit), bool(s.loops))
               for k, s in enumerate(p.stages)]
     return SpirvProgram(stages, fields, offsets, block_bytes, push, n_arrays, p)

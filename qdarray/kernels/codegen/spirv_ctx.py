@@ -30,6 +30,7 @@ class Ctx:
         self.kernel = kernel
         self.wide = wide
         self.narrow = False  # element offsets in 32 bits (every buffer below 2 GiB)
+        self.unit: frozenset[int] = frozenset()  # arrays whose last stride is one element
         self.aligned: dict[int, int] = {}  # PhysicalStorageBuffer pointer -> its alignment
         self.caps = caps
         self.debug = debug
@@ -72,6 +73,7 @@ class Ctx:
         self.narrowed = {name for name, dt in prog_fields
                          if dt == "int32" and _ARRAY_SLOT.match(name)}
         self.f: Function = m.function(m.t_void(), "main")
+        self.hoisted: dict[tuple[str, bool], int] = {}  # (slot, bits32) -> its value's id
 
     # -- types and constants -----------------------------------------------------------------
 
@@ -135,9 +137,23 @@ class Ctx:
     def val(self, v: Value) -> int:
         return self.vals[v.id]
 
+    def hoist_fields(self) -> None:
+        """Read every slot of the parameter block at the top of the entry block, in the form
+        its uses take (an array's offset and strides in 32 bits in a narrow program), so that
+        `field` returns one value everywhere: an access in a loop reloads nothing (a driver
+        cannot move a load of a storage-buffer block past the stores to other buffers)."""
+        for name in self.field_index:
+            array = _ARRAY_SLOT.match(name)
+            bits32 = bool(array) and self.narrow and int(name[1:].split("_")[0]) not in self.wide
+            self.hoisted[(name, bits32)] = self._field(name, bits32)
+
     def field(self, name: str, bits32: bool = False) -> int:
         """The value of a parameter-block slot (its slot type; an array's offset or stride
         as int64, or as int32 with `bits32`: exact modulo 2**32)."""
+        found = self.hoisted.get((name, bits32))
+        return found if found is not None else self._field(name, bits32)
+
+    def _field(self, name: str, bits32: bool) -> int:
         t = self.field_type[name]
         pointer = self.f.op(S.AccessChain, self.ptr(self.block_sc, self.scalar(t)), self.block,
                             self.m.const(self.i32, self.field_index[name]))
@@ -157,19 +173,22 @@ class Ctx:
     def element(self, mem: Value, idx: tuple[Value, ...]) -> tuple[int, int, DType]:
         """(pointer to the element of array `mem` at `idx`, its storage type, its dtype)."""
         f, n = self.f, f"a{mem.id}"
+        last = len(idx) - 1 if mem.id in self.unit else -1  # a stride of one: no multiply
         if self.narrow and mem.id not in self.wide:
             # Modulo 2**32 the offset is exact whatever the terms, and it is below 2**31.
             offset = self.field(f"{n}_off", bits32=True)
             for d, i in enumerate(idx):
                 ix = self.convert(self.val(i), _itype(i), _I32)
-                stride = self.field(f"{n}_s{d}", bits32=True)
-                offset = f.op(S.IAdd, self.i32, offset, f.op(S.IMul, self.i32, ix, stride))
+                if d != last:
+                    ix = f.op(S.IMul, self.i32, ix, self.field(f"{n}_s{d}", bits32=True))
+                offset = f.op(S.IAdd, self.i32, offset, ix)
             return self._pointer(mem, offset)
         offset = self.field(f"{n}_off")
         for d, i in enumerate(idx):
             ix = self.convert(self.val(i), _itype(i), _I64)
-            offset = f.op(S.IAdd, self.i64, offset,
-                          f.op(S.IMul, self.i64, ix, self.field(f"{n}_s{d}")))
+            if d != last:
+                ix = f.op(S.IMul, self.i64, ix, self.field(f"{n}_s{d}"))
+            offset = f.op(S.IAdd, self.i64, offset, ix)
         return self._pointer(mem, offset)
 
     def _pointer(self, mem: Value, offset: int) -> tuple[int, int, DType]:
