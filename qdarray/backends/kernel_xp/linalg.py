@@ -1,4 +1,5 @@
-"""matmul on the device: one work-item per output element (kernels/library/matmul.py)."""
+"""matmul on the device: one work-item per output element (kernels/library/matmul.py), its
+inner loop in pieces of at most STEPS products (reductions.STEPS)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from .device import launch
 from .layout import broadcast_shapes, broadcast_to
 from .manipulation import expand_dims, squeeze
 from .maps import dt
+from . import reductions
 
 
 def matmul(x1: Any, x2: Any) -> Any:
@@ -38,8 +40,10 @@ def matmul(x1: Any, x2: Any) -> Any:
         av = broadcast_to(a, batch + (n, kk))
         bv = broadcast_to(b, batch + (kk, m))
         tt = dt(t)
-        launch(dev, ("matmul", tt, nd), lambda: matmul_kernel(tt, nd),
-               [av.window(), bv.window(), out.window()])
+        steps = reductions.STEPS
+        for k0 in range(0, max(kk, 1), steps):
+            launch(dev, ("matmul", tt, nd), lambda: matmul_kernel(tt, nd),
+                   [av.window(), bv.window(), out.window(), k0, min(k0 + steps, kk)])
     if squeeze_a and squeeze_b:
         return squeeze(out, (-2, -1))
     if squeeze_a:

@@ -22,6 +22,10 @@ from .layout import simplify
 from .maps import dt
 
 FINAL = 256  # partials per row that stage 2 combines in one work-item
+# The most iterations one work-item's serial loop runs. Work is split so that no loop runs
+# longer: llvmpipe (lavapipe) silently ends an invocation's loops after 65,535 iterations in
+# all, and a GPU wants the work-items anyway.
+STEPS = 1 << 14
 
 
 def _rows(x: Any, axes: tuple[int, ...]) -> tuple[Window, int, int, tuple[int, ...], bool]:
@@ -46,7 +50,10 @@ def _rows(x: Any, axes: tuple[int, ...]) -> tuple[Window, int, int, tuple[int, .
 
 
 def _groups(dev: Any, rows: int, k: int) -> int:
-    return int(max(1, min(dev.workers // max(rows, 1), math.ceil(k / 32))))
+    """Work-items per row for rows of `k` elements: enough to fill the device, and each
+    work-item's loop at most STEPS long."""
+    return int(max(1, min(dev.workers // max(rows, 1), math.ceil(k / 32)),
+                   math.ceil(k / STEPS)))
 
 
 def out_dtype(op: str, src: np.dtype, dtype: Any) -> np.dtype:
@@ -134,6 +141,12 @@ def argreduce(op: str, x: Any, axis: int | None, keepdims: bool) -> Any:
     pv, pi = dev.empty((m, g), x.dtype), dev.empty((m, g), np.int64)
     launch(dev, (op, t, fast), lambda: lib.arg_partials_kernel(op, t, fast),
            [win, pv.window(), pi.window()])
+    while g > FINAL:  # best pairs of best pairs until one work-item can combine a row
+        g2 = _groups(dev, m, g)
+        pv2, pi2 = dev.empty((m, g2), x.dtype), dev.empty((m, g2), np.int64)
+        launch(dev, (op, "merge", t), lambda: lib.arg_merge_kernel(op, t),
+               [pv.window(), pi.window(), pv2.window(), pi2.window()])
+        pv, pi, g = pv2, pi2, g2
     flat = Window(out.base_data, out.elem_offset, (m,), (1,))
     launch(dev, (op, "final", t), lambda: lib.arg_final_kernel(op, t),
            [pv.window(), pi.window(), flat])
@@ -152,18 +165,23 @@ def scan(op: str, x: Any, axis: int, dtype: Any, include_initial: bool) -> Any:
     back = _unmove(x.ndim, axis)
     if m == 0 or n_out == 0:
         return out.permute(back)
-    g = max(1, min(_groups(dev, m, k), k // 256 or 1))
+    g = max(min(_groups(dev, m, k), k // 256 or 1), math.ceil(k / STEPS), 1)
     chunk = math.ceil(k / g) if k else 1
     tot = dev.empty((m, g), t)
     src, tt = dt(x.dtype), dt(t)
     launch(dev, ("totals", name, src, tt), lambda: lib.scan_totals_kernel(name, src, tt),
            [win, tot.window(), chunk])
-    launch(dev, ("offsets", name, tt), lambda: lib.scan_offsets_kernel(name, tt),
-           [tot.window()])
+    if g > STEPS:  # too many chunks for one work-item to scan: scan them as rows
+        ex = scan(op, tot, 1, t, True)
+        offsets = Window(ex.base_data, ex.elem_offset, (m, g), (g + 1, 1))
+    else:
+        launch(dev, ("offsets", name, tt), lambda: lib.scan_offsets_kernel(name, tt),
+               [tot.window()])
+        offsets = tot.window()
     rows = Window(out.base_data, out.elem_offset, (m, n_out), (n_out, 1))
     launch(dev, ("scan", name, src, tt, include_initial),
            lambda: lib.scan_kernel(name, src, tt, include_initial),
-           [win, tot.window(), rows, chunk])
+           [win, offsets, rows, chunk])
     return out.permute(back)
 
 

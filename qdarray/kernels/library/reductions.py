@@ -243,6 +243,37 @@ def arg_partials_kernel(op: str, t: DType, m_fast: bool) -> KernelIR:
 
 
 @functools.cache
+def arg_merge_kernel(op: str, t: DType) -> KernelIR:
+    """(pv2, pi2)[m, j] = the best pair of (pv, pi)[m, j + s G2]; params pv, pi (M, G),
+    pv2, pi2 (M, G2). Pairs with index -1 (empty) are skipped."""
+    k = _Kernel()
+    em = k.em
+    pv = k.param("pv", ArrayType(t, 2))
+    pi = k.param("pi", ArrayType(_dtypes.int64, 2))
+    pv2 = k.param("pv2", ArrayType(t, 2))
+    pi2 = k.param("pi2", ArrayType(_dtypes.int64, 2))
+    n, g = k.shape(pv, 1), k.shape(pv2, 1)
+
+    def body(m: Value, j: Value) -> None:
+        best = k.local("best", t, em.const(0, t))
+        where = k.local("where", _dtypes.int64, em.i64(-1))
+
+        def step(s: Value) -> None:
+            at = em.emit(Op.ADD, j, em.emit(Op.MUL, s, g))
+            i = em.emit(Op.LOAD, pi, m, at)
+            with em.region() as then:
+                _update(k, op, em.emit(Op.LOAD, pv, m, at), i, best, where)
+            em.stmt(If(em.emit(Op.GE, i, em.i64(0)), block(then), block([])))
+
+        k.loop(em.i64(0), _strided_count(em, n, j, g), step)
+        em.emit(Op.STORE, pv2, m, j, em.load_var(best))
+        em.emit(Op.STORE, pi2, m, j, em.load_var(where))
+
+    k.nest(k.shape(pv, 0), g, False, body)
+    return k.kernel(f"qd_{op}_merge")
+
+
+@functools.cache
 def arg_final_kernel(op: str, t: DType) -> KernelIR:
     """out[m] = the index of the best pair of row m; params pv, pi (M, G), out (M,)."""
     k = _Kernel()
