@@ -149,7 +149,8 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
     ctx.stage_no = k
     ctx.nest = len(stage.loops)
     m, f = ctx.m, ctx.f
-    ctx.hoist_fields()
+    if not push:  # (push constants: drivers read them in place; hoisted, they hold registers)
+        ctx.hoist_fields()
     # Buffers the kernel only reads, and a parameter block in a buffer, are NonWritable: a
     # driver may then read them through its read-only caches.
     for pid in read_only:

@@ -138,10 +138,13 @@ class Ctx:
         return self.vals[v.id]
 
     def hoist_fields(self) -> None:
-        """Read every slot of the parameter block at the top of the entry block, in the form
-        its uses take (an array's offset and strides in 32 bits in a narrow program), so that
-        `field` returns one value everywhere: an access in a loop reloads nothing (a driver
-        cannot move a load of a storage-buffer block past the stores to other buffers)."""
+        """Read every slot of a parameter block in a storage buffer at the top of the entry
+        block, in the form its uses take (an array's offset and strides in 32 bits in a
+        narrow program), so that `field` returns one value everywhere: an access in a loop
+        reloads nothing (a driver cannot move a load of a storage buffer past the stores to
+        other buffers). Push constants are left where they are used: drivers read them in
+        place (hoisted, they held registers across the whole stage and slowed lavapipe's
+        forward of the dynamic-loop kernel by a third)."""
         for name in self.field_index:
             array = _ARRAY_SLOT.match(name)
             bits32 = bool(array) and self.narrow and int(name[1:].split("_")[0]) not in self.wide
