@@ -4,17 +4,20 @@ compare.py and compare_reducer.py time (device times from timestamp queries).
     python benchmarks/gpu/profile_vulkan.py [--device vulkan:0] [--n 1e7] [--saxpy-n 1e8]
                                             [--json PATH]
 
-1. A 16-element saxpy launch: host microseconds per launch without synchronising, per
-   launch and synchronisation (waits polling the fence first, as by default, and blocking at
-   once), and per bare round trip (a 4-byte fill, submitted and waited
+1. A 16-element saxpy launch: microseconds of Python per launch (nothing submitted), host
+   microseconds per launch without synchronising, per launch and synchronisation (waits
+   polling the stream's timeline semaphore first, as by default, and blocking at once), and
+   per bare round trip (a 4-byte fill, submitted and waited
    for), and per launch and synchronisation with 512 more buffers allocated (each its own
    device memory); then a profile of synchronised launches, the functions with the most time
    of their own.
 2. saxpy over --saxpy-n float32: the qdarray kernel with its dispatch capped at 1,024 to
-   65,535 workgroups (GROUPS, backends/vulkan/_kernels.py), and the runtime's hand-written
-   grid-stride shader (benchmarks/compare_vulkan_runtime.py) for reference.
+   65,535 workgroups (GROUPS, backends/vulkan/_kernels.py), its wall time per synchronised
+   call against its device time, and the runtime's hand-written grid-stride shader
+   (benchmarks/compare_vulkan_runtime.py) for reference.
 3. The dynamic-loop kernel (`y[0] += v` after a[i] logistic steps, N = --n) forward under the
-   same caps, and its reverse.
+   same caps, and its reverse: the device time of the whole call and of the reverse kernel's
+   own dispatch (each dispatch of the call between two timestamps).
 4. The max-reducer over --saxpy-n int32 with 2**16 to 2**22 work-items (STRIDED_ITEMS,
    ad/reducer.py).
 5. compare.py's own qdarray cases (benchmarks/_workloads.py: launch16, saxpy, fwd, rev,
@@ -95,6 +98,16 @@ def launches(dev: qd.Device, stream: _stream.Stream) -> None:
     saxpy(a, x, y)
     stream.finish()
     n = 2000
+    batch = _stream.BATCH_COMMANDS
+    _stream.BATCH_COMMANDS = 10**9  # nothing submitted while timing: the Python path alone
+    try:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            saxpy(a, x, y)
+        python = (time.perf_counter() - t0) / n
+    finally:
+        _stream.BATCH_COMMANDS = batch
+    stream.finish()
     t0 = time.perf_counter()
     for _ in range(n):
         saxpy(a, x, y)
@@ -123,11 +136,12 @@ def launches(dev: qd.Device, stream: _stream.Stream) -> None:
         stream.fill(target, 0, 4, 0x3F800000)  # 1.0f
         stream.finish()
     trip = (time.perf_counter() - t0) / n
-    report("launch16", f"launch16: {host * 1e6:.1f} us host per launch unsynchronised, "
-           f"{synced * 1e6:.1f} us per launch + finish (of which {waited * 1e6:.1f} us "
-           f"waiting for the device; {blocking * 1e6:.1f} us with "
-           f"waits that do not poll the fence), {trip * 1e6:.1f} us per bare fill + finish",
-           {"host": host, "synced": synced, "synced_wait": waited,
+    report("launch16", f"launch16: {python * 1e6:.1f} us of Python per launch (nothing "
+           f"submitted), {host * 1e6:.1f} us host per launch unsynchronised (batches of "
+           f"{batch} submitted), {synced * 1e6:.1f} us per launch + finish (of which "
+           f"{waited * 1e6:.1f} us waiting for the device; {blocking * 1e6:.1f} us with "
+           f"waits that do not poll the timeline), {trip * 1e6:.1f} us per bare fill + finish",
+           {"python": python, "host": host, "synced": synced, "synced_wait": waited,
             "synced_blocking": blocking, "round_trip": trip})
     # A driver that walks every allocation at each submission would slow down here.
     from qdarray.backends.vulkan._memory import pool
@@ -179,6 +193,18 @@ def saxpy_shapes(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
     for groups, t in over_group_counts(stream, lambda: saxpy(a, x, y)):
         report(f"saxpy_groups_{groups}", f"saxpy {n:.0e}: {groups:6d} workgroups "
                f"{t * 1e3:8.3f} ms {12 * n / t / 1e9:7.0f} GB/s", t)
+    device = device_time(stream, lambda: saxpy(a, x, y))
+    walls = []
+    for _ in range(20):
+        t0 = time.perf_counter()
+        saxpy(a, x, y)
+        stream.finish()
+        walls.append(time.perf_counter() - t0)
+    wall = sorted(walls)[10]
+    report("saxpy_wall", f"saxpy {n:.0e}: {wall * 1e3:8.3f} ms wall per synchronised call "
+           f"(median of 20), {device * 1e3:8.3f} ms device: {(wall - device) * 1e6:.1f} us "
+           f"on the host ({device / wall:.0%} of the wall on the device)",
+           {"wall": wall, "device": device})
     st = _instance.state(dev.index)
     hx = VkArray.from_host(st, np.ones(n, np.float32))
     hy = VkArray.from_host(st, np.zeros(n, np.float32))
@@ -201,6 +227,37 @@ def dynamic_loop(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
                f"{t * 1e3:8.3f} ms", t)
     t = device_time(stream, lambda: logistic.grad(x, a, y), repeat=5)
     report("rev", f"reverse N={n:.0e}: {t * 1e3:8.3f} ms (device time of the whole call)", t)
+    # The reverse kernel's own dispatches: the stream's batches of one call, each timed
+    # alone, the longest being the reverse stage (the rest: sizing, the reducer, zeroing).
+    logistic.grad(x, a, y)
+    stream.finish()
+    times = []
+    add = stream.add
+
+    def timed(op: tuple[Any, ...], *keep: Any) -> None:
+        if op[0] != "dispatch":
+            add(op, *keep)
+            return
+        t = stream.timer()
+        t.start()
+        add(op, *keep)
+        t.stop()
+        times.append(t)
+
+    best: list[float] = []
+    for _ in range(3):
+        times.clear()
+        stream.add = timed  # type: ignore[method-assign]
+        try:
+            logistic.grad(x, a, y)
+        finally:
+            del stream.add
+        stream.finish()
+        ns = sorted((t.elapsed_ns() for t in times), reverse=True)
+        best = ns if not best or ns[0] < best[0] else best
+    report("rev_kernel", f"reverse N={n:.0e}: {best[0] * 1e-6:8.3f} ms the reverse kernel's "
+           f"dispatch ({len(best)} dispatches in the call, the others "
+           f"{sum(best[1:]) * 1e-6:.3f} ms together)", [b * 1e-9 for b in best])
 
 
 def reducer(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
