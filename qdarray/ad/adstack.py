@@ -30,9 +30,10 @@ takes one table read and no check, and only the tail's accesses are checked.
 
 On a target whose `StackLayout` is scratch (CPUs), the stacks of parallel loops are not
 packed: each worker thread owns a region of G lanes x capacity entries per stack, and
-`scratch_slice` gives lane k of worker w (the WORKER and LANE ops) the contiguous entries
-from first + w * region + k * capacity, with (first, region, capacity, G) as the stack's
-layout fields (an empty row: `lim` 0). The serial code's stacks stay packed.
+`scratch_slice` gives lane k of worker w (the WORKER and LANE ops) the entry of depth d at
+first + w * region + d * G + k (depth-major, so lanes at one depth touch one contiguous run),
+with (first, region, capacity, G) as the stack's layout fields (an empty row: `lim` 0, the
+tail's entries G apart). The serial code's stacks stay packed.
 
 Depths are locals of the thread. A push whose entry is not valid (beyond the thread's
 capacity) writes nothing and records the depth reached in the `overflow` array, which the
@@ -157,18 +158,21 @@ class Stacks:
 def scratch_slice(em: Emitter, s: StackInfo) -> None:
     """Define `s.slice` for a thread of a parallel loop in the scratch layout
     (kernels/target.py `StackLayout.scratch`): the layout fields are (the stack's first
-    entry in worker 0's region, entries per worker region, capacity, lanes per group), and
-    lane k of worker w keeps its entries contiguous from first + w * region + k * capacity,
-    `capacity` of them (an empty row: the tail rule of every depth)."""
-    first, region, cap, _ = s.fields
+    entry in worker 0's region, entries per worker region, capacity, lanes per group G), and
+    worker w's region holds its lanes' entries depth-major: lane k's entry of depth d is at
+    first + w * region + d * G + k, so lanes pushing or popping at one depth touch one
+    contiguous run. The slice is an empty row (`lim` 0, every depth in the tail), the tail
+    at first + w * region + k, its entries `pos` = G apart (lower_adstack.py), and `end`
+    the tail + capacity * G."""
+    first, region, cap, group = s.fields
     zero = em.i64(0)
     base = em.emit(Op.ADD, first, em.emit(Op.MUL, em.emit(Op.WORKER), region))
-    tail = em.emit(Op.ADD, base, em.emit(Op.MUL, em.emit(Op.LANE), cap))
+    tail = em.emit(Op.ADD, base, em.emit(Op.LANE))
     em.emit_into(s.slice[0], Op.ADD, zero, zero)
     em.emit_into(s.slice[1], Op.ADD, zero, zero)
-    em.emit_into(s.slice[2], Op.ADD, zero, zero)
+    em.emit_into(s.slice[2], Op.ADD, group, zero)
     em.emit_into(s.slice[3], Op.ADD, tail, zero)
-    em.emit_into(s.slice[4], Op.ADD, tail, cap)
+    em.emit_into(s.slice[4], Op.ADD, tail, em.emit(Op.MUL, cap, group))
 
 
 def thread_slice(em: Emitter, s: StackInfo, table: Value, rows: Value, thread: Value | None

@@ -32,6 +32,7 @@ from .._errors import AutodiffError
 from ..kernels.frontend.diagnostics import format_location
 from ..kernels.ir import Block, For, If, Instr, KernelIR, Op, Param, Value, Var, While
 from ..kernels.ops import OPS
+from ..kernels.ops.adstack import PARAM_PREFIX
 from ..kernels.types import ArrayType, is_float
 from .activity import Activity
 from .adjoint import AdjMap, AdjointBuilder
@@ -565,12 +566,12 @@ class Gen:
         if self.scratch is not None:
             out.append(Param("@adj_outer", self.scratch))
         for dtype, heap in self.stacks.heaps.items():
-            out.append(Param(f"@adstack_{dtype.name}", heap))
+            out.append(Param(f"{PARAM_PREFIX}{dtype.name}", heap))
         if self.stacks.all:
-            out.append(Param("@adstack_layout", self.stacks.layout))
-            out.append(Param("@adstack_table", self.stacks.table))
-            out.append(Param("@adstack_rows", self.stacks.rows))
-            out.append(Param("@adstack_overflow", self.stacks.overflow))
+            out.append(Param(f"{PARAM_PREFIX}layout", self.stacks.layout))
+            out.append(Param(f"{PARAM_PREFIX}table", self.stacks.table))
+            out.append(Param(f"{PARAM_PREFIX}rows", self.stacks.rows))
+            out.append(Param(f"{PARAM_PREFIX}overflow", self.stacks.overflow))
         if self.stride is not None:
             out.append(Param("@checkpoint", self.stride))
         return tuple(out)

@@ -29,6 +29,7 @@ from typing import Any
 from ..._version import __version__
 from ..ir import For, Instr, KernelIR, Op, Value
 from ..ops import OPS
+from ..ops.adstack import PARAM_PREFIX
 from ..passes.flatten import flatten_nests
 from ..passes.stages import parallel_nest
 from ..types import ArrayType, ViewType
@@ -77,12 +78,14 @@ class NumbaCpuEmitter(PySourceEmitter):
         self.private, self.sites = plan(self.loops, self.nests, self.captures)
         # the loops that run in lanes, and why the others do not
         self.lanes: dict[int, Any] = {}
+        # adstack heaps: their lane-indexed accesses are one depth of a group's stacks
+        self.runs = {p.value.id for p in kernel.params if p.name.startswith(PARAM_PREFIX)}
         self.scalar_reasons: dict[int, list[str]] = {}
         if lanes is not None:
             for k, s in enumerate(self.loops):
                 reasons = ["debug mode checks each access of each thread in order"] if debug \
                     else []
-                u = None if reasons else lane_plan(self.nests[id(s)], reasons)
+                u = None if reasons else lane_plan(self.nests[id(s)], reasons, self.runs)
                 if u is not None:
                     self.lanes[id(s)] = u
                 else:
@@ -286,7 +289,7 @@ class NumbaCpuEmitter(PySourceEmitter):
         plan = self.lanes[id(s)]
         private = {id_: (accumulator(kk, p), p) for id_, (kk, p) in self.sites.items()
                    if kk == k}
-        e = LaneEmitter(TABLE, plan.u, self.width or 1, private=private)
+        e = LaneEmitter(TABLE, plan.u, self.width or 1, private=private, runs=self.runs)
         e.depth = self.depth
         nest = self.nests[id(s)]
         e.function(f"_lanes_{k}", self.args_of(s), nest, nest[-1].body, plan.varying_vars)
@@ -306,6 +309,12 @@ class NumbaCpuEmitter(PySourceEmitter):
         for k, reasons in self.scalar_reasons.items():
             for r in reasons:
                 self.line(f"# parallel loop {k} runs thread by thread: {r}")
+        for k, s in enumerate(self.loops):
+            plan = self.lanes.get(id(s))
+            if plan is not None and plan.stacks:
+                self.line(f"# parallel loop {k}: each lane keeps its own adstack depths: "
+                          f"{plan.per_lane}" if plan.per_lane else
+                          f"# parallel loop {k}: a lane group shares its adstack depths")
         if self.scalar_reasons:
             self.line("")
         for k, s in enumerate(self.loops):

@@ -16,11 +16,15 @@ a varying condition runs each branch under its lanes, skipped when it has none; 
 (uniformity.py) runs until no lane is left, its lanes leaving by their bounds, `break` and
 `continue`; a top-level `continue` takes its lanes out of the rest of the body. Stores and
 atomics write active lanes only, in lane order (= thread order); a varying local keeps its
-value in lanes that do not execute its store. Reverse kernels need nothing of their own:
-their adstacks are lowered to loads, stores and an overflow atomic (passes/lower_adstack.py),
-each lane's depth is a varying local, and its pushes and pops are gathers and scatters at its
-own entries, in its worker's scratch region (WORKER, one value per group; LANE, 0 plus the
-lane's index: ad/adstack.py `scratch_slice`).
+value in lanes that do not execute its store. Reverse kernels' adstacks are lowered to
+loads, stores and an overflow atomic (passes/lower_adstack.py) at entries in the worker's
+scratch region (WORKER, one value per group; LANE, 0 plus the
+lane's index: ad/adstack.py `scratch_slice`), depth-major: lanes at one depth touch one
+contiguous run. A group keeps one depth for all its lanes where passes/lane_stacks.py allows
+it (then a push is one masked contiguous store and a pop one contiguous load), else each lane
+its own (gathers and scatters that check at run time whether they form a run). The loops of
+a reverse kernel that pop are end-aligned (passes/uniformity.py): a lane with fewer
+iterations starts later, so its pops meet the depths its pushes left.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import Block, Break, For, If, Instr, Op, Stmt, Value, Var, While, instrs
+from ..passes.lane_stacks import depth_vars, group_depth
 from ..passes.uniformity import Kind, Uniformity, uniformity
 from .numba_lanes_ops import vector_spelling
 from .pysource import PY_TABLE, PySourceEmitter, const, ctor
@@ -69,10 +74,11 @@ class LaneEmitter(PySourceEmitter):
     """Writes one group function (see the module docstring)."""
 
     def __init__(self, scalar: dict[Op, Any], u: Uniformity, width: int, *,
-                 private: dict[int, tuple[str, Any]]) -> None:
+                 private: dict[int, tuple[str, Any]], runs: set[int] | None = None) -> None:
         super().__init__()
         self.scalar = scalar
         self.u = u
+        self.runs = runs or set()  # arrays whose lane-indexed accesses often form runs
         self.width = width
         self.private = private  # id(instr) -> (accumulator row, BlockSum)
         self.count = 0
@@ -178,6 +184,9 @@ class LaneEmitter(PySourceEmitter):
         if id(s) not in self.u.masked_loops:
             self.uniform_loop(s)
             return
+        if id(s) in self.u.end_aligned:
+            self.aligned_loop(s)
+            return
         act, cur = self.fresh("_a"), self.fresh("_c")
         self.line(f"{act} = {self.cur}")
         lo, hi = (self.bound(v, act, low) for v, low in ((s.begin, True), (s.end, False)))
@@ -195,6 +204,26 @@ class LaneEmitter(PySourceEmitter):
             if not self.u.uniform(s.begin):
                 live = f"V.band({live}, V.le({self.vec(s.begin)}, V.splat({i})))"
             self.line(f"{cur} = {live}")
+            self.masked_body(s.body, act, cur)
+
+    def aligned_loop(self, s: For) -> None:
+        """An end-aligned loop (passes/uniformity.py): as many steps as its lanes' largest
+        trip count; a lane with n iterations runs them in the last n steps, its index at step
+        j (of T) begin + j - (T - n)."""
+        act, cur = self.fresh("_a"), self.fresh("_c")
+        b, n, k, big = self.fresh("_b"), self.fresh("_n"), self.fresh("_k"), self.fresh("_T")
+        i64 = "np.int64"
+        self.line(f"{act} = {self.cur}")
+        self.line(f"{b} = V.cast({self.vec(s.begin)}, {i64})")
+        self.line(f"{n} = V.sub(V.cast({self.vec(s.end)}, {i64}), {b})")
+        self.line(f"{n} = V.select(V.gt({n}, V.splat({i64}(0))), {n}, V.splat({i64}(0)))")
+        self.line(f"{big} = V.hmax(V.select({act}, {n}, V.splat({i64}(0))))")
+        t = f"_i{s.index.id}"
+        self.line(f"for {t} in range({big}):")
+        with self.loop():
+            self.line(f"{k} = V.add(V.splat({i64}({t} - {big})), {n})")
+            self.line(f"{cur} = V.band({act}, V.ge({k}, V.splat({i64}(0))))")
+            self.line(f"{self.val(s.index)} = V.cast(V.add({b}, {k}), {ctor(s.index.type)})")
             self.masked_body(s.body, act, cur)
 
     def bound(self, v: Value, act: str, low: bool) -> str:
@@ -333,16 +362,21 @@ class LaneEmitter(PySourceEmitter):
                 self.scalar_instr(i)
                 return
             idx, run = self.index(i.args[1:])
-            fn = "load" if run else "gather"
+            fn = "load" if run else "gather_run" if self.checks_run(i, 1) else "gather"
             self.line(f"{self.val(i.result)} = V.{fn}({self.val(i.args[0])}, {idx}, "  # type: ignore[arg-type]
                       f"{self.cur})")
             return
         idx, run = self.index(i.args[1:-1])
         if not i.args[1:-1]:
             idx = "(0,)"  # a 0-d array, passed as a 1-element 1-d view
-        fn = "store" if run else "scatter"
+        fn = "store" if run else "scatter_run" if self.checks_run(i, 2) else "scatter"
         self.line(f"V.{fn}({self.val(i.args[0])}, {idx}, {self.vec(i.args[-1])}, "
                   f"{self.cur})")
+
+    def checks_run(self, i: Instr, extra: int) -> bool:
+        """Whether a lane-indexed access `i` (`extra`: its operands other than the one
+        index) checks at run time for a run: an access to an array of `runs`."""
+        return i.args[0].id in self.runs and len(i.args) == 1 + extra
 
     def atomic(self, i: Instr) -> None:
         r = i.result
@@ -366,23 +400,34 @@ class LaneEmitter(PySourceEmitter):
 
 @dataclass
 class LanePlan:
-    """How one parallel loop runs in lanes: the classification of its body and the varying
-    locals (vectors, zero at the start of a group)."""
+    """How one parallel loop runs in lanes: the classification of its body, the varying
+    locals (vectors, zero at the start of a group), and whether a group keeps one adstack
+    depth for its lanes (`per_lane` None) or each lane its own (`per_lane`: why)."""
 
     u: Uniformity
     varying_vars: list[Var]
+    stacks: bool = False             # the body pushes or pops adstacks
+    per_lane: str | None = None      # why each lane keeps its own depths (lane_stacks.py)
 
 
-def lane_plan(nest: list[For], reasons: list[str]) -> LanePlan | None:
+def lane_plan(nest: list[For], reasons: list[str], runs: set[int] | None = None
+              ) -> LanePlan | None:
     """The plan of the parallel nest `nest` in lanes, or None after adding to `reasons`
-    why lanes would not give the scalar code's results."""
+    why lanes would not give the scalar code's results; `runs`: the ids of the arrays whose
+    lane-indexed accesses often form runs (adstack heaps: passes/uniformity.py)."""
     body = nest[-1].body
-    u = uniformity(body, [nest[-1].index])
+    depths = depth_vars(body, runs) if runs else {}
+    u = uniformity(body, [nest[-1].index], runs, set(depths))
     if u.blockers:
         reasons += u.blockers
         return None
+    stacks = None
+    if depths:
+        stacks = group_depth(body, u, depths)
+        if stacks is None:
+            u = uniformity(body, [nest[-1].index], runs, set(depths), group=True)
     found: dict[int, Var] = {}
     for i in instrs(body):
         if i.op in (Op.LOAD_VAR, Op.STORE_VAR) and i.attrs[0].id in u.varying_vars:
             found.setdefault(i.attrs[0].id, i.attrs[0])
-    return LanePlan(u, [found[k] for k in sorted(found)])
+    return LanePlan(u, [found[k] for k in sorted(found)], bool(depths), stacks)

@@ -2,7 +2,10 @@
 the last axis from an element (`load`, `store`: contiguous masked loads and stores on C
 arrays, else gathered), and lanes at indices of their own (`gather`, `scatter`). Masked-off
 lanes are never read or written; lanes of a masked load that are off read as 0; overlapping
-scatter lanes write in lane order.
+scatter lanes write in lane order. `gather_run` and `scatter_run` take lane indices into a
+1-d array that often form a run (lane k at i + k, i the same for every active lane: an
+adstack's entries of one depth) and check it at run time: one masked load or store when they
+do, a gather or scatter otherwise.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from .numba_lanes_llvm import (
     Lanes,
     cgutils,
     contiguous_run,
+    declare,
     intrinsic,
     ir_iota,
     ir_splat,
@@ -111,5 +115,74 @@ def add_memory_ops(ns: Any, width: int, mask_t: Any) -> None:
         write.__name__ = name
         return intrinsic(write)
 
+    def run_start(builder: Any, idx: Any, idxty: Any, mask: Any) -> tuple[Any, Any]:
+        """(whether the active lanes' indices are i + k for lane k, that i) of a lane index
+        vector; no active lane gives False."""
+        (i,) = cgutils.unpack_tuple(builder, idx, 1)
+        d = builder.sub(to_i64(builder, i, idxty[0]), ir_iota(I64, width))
+        vt = d.type
+        big = ir.Constant(vt, [ir.Constant(I64, (1 << 63) - 1)] * width)
+        small = ir.Constant(vt, [ir.Constant(I64, -(1 << 63))] * width)
+        lo = builder.call(declare(builder, f"llvm.vector.reduce.smin.v{width}i64", I64, [vt]),
+                          [builder.select(mask, d, big)])
+        hi = builder.call(declare(builder, f"llvm.vector.reduce.smax.v{width}i64", I64, [vt]),
+                          [builder.select(mask, d, small)])
+        return builder.icmp_signed("==", lo, hi), lo
+
+    def run_ok(arr: Any, idx: Any) -> bool:
+        return (index_ok(arr, idx, True) and arr.ndim == 1 and contiguous_run(arr)
+                and isinstance(idx[0], Lanes))
+
+    @intrinsic
+    def gather_run(typingctx: Any, arr: Any, idx: Any, m: Any) -> Any:
+        if not run_ok(arr, idx) or m != mask_t:
+            return None
+        out = Lanes(arr.dtype, width)
+
+        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+            a, i, mask = args
+            vt = ir.VectorType(context.get_data_type(arr.dtype), width)
+            size = align(context, arr.dtype)
+            run, lo = run_start(builder, i, idx, mask)
+            with builder.if_else(run, likely=True) as (then, otherwise):
+                with then:
+                    start = cgutils.pack_struct(builder, [lo])
+                    p = run_pointer(context, builder, arr, a, types.UniTuple(types.int64, 1),
+                                    start)
+                    v1 = masked_load(builder, vt, p, mask, size)
+                    b1 = builder.block
+                with otherwise:
+                    ptrs = pointers(context, builder, arr, a, idx, i, width)
+                    v2 = masked_gather(builder, vt, ptrs, mask, size)
+                    b2 = builder.block
+            phi = builder.phi(vt)
+            phi.add_incoming(v1, b1)
+            phi.add_incoming(v2, b2)
+            return mem_out(builder, phi, arr.dtype)
+        return out(arr, idx, m), codegen
+
+    @intrinsic
+    def scatter_run(typingctx: Any, arr: Any, idx: Any, v: Any, m: Any) -> Any:
+        if not run_ok(arr, idx) or m != mask_t or v != Lanes(arr.dtype, width):
+            return None
+
+        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+            a, i, val, mask = args
+            val = mem_in(builder, val, arr.dtype)
+            size = align(context, arr.dtype)
+            run, lo = run_start(builder, i, idx, mask)
+            with builder.if_else(run, likely=True) as (then, otherwise):
+                with then:
+                    start = cgutils.pack_struct(builder, [lo])
+                    p = run_pointer(context, builder, arr, a, types.UniTuple(types.int64, 1),
+                                    start)
+                    masked_store(builder, val, p, mask, size)
+                with otherwise:
+                    masked_scatter(builder, val, pointers(context, builder, arr, a, idx, i,
+                                                          width), mask, size)
+            return context.get_dummy_value()
+        return types.none(arr, idx, v, m), codegen
+
+    ns.gather_run, ns.scatter_run = gather_run, scatter_run
     ns.load, ns.gather = reader("load", False), reader("gather", True)
     ns.store, ns.scatter = writer("store", False), writer("scatter", True)

@@ -15,7 +15,8 @@ explicit operand, so the ops are plain functions of their arguments:
       d >= lim: a = tail + d                 valid when a < end
 
   (with `lim` 0, `tail` and `end` a thread's first position and the end of its slice:
-  each thread's entries contiguous);
+  each thread's entries contiguous; where `lim` is the constant 0 and `pos` is not the
+  constant 0, a = tail + d * pos: the scratch layout's lanes, one depth's entries adjacent);
 - the depth lives in a local of the thread (LOAD_VAR / STORE_VAR around the ops).
 
 ADSTACK_PUSH(heap, table, row, lim, pos, tail, end, overflow, depth, value) -> depth + 1
@@ -50,6 +51,11 @@ import numpy as np
 from .. import types as T
 from ..ir import UNKNOWN_LOC, Op, SourceLoc
 from . import defop
+
+# Reverse mode names a reverse kernel's adstack parameters (heaps, layout, overflow) with this
+# prefix: a code generator may expect lane-indexed accesses to a heap to form runs (one depth
+# of a lane group's stacks, numba_lanes.py) and check for them at run time.
+PARAM_PREFIX = "@adstack_"
 
 
 @dataclass(frozen=True, slots=True)

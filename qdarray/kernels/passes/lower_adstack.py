@@ -8,7 +8,8 @@ code generators never spell them.
                           if a < end: heap[a] = value  else: ATOMIC_MAX(overflow, stack.id, next)
     ADSTACK_POP(depth) -> depth - 1
     ADSTACK_TOP(heap, table, row, lim, pos, tail, end, depth) -> the entry at depth - 1,
-        read through a local set in each branch (heap[0] where the entry is not valid)
+        read through a local set in each branch (heap[0] where the entry is not valid; the
+        tail's first entry where `lim` is the constant 0)
     ADSTACK_OWN(table, row, lim, pos) -> a binary search over the depths of the row:
         lo, hi = 0, lim; while lo < hi: mid = (lo + hi) // 2
                                         if pos < table[row+mid+1] - table[row+mid]: lo = mid+1
@@ -17,7 +18,9 @@ code generators never spell them.
 The table branch reads one table element and checks nothing: every depth below a thread's
 `lim` holds an entry of it (ops/adstack.py); the tail branch reads none (a thread whose
 group's row is empty, `lim` 0, as on CPUs, only ever takes it; where `lim` is the constant 0,
-as in the scratch layout, the tail branch is all there is) and checks the capacity. The
+as in the scratch layout, the tail branch is all there is, and its entries are `pos` apart,
+`tail + depth * pos`, unless `pos` is the constant 0: the scratch layout's lanes keep one
+depth's entries side by side, ad/adstack.py `scratch_slice`) and checks the capacity. The
 overflow branch's atomic carries the stack's `AdStack` in its attrs: it records a rare
 failure, so code generators leave it as it is (no privatized or block-reduced accumulator,
 codegen/block_sums.py) and name reverse mode when the device lacks 64-bit atomics. Where a
@@ -62,9 +65,12 @@ class _Lower(Rewriter):
         `depth` (a Value); `valid` is None where the entry is valid whatever the depth."""
         em = self.em
         table, row, lim, pos, tail, end = instr.args[1:7]
-        if lim.id in self.zeros:  # no row: every depth in the tail
-            a = em.emit(Op.ADD, tail, depth)
-            access(a, em.emit(Op.LT, a, end))  # type: ignore[operator]
+        if lim.id in self.zeros:  # no row: every depth in the tail, `pos` apart (0: 1)
+            # (the check and the offset computed apart from the thread's position `tail`,
+            # so that lanes at one depth share them: numba_lanes.py)
+            step = depth if pos.id in self.zeros else em.emit(Op.MUL, depth, pos)
+            valid = em.emit(Op.LT, step, em.emit(Op.SUB, end, tail))
+            access(em.emit(Op.ADD, tail, step), valid, (tail, step))  # type: ignore[operator]
             return
         with em.region() as in_table:
             at = em.emit(Op.ADD, row, depth)
@@ -83,7 +89,7 @@ class _Lower(Rewriter):
         em.emit_into(instr.result, Op.ADD, depth, one)
         result = instr.result
 
-        def write(a: Value, valid: Value | None) -> None:
+        def write(a: Value, valid: Value | None, parts: object = None) -> None:
             if valid is None:
                 em.emit(Op.STORE, heap, a, value)
                 return
@@ -101,8 +107,14 @@ class _Lower(Rewriter):
         assert instr.result is not None
         out = em.var("top", instr.attrs[0].dtype)
 
-        def read(a: Value, valid: Value | None) -> None:
-            safe = a if valid is None else em.emit(Op.SELECT, valid, a, em.i64(0))
+        def read(a: Value, valid: Value | None,
+                 parts: tuple[Value, Value] | None = None) -> None:
+            if valid is None:
+                safe = a
+            elif parts is None:
+                safe = em.emit(Op.SELECT, valid, a, em.i64(0))
+            else:  # the tail's first entry
+                safe = em.emit(Op.ADD, parts[0], em.emit(Op.SELECT, valid, parts[1], em.i64(0)))
             em.store_var(out, em.emit(Op.LOAD, heap, safe))
 
         self.branches(instr, em.emit(Op.SUB, instr.args[7], one), read)

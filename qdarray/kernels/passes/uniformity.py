@@ -11,10 +11,18 @@ classifies what the body computes:
   lane's value + k (the thread index along the innermost axis, plus or minus uniform
   integers: contiguous memory), VARYING otherwise;
 - a local is varying when it is stored a non-uniform value or under varying control
-  (reverse kernels' adstack depths are such locals: each lane pushes and pops its own);
+  (reverse kernels' adstack depths are such locals: each lane pushes and pops its own),
+  except the `group` locals, which a group keeps one value of (adstack depths that its
+  lanes share: passes/lane_stacks.py);
 - control is varying inside an `if` on a varying condition and inside a *masked* loop: one
   whose bounds or condition vary, or that a `break` or `continue` under varying control
   leaves. A masked loop runs until no lane is left in it, each lane under its own mask.
+- a masked `for` loop without exits of its own that pops adstacks (reads an array of
+  `runs`, the heaps, or sets `depths` without pushing) is *end-aligned*: its lanes end
+  together, so a lane with fewer iterations starts later (each lane still runs its own
+  iterations in order). The reverse of a loop pops its stacks so: lanes that pushed at one
+  depth in the forward's lockstep order (start-aligned) pop at one depth too, one
+  contiguous run of entries. Its index is varying (each lane at its own iteration).
 
 `blockers` lists why lanes could not give results bit-identical to the scalar code (the
 renderer then keeps the scalar code for the loop): atomics whose order of operations the
@@ -51,6 +59,7 @@ class Uniformity:
     kinds: dict[int, Kind] = field(default_factory=dict)
     varying_vars: set[int] = field(default_factory=set)
     masked_loops: set[int] = field(default_factory=set)
+    end_aligned: set[int] = field(default_factory=set)
     blockers: list[str] = field(default_factory=list)
 
     def kind(self, v: Value) -> Kind:
@@ -75,6 +84,8 @@ def _result_kind(i: Instr, kinds: list[Kind]) -> Kind:
     assert r is not None
     if i.op in (Op.ADD, Op.SUB) and _is_int(r) and kinds[1] is U and kinds[0] is L:
         return L
+    if i.op is Op.SUB and _is_int(r) and kinds == [L, L]:
+        return U  # (a + k) - (b + k), wrapping or not
     if i.op is Op.ADD and _is_int(r) and kinds == [U, L]:
         return L
     if i.op is Op.CAST and kinds[0] is L and _is_int(r) and _is_int(i.args[0]):
@@ -85,10 +96,15 @@ def _result_kind(i: Instr, kinds: list[Kind]) -> Kind:
 
 
 class _Walk:
-    def __init__(self, linear: set[int], varying_vars: set[int]) -> None:
+    def __init__(self, linear: set[int], varying_vars: set[int], runs: set[int],
+                 group: set[int], depths: set[int]) -> None:
         self.kinds: dict[int, Kind] = {v: L for v in linear}
         self.varying_vars = set(varying_vars)
+        self.runs = runs
+        self.group = group
+        self.depths = depths
         self.masked: set[int] = set()
+        self.aligned: set[int] = set()
         self.complex: list[Instr] = []
 
     def kind(self, v: Value) -> Kind:
@@ -106,7 +122,12 @@ class _Walk:
             self.block(s.then_body, inner)
             self.block(s.else_body, inner)
         elif isinstance(s, For):
-            self.loop(s, self.kind(s.begin) is not U or self.kind(s.end) is not U, varying)
+            masked = self.kind(s.begin) is not U or self.kind(s.end) is not U
+            if masked and self.runs and _pops(s.body, self.runs, self.depths) \
+                    and not _exits(s.body):
+                self.aligned.add(id(s))
+                self.kinds[s.index.id] = V
+            self.loop(s, masked, varying)
         elif isinstance(s, While):
             self.block(s.cond_body, varying)
             self.loop(s, self.kind(s.cond) is not U, varying)
@@ -140,7 +161,7 @@ class _Walk:
     def instr(self, i: Instr, varying: bool) -> None:
         if i.op is Op.STORE_VAR:
             var = i.attrs[0]
-            if varying or self.kind(i.args[0]) is not U:
+            if self.kind(i.args[0]) is not U or (varying and var.id not in self.group):
                 self.varying_vars.add(var.id)
                 if str(getattr(var.dtype, "kind", "")) == "c":
                     self.complex.append(i)
@@ -163,17 +184,60 @@ class _Walk:
                 self.complex.append(i)
 
 
-def uniformity(body: Block, linear: list[Value]) -> Uniformity:
+def _exits(b: Block) -> bool:
+    """Whether a break or continue of the loop whose body is `b` is in it."""
+    for s in b.stmts:
+        if isinstance(s, (Break, Continue)):
+            return True
+        if isinstance(s, If) and (_exits(s.then_body) or _exits(s.else_body)):
+            return True
+    return False
+
+
+def _stack_use(b: Block, runs: set[int], depths: set[int], out: set[str]) -> set[str]:
+    """What `b` (inner regions included) does with the arrays `runs` and the locals
+    `depths`: "read", "write" (loads, stores), "set" (stores of a local)."""
+    for s in b.stmts:
+        if isinstance(s, Instr):
+            if s.op is Op.LOAD and s.args[0].id in runs:
+                out.add("read")
+            elif s.op is Op.STORE and s.args[0].id in runs:
+                out.add("write")
+            elif s.op is Op.STORE_VAR and s.attrs[0].id in depths:
+                out.add("set")
+        elif isinstance(s, If):
+            _stack_use(s.then_body, runs, depths, out)
+            _stack_use(s.else_body, runs, depths, out)
+        elif isinstance(s, (For, While)):
+            _stack_use(s.body, runs, depths, out)
+            if isinstance(s, While):
+                _stack_use(s.cond_body, runs, depths, out)
+    return out
+
+
+def _pops(b: Block, runs: set[int], depths: set[int]) -> bool:
+    """Whether a loop body reads adstack entries, or sets depths without pushing (pops
+    whose entries nothing reads)."""
+    use = _stack_use(b, runs, depths, set())
+    return "read" in use or ("set" in use and "write" not in use)
+
+
+def uniformity(body: Block, linear: list[Value], runs: set[int] | None = None,
+               depths: set[int] | None = None, group: bool = False) -> Uniformity:
     """Classify `body`, a parallel loop's innermost body, whose threads run in lanes along
-    the thread index values `linear` (module docstring)."""
+    the thread index values `linear` (module docstring); `runs` and `depths`: the ids of a
+    reverse kernel's adstack heaps and depth locals, whose pops end-align the loops around
+    them; `group`: a group keeps one value of each depth local, also where it is stored
+    under varying control (passes/lane_stacks.py)."""
     varying: set[int] = set()
     while True:
-        walk = _Walk({v.id for v in linear}, varying)
+        walk = _Walk({v.id for v in linear}, varying, runs or set(),
+                     (depths or set()) if group else set(), depths or set())
         walk.block(body, False)
         if walk.varying_vars == varying:
             break
         varying = walk.varying_vars
-    out = Uniformity(walk.kinds, varying, walk.masked)
+    out = Uniformity(walk.kinds, varying, walk.masked, walk.aligned)
     out.blockers = _order_blockers(body, walk) + [
         f"a complex value varies between threads at {i.loc}: complex numbers have no SIMD "
         "lanes" for i in walk.complex[:1]]
