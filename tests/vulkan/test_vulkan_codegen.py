@@ -121,3 +121,33 @@ def test_unit_last_strides_index_without_the_stride_and_others_get_their_own_var
         # the grid's step, a row stride for each array, and x's last stride only where it is
         # not one element
         assert text.count(" OpIMul ") == 3 + (x_id not in key[2])
+
+
+@qd.kernel
+def bump(a: qd.Array[qd.float32, 1], b: qd.Array[qd.float32, 1]):
+    for i in range(b.shape[0]):
+        b[i] = 1.0
+        b[i] = a[i] + 1.0  # a read after a write: the same element when a is b
+
+
+def test_arrays_sharing_a_buffer_are_declared_aliased(device):
+    # SPIR-V takes distinct storage-buffer variables not to alias; a launch whose array
+    # parameters share a buffer runs a variant declaring those Aliased, so the read of a[i]
+    # cannot move before the write to b[i].
+    x = qd.asarray(np.full(40, 5.0, np.float32), device=device)
+    other = qd.asarray(np.full(40, 5.0, np.float32), device=device)
+    y = qd.zeros(40, dtype=qd.float32, device=device)
+    bump(other, y)
+    np.testing.assert_array_equal(np.asarray(y.to_device("cpu")), 6.0)
+    bump(x, x)
+    np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), 2.0)
+    bump(x[:20], x[20:])  # views of one buffer: aliased too
+    np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), [2.0] * 20 + [3.0] * 20)
+    launcher = _launcher(bump)
+    a_id, b_id = (p.value.id for p in launcher.kernel.params)
+    assert {key[3] for key in launcher.variants} == {frozenset(), frozenset({a_id, b_id})}
+    for key, variant in launcher.variants.items():
+        for text in _disassembly(variant):
+            var = _binding_vars(text)
+            aliased = set(re.findall(r"OpDecorate (%\d+) Aliased", text))
+            assert aliased == ({var[0], var[1]} if key[3] else set())

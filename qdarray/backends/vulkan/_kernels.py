@@ -138,6 +138,10 @@ class _Variant:
         self.total = index["qd_total"]
 
 
+# A variant's key: (wide arrays, narrow, arrays with a last stride of one, aliased arrays)
+Key = tuple[frozenset[int], bool, frozenset[int], frozenset[int]]
+
+
 class _Narrow(Exception):
     """A narrow program's 4-byte slot cannot hold an array's offset or stride."""
 
@@ -171,15 +175,16 @@ class VulkanLauncher(Launcher):
                            if isinstance(p.value.type, ArrayType)]
         self.scalar_args = [k for k, p in enumerate(kernel.params)
                             if not isinstance(p.value.type, ArrayType)]
-        self.variants: dict[tuple[frozenset[int], bool, frozenset[int]], _Variant] = {}
-        # the variant key of launches whose arrays all take the fast path, by the mask of
-        # those (by position among the arrays) with a last stride of one element
-        self.small_keys: dict[int, tuple[frozenset[int], bool, frozenset[int]]] = {}
+        self.variants: dict[Key, _Variant] = {}
+        # the variant key of launches whose arrays all take the fast path, by the masks (of
+        # positions among the arrays) of those with a last stride of one element and of
+        # those whose buffer another one shares
+        self.small_keys: dict[tuple[int, int], Key] = {}
         # Compile errors surface at the first call; its variant is the common one, every
         # array with a last stride of one element.
         base = self.variant(frozenset(), True, frozenset(
             p.value.id for p in kernel.params
-            if isinstance(p.value.type, ArrayType) and p.value.type.ndim))
+            if isinstance(p.value.type, ArrayType) and p.value.type.ndim), frozenset())
         self.plan = base.program.plan
         self.ncarry = self.plan.slots
         # Reused by every launch: the stream orders launches, so one launch's stages read
@@ -197,17 +202,19 @@ class VulkanLauncher(Launcher):
             self._params = pool(self.st).alloc(nbytes)
         return self._params
 
-    def variant(self, wide: frozenset[int], narrow: bool,
-                unit: frozenset[int] = frozenset()) -> _Variant:
+    def variant(self, wide: frozenset[int], narrow: bool, unit: frozenset[int],
+                aliased: frozenset[int]) -> _Variant:
         """The modules for arrays `wide` (past the binding range) addressed by address,
-        with 32-bit element offsets where `narrow` (every buffer below NARROW bytes), and
-        arrays `unit` (a last stride of one element) indexed without that stride."""
-        key = (wide, narrow, unit)
+        with 32-bit element offsets where `narrow` (every buffer below NARROW bytes),
+        arrays `unit` (a last stride of one element) indexed without that stride, and
+        arrays `aliased` (on a buffer another array parameter is on too) declared Aliased
+        (SPIR-V takes storage buffers not to alias otherwise)."""
+        key = (wide, narrow, unit, aliased)
         found = self.variants.get(key)
         if found is None:
             try:
                 prog = render_spirv(self.kernel, debug=self.debug, caps=caps_of(self.st),
-                                    wide=wide, narrow=narrow, unit=unit)
+                                    wide=wide, narrow=narrow, unit=unit, aliased=aliased)
             except TypeError as exc:
                 raise KernelTypeError(f"Kernel '{self.kernel.name}': {exc}") from None
             found = self.variants[key] = _Variant(self.st, prog, self.kernel,
@@ -250,19 +257,24 @@ class VulkanLauncher(Launcher):
                 values[slot] = kind(value)
         return buffers, env, copies
 
-    def _shapes(self, native: Sequence[Any]) -> tuple[frozenset[int], bool, frozenset[int]]:
+    def _shapes(self, native: Sequence[Any]) -> Key:
         """(array parameters whose buffers are larger than one binding may cover, whether
         every buffer is smaller than NARROW bytes, array parameters whose last stride is
-        one element: host arrays, copied for the launch, are counted among the others)."""
+        one element, array parameters on a buffer another one is on too: host arrays,
+        copied for the launch, are counted among neither of the last two)."""
         wide = []
         unit = []
         narrow = True
         max_range = self.max_range
+        blocks: dict[Any, list[int]] = {}
         for k in self.array_args:
             x = native[k]
-            if type(x) is not np.ndarray and unit_last(x):
-                unit.append(self.kernel.params[k].value.id)
             alloc = getattr(x, "base_data", None)
+            if type(x) is not np.ndarray:
+                if unit_last(x):
+                    unit.append(self.kernel.params[k].value.id)
+                if alloc is not None:
+                    blocks.setdefault(alloc.block, []).append(self.kernel.params[k].value.id)
             # (no allocation: a host array, copied for the launch, or an empty window)
             if (alloc.size if alloc is not None else getattr(x, "nbytes", 0)) >= NARROW:
                 narrow = False
@@ -275,11 +287,10 @@ class VulkanLauncher(Launcher):
                         f"({max_range:,}), and the device has no buffer device "
                         "addresses to reach it otherwise. Use smaller arrays.")
                 wide.append(p.value.id)
-        return frozenset(wide), narrow, frozenset(unit)
+        aliased = frozenset(v for ids in blocks.values() if len(ids) > 1 for v in ids)
+        return frozenset(wide), narrow, frozenset(unit), aliased
 
-    def _layouts(self, native: Sequence[Any]
-                 ) -> tuple[list[tuple[Any, ...]], tuple[frozenset[int], bool, frozenset[int]]
-                            ] | None:
+    def _layouts(self, native: Sequence[Any]) -> tuple[list[tuple[Any, ...]], Key] | None:
         """(each array parameter's `VkArray.launch_layout()`, the variant key) when every
         one is a VkArray whose buffer is below NARROW bytes and within one binding (the
         narrow program of no wide arrays); else None (`_shapes` decides)."""
@@ -296,11 +307,19 @@ class VulkanLauncher(Launcher):
             if layout[3]:
                 mask |= 1 << pos
             out.append(layout)
-        key = self.small_keys.get(mask)
+        shared = 0
+        if len(out) > 1:
+            blocks = [layout[0].block for layout in out if layout[0] is not None]
+            if len(set(blocks)) < len(blocks):
+                for pos, layout in enumerate(out):
+                    if layout[0] is not None and blocks.count(layout[0].block) > 1:
+                        shared |= 1 << pos
+        key = self.small_keys.get((mask, shared))
         if key is None:
             ids = [self.kernel.params[k].value.id for k in self.array_args]
-            key = self.small_keys[mask] = (
-                frozenset(), True, frozenset(v for pos, v in enumerate(ids) if mask >> pos & 1))
+            key = self.small_keys[(mask, shared)] = (
+                frozenset(), True, frozenset(v for pos, v in enumerate(ids) if mask >> pos & 1),
+                frozenset(v for pos, v in enumerate(ids) if shared >> pos & 1))
         return out, key
 
     def _fast_arguments(self, v: _Variant, native: Sequence[Any],
@@ -388,7 +407,7 @@ class VulkanLauncher(Launcher):
         try:
             self._launch(args, native, v, layouts)
         except _Narrow:  # an offset or stride past 32 bits: the 64-bit program
-            self._launch(args, native, self.variant(key[0], False, key[2]), None)
+            self._launch(args, native, self.variant(key[0], False, key[2], key[3]), None)
 
     def _launch(self, args: Sequence[Any], native: Sequence[Any], v: _Variant,
                 layouts: list[tuple[Any, ...]] | None) -> None:

@@ -142,7 +142,7 @@ _READS = frozenset({Op.LOAD, Op.SHAPE, Op.CHECK_INDEX})
 def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
                   fields: list[tuple[str, str]], push: bool, caps: dict[str, Any],
                   debug: bool, wide: frozenset[int], narrow: bool,
-                  read_only: set[int], unit: frozenset[int]) -> bytes:
+                  read_only: set[int], unit: frozenset[int], aliased: frozenset[int]) -> bytes:
     ctx = Ctx(kernel, fields, block_layout(fields)[0], push, caps, debug, wide)
     ctx.narrow = narrow
     ctx.unit = unit
@@ -155,6 +155,8 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
     # driver may then read them through its read-only caches.
     for pid in read_only:
         m.decorate(ctx.arrays[pid][0], Dec.NonWritable)
+    for pid in aliased:
+        m.decorate(ctx.arrays[pid][0], Dec.Aliased)
     if not push:
         m.decorate(ctx.block, Dec.NonWritable)
     interface: list[int] = []
@@ -286,7 +288,8 @@ def _store_carried(ctx: Ctx, t: DType, k: int, x: int) -> None:
 
 def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] | None = None,
                  wide: frozenset[int] = frozenset(), narrow: bool = False,
-                 unit: frozenset[int] = frozenset()) -> SpirvProgram:
+                 unit: frozenset[int] = frozenset(),
+                 aliased: frozenset[int] = frozenset()) -> SpirvProgram:
     """The SPIR-V modules running `kernel` (views lowered) as the stages of `plan_stages(kernel)`.
 
     Args:
@@ -304,6 +307,9 @@ def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] 
         unit: ids of array parameters whose last dimension has a stride of one element (or
             at most one element): their accesses add the last index without multiplying
             it by the stride slot, as compilers do for C-contiguous arrays.
+        aliased: ids of array parameters bound to a buffer that another one is bound to as
+            well: decorated Aliased (SPIR-V takes the storage buffers of distinct variables
+            not to alias, so a compiler could move a read of one past a write to another).
     """
     caps = caps or {"max_push": 128, "int64_atomics": True, "float32_atomic_add": False,
                     "device": "the device"}
@@ -315,6 +321,7 @@ def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] 
     n_arrays = sum(isinstance(prm.value.type, ArrayType) for prm in kernel.params)
     read_only = read_only_arrays(kernel)
     stages = [SpirvStage(s.name, _stage_module(kernel, p, s, k, fields, push, caps, debug, wide,
-                                               narrow, read_only, unit), bool(s.loops))
+                                               narrow, read_only, unit, aliased),
+                         bool(s.loops))
               for k, s in enumerate(p.stages)]
     return SpirvProgram(stages, fields, offsets, block_bytes, push, n_arrays, p)
