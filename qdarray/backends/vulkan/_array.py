@@ -74,7 +74,7 @@ class VkArray(StridedArray):
     """An array on one Vulkan device (see the module docstring)."""
 
     __slots__ = ("alloc", "st", "dtype", "shape", "strides", "offset", "qd_readonly",
-                 "_contiguous", "_launch")
+                 "_contiguous", "_launch", "_flags")
 
     def __init__(self, st: DeviceState, alloc: Allocation | None, dtype: np.dtype,
                  shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0,
@@ -90,6 +90,7 @@ class VkArray(StridedArray):
         # and what a kernel launch reads of it (`launch_layout`).
         self._contiguous: bool | None = None
         self._launch: tuple[Any, ...] | None = None
+        self._flags: _Flags | None = None
 
     @property
     def qd_device(self) -> VulkanDevice:  # type: ignore[override]
@@ -224,8 +225,12 @@ class VkArray(StridedArray):
 
     @property
     def flags(self) -> Any:
-        """NumPy's `writeable` (False for broadcast views) and `c_contiguous`."""
-        return _Flags(not self.qd_readonly, self.is_c_contiguous())
+        """NumPy's `writeable` (False for broadcast views) and `c_contiguous` (made again
+        when `qd_readonly` changed since: the namespace sets it on fresh broadcast views)."""
+        found = self._flags
+        if found is None or found.writeable == bool(self.qd_readonly):
+            found = self._flags = _Flags(not self.qd_readonly, self.is_c_contiguous())
+        return found
 
 
 def unit_last(x: Any) -> bool:

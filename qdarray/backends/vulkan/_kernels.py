@@ -297,7 +297,8 @@ class VulkanLauncher(Launcher):
         small = min(NARROW, self.max_range + 1)  # (NARROW read here: tests lower it)
         out = []
         mask = 0
-        for pos, k in enumerate(self.array_args):
+        bit = 1
+        for k in self.array_args:
             x = native[k]
             if type(x) is not VkArray:
                 return None
@@ -305,15 +306,16 @@ class VulkanLauncher(Launcher):
             if layout[2] >= small:
                 return None
             if layout[3]:
-                mask |= 1 << pos
+                mask |= bit
+            bit <<= 1
             out.append(layout)
         shared = 0
-        if len(out) > 1:
-            blocks = [layout[0].block for layout in out if layout[0] is not None]
-            if len(set(blocks)) < len(blocks):
-                for pos, layout in enumerate(out):
-                    if layout[0] is not None and blocks.count(layout[0].block) > 1:
-                        shared |= 1 << pos
+        # (one Allocation per loan of a buffer, shared by the views of an array)
+        if len(out) > 1 and len({id(layout[0]) for layout in out}) < len(out):
+            allocs = [layout[0] for layout in out]
+            for pos, alloc in enumerate(allocs):
+                if alloc is not None and allocs.count(alloc) > 1:
+                    shared |= 1 << pos
         key = self.small_keys.get((mask, shared))
         if key is None:
             ids = [self.kernel.params[k].value.id for k in self.array_args]
