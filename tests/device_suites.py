@@ -70,6 +70,7 @@ ADSTACK = (
 CHECKPOINT = (  # with the `limit` fixture
     "limit", "test_checkpointed_reverse_equals_the_stored_one",
     "test_several_states_nested_and_consecutive_loops",
+    "test_a_loop_reading_a_local_assigned_after_it",
 )
 
 SIZING = (

@@ -56,6 +56,9 @@ class Checkpointed:
     state: list[Var]                 # the locals the loop stores
     stacks: list[Any]                # their stacks (StackInfo)
     template: list[Stmt]             # one iteration's forward sweep, with pushes
+    captured: dict[int, Value]       # Var id -> its value at the loop, for the locals the
+                                     # loop reads but does not store (code after the loop may
+                                     # assign them before the reverse runs the template)
 
 
 def applies(item: Node) -> bool:
@@ -103,7 +106,8 @@ def forward(gen: Gen, item: Node) -> None:
         finally:
             gen.suppress = False
     gen.assigned |= item.stores
-    gen.checkpointed[id(item)] = Checkpointed(item, state, stacks, template)
+    gen.checkpointed[id(item)] = Checkpointed(item, state, stacks, template,
+                                              dict(gen.captured[id(item)]))
 
 
 def reverse(gen: Gen, item: Node, env: Env) -> None:
@@ -133,7 +137,8 @@ def reverse(gen: Gen, item: Node, env: Env) -> None:
             i = em.value(t)
             with em.region() as again:
                 index = em.emit(Op.ADD, begin, em.emit(Op.ADD, lo, i))
-                em.out.extend(Renamer(gen, {s.index.id: index}).stmts(ck.template))
+                em.out.extend(Renamer(gen, {s.index.id: index}, ck.captured).stmts(
+                    ck.template))
             em.stmt(For(i, em.const(0, t), count, block(again), False, s.loc))
             step = em.value(t)
             with em.region() as back:
@@ -150,11 +155,14 @@ def reverse(gen: Gen, item: Node, env: Env) -> None:
 class Renamer:
     """A copy of statements with a fresh Value for everything they define (each Value is
     defined once in a kernel), uses renamed to match; `mapping` renames values defined
-    outside (the loop index)."""
+    outside (the loop index), and a load of a Var in `loads` becomes the value given there
+    (the Var's value when the loop ran)."""
 
-    def __init__(self, gen: Gen, mapping: dict[int, Value]) -> None:
+    def __init__(self, gen: Gen, mapping: dict[int, Value],
+                 loads: dict[int, Value] | None = None) -> None:
         self.em = gen.em
         self.map = dict(mapping)
+        self.loads = loads or {}
 
     def v(self, value: Value) -> Value:
         return self.map.get(value.id, value)
@@ -165,7 +173,14 @@ class Renamer:
         return new
 
     def stmts(self, stmts: list[Stmt] | tuple[Stmt, ...]) -> list[Stmt]:
-        return [self.stmt(s) for s in stmts]
+        out = []
+        for s in stmts:
+            if (isinstance(s, Instr) and s.op is Op.LOAD_VAR and s.result is not None
+                    and s.attrs[0].id in self.loads):
+                self.map[s.result.id] = self.loads[s.attrs[0].id]
+                continue
+            out.append(self.stmt(s))
+        return out
 
     def block(self, b: Block) -> Block:
         return Block(tuple(self.stmts(b.stmts)))

@@ -46,6 +46,20 @@ def two_states(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1],
 
 
 @qd.kernel
+def later_writes(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1],
+                 y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        w = v * 0.5
+        for _ in range(a[i]):  # reads w, which the code after the loop assigns
+            v = qd.math.sin(v) + 0.3 * w
+        w = w * 1.7 + v
+        for j in range(a[i] // 3):  # and the next loop too
+            w = w * qd.math.cos(v) + 0.01 * j
+        y[0] += v + w
+
+
+@qd.kernel
 def halving(x: qd.Array[qd.float32, 1], a: qd.Array[qd.int64, 1], y: qd.Array[qd.float32, 1]):
     for i in range(x.shape[0]):
         v = x[i]
@@ -118,6 +132,30 @@ def test_several_states_nested_and_consecutive_loops(grad, limit, fraction):
     got, small = run(grad, two_states, xs, trips, 1)
     assert small["checkpoint_stride"] >= 1 and used(small) <= used(full) * fraction
     assert np.array_equal(got, stored)
+
+
+def test_a_loop_reading_a_local_assigned_after_it(grad, limit):
+    # The reverse recomputes a block of the first loop after the code that follows the loop
+    # has been reversed: w must be the value the loop read, not the one assigned later.
+    n = 64
+    trips = np.random.default_rng(6).integers(0, 6, n).astype(np.int32)
+    trips[[5, 33]] = 400
+    xs = np.random.default_rng(7).uniform(0.2, 0.8, n)
+    stored, full = run(grad, later_writes, xs, trips, 1)
+    limit(used(full) // 2)
+    got, small = run(grad, later_writes, xs, trips, 1)
+    assert small["checkpoint_stride"] >= 1 and used(small) <= used(full) // 2
+    assert np.array_equal(got, stored)
+    h = 1e-6  # and the stored run is right: central differences of the forward
+    for i in (0, 5, 33):
+        ys = []
+        for step in (h, -h):
+            xp = xs.copy()
+            xp[i] += step
+            y = qd.zeros(1, dtype=qd.float64)
+            later_writes(qd.asarray(xp), qd.asarray(trips), y)
+            ys.append(float(host(y)[0]))
+        assert stored[i] == pytest.approx((ys[0] - ys[1]) / (2 * h), rel=1e-6)
 
 
 def test_the_memory_guard_checkpoints_without_a_limit(monkeypatch):
