@@ -627,7 +627,13 @@ class _Paused:
 
     def record(self, kernel: Any, args: tuple[Any, ...], target: str | None,
                launcher: Any) -> None:
-        launcher(args)
+        # The launcher reaches the last entry of `TAPES`, which may be another thread's
+        # pause: a launch of a thread whose own tape records goes on that tape.
+        tape = None if self.thread == threading.get_ident() else current()
+        if tape is None or not tape.recording:
+            launcher(args)
+        else:
+            tape.keep(kernel, args, target, launcher)
 
 
 def bytes_held() -> int:

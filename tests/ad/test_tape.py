@@ -222,3 +222,52 @@ def test_tapes_record_their_own_thread(grad):
         grad.forward(total, y, loss)
     assert [launch.kernel for launch in tape.launches] == [square, total]
     np.testing.assert_allclose(host(x.grad), np.cos(np.array([0.25, 2.25])) * [1.0, 3.0])
+
+
+def test_a_reverse_running_in_another_thread_hides_no_launch(grad, monkeypatch):
+    # While a thread runs its tape's reverse, a marker that pauses recording is on the tape
+    # stack; a launch another thread makes inside its own tape then still goes on that tape.
+    import threading
+
+    from qdarray.ad import tape as tape_module
+
+    entered, release = threading.Event(), threading.Event()
+    run = tape_module.Tape._run
+
+    def paused_run(self):  # type: ignore[no-untyped-def]
+        if threading.current_thread() is not threading.main_thread():
+            entered.set()
+            release.wait(30)
+        run(self)
+
+    monkeypatch.setattr(tape_module.Tape, "_run", paused_run)
+    x0 = np.array([0.5, 1.5])
+    results = {}
+
+    def reverse_elsewhere() -> None:
+        x = qd.asarray(x0, requires_grad=True)
+        y = qd.zeros(2, requires_grad=True)
+        loss = qd.zeros(1, requires_grad=True)
+        with qd.ad.Tape(loss=loss):
+            grad.forward(square, x, y)
+            grad.forward(total, y, loss)
+        results["other"] = host(x.grad)
+
+    worker = threading.Thread(target=reverse_elsewhere)
+    x = qd.asarray(x0, requires_grad=True)
+    y = qd.zeros(2, requires_grad=True)
+    loss = qd.zeros(1, requires_grad=True)
+    try:
+        with qd.ad.Tape(loss=loss) as tape:
+            worker.start()
+            assert entered.wait(30)      # the worker's reverse began after this tape did
+            grad.forward(square, x, y)
+            grad.forward(total, y, loss)
+            release.set()
+        assert [launch.kernel for launch in tape.launches] == [square, total]
+    finally:
+        release.set()
+        worker.join()
+    want = np.cos(x0 ** 2) * 2 * x0
+    np.testing.assert_allclose(host(x.grad), want)
+    np.testing.assert_allclose(results["other"], want)
