@@ -124,6 +124,14 @@ class ReverseLauncher:
         # the launch's own buffers (heaps, layout, flags, counts), where the target keeps them
         self.buffers = DeviceBuffers(target.buffer_device(device))
         self.run = self._compile(plan.reverse, "kernel", ext, names, bumps)
+        # the variant with 32-bit tape positions (compiled at its first launch), or None
+        self.narrow: Any = None
+        self.narrow_args: tuple[Any, ...] | None = None
+        if target.adstack.narrow and not debug and "@adstack_table" in names:
+            at = names.index("@adstack_table")
+            ext32 = list(ext)
+            ext32[at] = _array_spec(_dtypes.int32)
+            self.narrow_args = (ext32, names, bumps)
         self.count_specs = [s for _, s in specs] + [_array_spec(i64), _array_spec(i64)]
         self.count_names = [n for n, _ in specs] + ["@counts", "@starts"]
         self.counter: Any = None
@@ -291,7 +299,7 @@ class ReverseLauncher:
             call += (packed.layout, packed.table, packed.rows, overflow)
         if stride is not None:
             call.append(stride)
-        self.run(call)
+        self.runner(packed, call)(call)
         if not plan.n_stacks:
             return
         # On a device, this read is the synchronisation point where an overflow is reported.
@@ -300,6 +308,22 @@ class ReverseLauncher:
             seen = flags.copy()
             overflow[:] = 0
             check_overflow(seen, plan.stacks, sized[0], self.name)
+
+    def runner(self, packed: Packed, call: list[Any]) -> Any:
+        """The reverse kernel for this layout: the narrow variant (its table argument in
+        `call` replaced by the table's int32 view) where the target has one and every heap
+        position and table index fits 31 bits, else the 64-bit one."""
+        if self.narrow_args is None or not fits_narrow(packed):
+            return self.run
+        if self.narrow is None:
+            from ..kernels.passes.lower_adstack import narrowed
+
+            ext32, names, bumps = self.narrow_args
+            self.narrow = compile_ir(narrowed(self.rev.kernel), ext32, names, self.target,
+                                     self.debug, bumps, self.device)
+        at = self.narrow_args[1].index("@adstack_table")
+        call[at] = call[at].view(np.int32)
+        return self.narrow
 
     def checkpointed(self, args: Sequence[Any]) -> ReverseLauncher:
         """The launcher of this signature's checkpointed reverse (ad/checkpoint.py)."""
@@ -370,6 +394,14 @@ class ReverseLauncher:
                     "range), fewer iterations of the dynamic loops, or float32 locals instead "
                     "of float64.")
         return message
+
+
+def fits_narrow(packed: Packed) -> bool:
+    """Whether a layout's heap positions, depths and table indices fit 31 bits (the narrow
+    lowering's condition, passes/lower_adstack.py)."""
+    limit = 1 << 31
+    return (all(n < limit for n in packed.sizes.values())
+            and 2 * int(packed.table.size) < limit)
 
 
 @functools.lru_cache(maxsize=256)

@@ -272,8 +272,9 @@ class CudaKernels(DeviceKernels):
     # block_sums.py), over `reduction_items` work-items.
     reduction = ReductionLayout(strided=True, single_pass=True,
                                 work_items=lambda device: reduction_items(device.index))
-    # Adstacks depth-major within each warp: a warp's pushes at one depth are one run.
-    adstack = StackLayout(group=32)
+    # Adstacks depth-major within each warp: a warp's pushes at one depth are one run; their
+    # positions in 32 bits where the tape allows.
+    adstack = StackLayout(group=32, narrow=True)
 
     def render(self, kernel: KernelIR, *, debug: bool, device: Device) -> str:
         return render_numba_cuda(kernel, debug=debug, simulated=SIMULATED)

@@ -82,11 +82,15 @@ class StackLayout:
         scratch: the scratch layout (see above) instead of the packed one.
         workers: scratch: the number of worker threads whose regions a launch allocates
             (asked at each launch; every WORKER value is below it).
+        narrow: packed: a launch whose heap positions and table fit 31 bits runs a variant
+            of the reverse kernel that computes them in 32 bits (passes/lower_adstack.py),
+            where 64-bit integer arithmetic costs two instructions (GPUs).
     """
 
     group: int = 1
     scratch: bool = False
     workers: Callable[[], int] | None = None
+    narrow: bool = False
 
     def regions(self) -> int:
         """Scratch: the worker regions of one launch."""

@@ -22,10 +22,12 @@ from qdarray.kernels.ops.adstack import AdStack, entry, own_depths
 from qdarray.kernels.target import StackLayout
 
 
-def grouped(base: type, group: int) -> object:
-    """`base`'s target with packed adstacks in groups of `group` threads."""
-    target = type(f"{base.__name__}{group}", (base,), {})()
-    target.adstack = StackLayout(group=group)  # (the CPU target sets its own per instance)
+def grouped(base: type, group: int, narrow: bool = False) -> object:
+    """`base`'s target with packed adstacks in groups of `group` threads (`narrow`: with the
+    reverse kernel's 32-bit position variant, passes/lower_adstack.py)."""
+    target = type(f"{base.__name__}{group}{'n' if narrow else ''}", (base,), {})()
+    # (the CPU target sets its own per instance)
+    target.adstack = StackLayout(group=group, narrow=narrow)
     return target
 
 
@@ -186,12 +188,18 @@ def test_gradients_are_the_same_in_every_layout(target, kern, kind):
     xs = np.random.default_rng(2).uniform(0.1, 0.9, n).astype(np.float32)
     trips = workload(kind, n)
     got = {}
-    for group in (1, 8, 32):
+    layouts = [(g, False) for g in (1, 8, 32)]
+    if target == "cpu":  # the variant with 32-bit positions (numba compiles it)
+        layouts += [(g, True) for g in (1, 8, 32)]
+    for group, narrow in layouts:
         qd.ad.reset_stats()
-        got[group], stats = reverse(kern, xs, trips, grouped(TARGETS[target], group))
+        got[group, narrow], stats = reverse(kern, xs, trips,
+                                            grouped(TARGETS[target], group, narrow))
         if kern is halving:
             assert stats["counting_passes"] == 1
-    assert np.array_equal(got[1], got[8]) and np.array_equal(got[1], got[32])
+    for layout in layouts:
+        assert np.array_equal(got[1, False], got[layout]), layout
+    got[1] = got[1, False]
     if kern is halving:  # d y / d x = the product of (1 - 0.2 v) over the loop, in float64
         want = np.ones(n)
         for i in range(n):
@@ -203,7 +211,7 @@ def test_gradients_are_the_same_in_every_layout(target, kern, kind):
         np.testing.assert_allclose(got[1], want, rtol=2e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("target", ["interp", "cpu"])
+@pytest.mark.parametrize("target", ["interp", "cpu", "cpu narrow"])
 @pytest.mark.parametrize("group", [1, 32])
 @pytest.mark.parametrize("short", ["deepest", "shallow"], ids=["tail", "row"])
 def test_overflow_is_detected_in_each_layout(target, group, short, monkeypatch):
@@ -227,5 +235,43 @@ def test_overflow_is_detected_in_each_layout(target, group, short, monkeypatch):
         return get
     monkeypatch.setattr(thread_caps.ThreadCaps, "source", short_caps)
     xs = np.full(n, 0.5, np.float32)
+    base, _, narrow = target.partition(" ")
     with pytest.raises(qd.ad.AdStackOverflowError, match="depth reached"):
-        reverse(logistic, xs, trips, grouped(TARGETS[target], group))
+        reverse(logistic, xs, trips, grouped(TARGETS[base], group, bool(narrow)))
+
+
+def test_narrow_positions_run_only_where_the_tape_fits_31_bits(monkeypatch):
+    """A target with `StackLayout.narrow` runs the reverse kernel's 32-bit variant (its table
+    argument the int32 view of the table) when every heap position and table index fits 31
+    bits, and the 64-bit kernel otherwise; both give the same gradients."""
+    from qdarray import _dtypes
+    from qdarray.ad import launch
+    from qdarray.ad.packing import Packed
+
+    class Table:
+        def __init__(self, size: int) -> None:
+            self.size = size
+
+    def layout(entries: int, table: int) -> Packed:
+        return Packed(None, Table(table), None, {_dtypes.float32: entries}, [entries], 0)
+
+    assert launch.fits_narrow(layout(2**31 - 1, 2**30 - 1))
+    assert not launch.fits_narrow(layout(2**31, 10))
+    assert not launch.fits_narrow(layout(10, 2**30))
+    ran = []
+    real = launch.ReverseLauncher.runner
+
+    def spy(self, packed, call):
+        kern = real(self, packed, call)
+        ran.append(kern is self.narrow)
+        return kern
+    monkeypatch.setattr(launch.ReverseLauncher, "runner", spy)
+    n = 100
+    xs = np.random.default_rng(3).uniform(0.1, 0.9, n).astype(np.float32)
+    trips = workload("skewed", n)
+    target = grouped(CpuKernels, 32, narrow=True)
+    narrow, _ = reverse(logistic, xs, trips, target)
+    monkeypatch.setattr(launch, "fits_narrow", lambda packed: False)
+    wide, _ = reverse(logistic, xs, trips, target)
+    assert ran == [True, False]
+    assert np.array_equal(narrow, wide)
