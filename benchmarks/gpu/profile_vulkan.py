@@ -17,7 +17,8 @@ compare.py and compare_reducer.py time (device times from timestamp queries).
    (benchmarks/compare_vulkan_runtime.py) for reference.
 3. The dynamic-loop kernel (`y[0] += v` after a[i] logistic steps, N = --n) forward under the
    same caps, and its reverse: the device time of the whole call and of the reverse kernel's
-   own dispatch (each dispatch of the call between two timestamps).
+   own dispatch (each dispatch of the call between two timestamps), also compiled without
+   NonWritable buffers and without the unit-stride indexing, to see what each is worth.
 4. The max-reducer over --saxpy-n int32 with 2**16 to 2**22 work-items (STRIDED_ITEMS,
    ad/reducer.py).
 5. compare.py's own qdarray cases (benchmarks/_workloads.py: launch16, saxpy, fwd, rev,
@@ -227,11 +228,42 @@ def dynamic_loop(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
                f"{t * 1e3:8.3f} ms", t)
     t = device_time(stream, lambda: logistic.grad(x, a, y), repeat=5)
     report("rev", f"reverse N={n:.0e}: {t * 1e3:8.3f} ms (device time of the whole call)", t)
-    # The reverse kernel's own dispatches: the stream's batches of one call, each timed
-    # alone, the longest being the reverse stage (the rest: sizing, the reducer, zeroing).
-    logistic.grad(x, a, y)
+    best = dispatch_times(stream, lambda: logistic.grad(x, a, y))
+    report("rev_kernel", f"reverse N={n:.0e}: {best[0] * 1e3:8.3f} ms the reverse kernel's "
+           f"dispatch ({len(best)} dispatches in the call, the others "
+           f"{sum(best[1:]) * 1e3:.3f} ms together)", best)
+    # The same kernel compiled without each of the SPIR-V renderer's layout facts: a fresh
+    # @qd.kernel of the same function, so its modules are rendered anew.
+    from qdarray.kernels.codegen import spirv
+
+    launcher = _kernels.VulkanLauncher
+    read_only, unit_last, layouts = spirv.read_only_arrays, _kernels.unit_last, launcher._layouts
+
+    def no_unit_strides() -> None:  # every launch through _shapes, which finds none
+        _kernels.unit_last = lambda x: False
+        launcher._layouts = lambda self, native: None  # type: ignore[assignment,method-assign]
+
+    for name, undo in (("no_nonwritable", lambda: setattr(spirv, "read_only_arrays",
+                                                          lambda kernel: set())),
+                       ("no_unit_strides", no_unit_strides)):
+        undo()
+        try:
+            again = qd.kernel(logistic.fn)
+            again(x, a, y)
+            best = dispatch_times(stream, lambda: again.grad(x, a, y))  # noqa: B023
+        finally:
+            spirv.read_only_arrays, _kernels.unit_last = read_only, unit_last
+            launcher._layouts = layouts  # type: ignore[method-assign]
+        report(f"rev_kernel_{name}", f"reverse N={n:.0e}: {best[0] * 1e3:8.3f} ms the reverse "
+               f"kernel's dispatch compiled with {name.replace('_', ' ')}", best)
+
+
+def dispatch_times(stream: _stream.Stream, call: Callable[[], Any]) -> list[float]:
+    """Seconds of device time of each dispatch `call` records, each between two timestamps
+    of its own, longest first (the best of 3 calls, after one warm-up)."""
+    call()
     stream.finish()
-    times = []
+    times: list[Any] = []
     add = stream.add
 
     def timed(op: tuple[Any, ...], *keep: Any) -> None:
@@ -249,15 +281,13 @@ def dynamic_loop(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
         times.clear()
         stream.add = timed  # type: ignore[method-assign]
         try:
-            logistic.grad(x, a, y)
+            call()
         finally:
             del stream.add
         stream.finish()
-        ns = sorted((t.elapsed_ns() for t in times), reverse=True)
-        best = ns if not best or ns[0] < best[0] else best
-    report("rev_kernel", f"reverse N={n:.0e}: {best[0] * 1e-6:8.3f} ms the reverse kernel's "
-           f"dispatch ({len(best)} dispatches in the call, the others "
-           f"{sum(best[1:]) * 1e-6:.3f} ms together)", [b * 1e-9 for b in best])
+        got = sorted((t.elapsed_ns() * 1e-9 for t in times), reverse=True)
+        best = got if not best or got[0] < best[0] else best
+    return best
 
 
 def reducer(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
