@@ -18,7 +18,10 @@ The limit counts the adstack heaps and the tables that place their entries
 
 from __future__ import annotations
 
+import operator
 from typing import Any
+
+import numpy as np
 
 _LIMIT: list[int | None] = [None]
 
@@ -44,9 +47,12 @@ def set_memory_limit(nbytes: int | None) -> None:
         qd.ad.stats()["checkpoint_stride"]   # the k it chose (0: all iterations kept)
         qd.ad.set_memory_limit(None)
     """
-    if nbytes is not None and (isinstance(nbytes, bool) or not isinstance(nbytes, int)):
-        raise TypeError(f"set_memory_limit takes a number of bytes (an int) or None; got "
-                        f"{nbytes!r}. Use e.g. qd.ad.set_memory_limit(256 << 20).")
+    if nbytes is not None:
+        # Python and NumPy integers (an array's nbytes // 8 is either); no bools, no floats
+        if isinstance(nbytes, (bool, np.bool_)) or not hasattr(nbytes, "__index__"):
+            raise TypeError(f"set_memory_limit takes a number of bytes (an int) or None; got "
+                            f"{nbytes!r}. Use e.g. qd.ad.set_memory_limit(256 << 20).")
+        nbytes = operator.index(nbytes)
     if nbytes is not None and nbytes <= 0:
         raise ValueError(f"set_memory_limit needs a positive number of bytes; got {nbytes}. "
                          "Use None to remove the limit.")

@@ -215,6 +215,12 @@ def test_set_memory_limit_checks_its_argument(limit):
         qd.ad.set_memory_limit(True)
     with pytest.raises(ValueError, match="positive number of bytes; got 0"):
         qd.ad.set_memory_limit(0)
+    with pytest.raises(TypeError, match="got np.True_"):
+        qd.ad.set_memory_limit(np.True_)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="positive number of bytes; got -8"):
+        qd.ad.set_memory_limit(np.int64(-8))  # type: ignore[arg-type]
+    qd.ad.set_memory_limit(np.int64(4096))  # type: ignore[arg-type]  # NumPy integers count
+    assert qd.ad.memory_limit() == 4096 and type(qd.ad.memory_limit()) is int
     qd.ad.set_memory_limit(1 << 20)
     assert qd.ad.memory_limit() == 1 << 20
     qd.ad.set_memory_limit(None)
