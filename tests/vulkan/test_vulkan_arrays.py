@@ -180,3 +180,17 @@ def test_capabilities_and_memory_figures(device):
     assert free is not None and free > 0
     st = _instance.state(0)
     assert free <= max(st.heap_sizes)
+
+
+def test_a_device_filter_that_matches_nothing_says_so(device):
+    import subprocess
+    import sys
+
+    env = dict(os.environ, QDARRAY_VULKAN_DEVICE="no-such-gpu")
+    code = ("import qdarray as qd\n"
+            "try:\n    qd.zeros(2, device='vulkan:0')\n"
+            "except ValueError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120).stdout
+    assert "There is no Vulkan device vulkan:0; present: none." in out
+    assert "does not contain QDARRAY_VULKAN_DEVICE='no-such-gpu'" in out

@@ -117,6 +117,8 @@ def physical_devices() -> list[Physical]:
             props = vk.vkGetPhysicalDeviceProperties(handle)
             name = text(props.deviceName)
             if wanted and wanted not in name.lower():
+                _unusable.append(f"{name}: its name does not contain QDARRAY_VULKAN_DEVICE="
+                                 f"{os.environ['QDARRAY_VULKAN_DEVICE']!r}")
                 continue
             if props.apiVersion < _API_1_2:
                 _unusable.append(f"{name}: Vulkan {_version(props.apiVersion)}, qdarray needs "
