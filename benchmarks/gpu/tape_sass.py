@@ -9,15 +9,15 @@ stages with numba-cuda for compute capability 9.0, assembles the PTX with `ptxas
 -arch=sm_90` and disassembles it with `cuobjdump -sass`. Then, for each loop of the reverse
 stage (a backward branch), it prints the loop's instructions and how many steps of the
 kernel's loop one pass through it makes (NVVM unrolls: each step has one FFMA, forward and
-reverse alike), so instructions per step compare across changes; loads and stores per step
-beside them. `--index narrow` compiles the variant the launcher runs when the tape's
+reverse alike), so instructions per step compare across changes, and those of its hot path:
+without the blocks of the tail (a thread's depths past its group's row) and of the overflow
+record, which a push or pop within the row never runs; loads and stores per step beside them. `--index narrow` compiles the variant the launcher runs when the tape's
 positions fit 32 bits (docs/autodiff.md), `wide` the 64-bit one.
 
 Needs numba-cuda with NVVM and the ptxas / cuobjdump / nvdisasm executables:
 `pip install "cuda-toolkit[nvvm,nvcc,cuobjdump,nvdisasm]==13.*"` (the wheels of the CUDA
-version numba-cuda uses). The counts are static: a branch not taken still counts (the tail
-and overflow paths of a push are branches out of the hot path; predicated instructions
-issue whatever their predicate).
+version numba-cuda uses). The counts are static: predicated instructions count whatever
+their predicate (they issue), and the hot path takes every branch of the table's side.
 """
 
 from __future__ import annotations
@@ -138,9 +138,9 @@ def compile_sass(ir: Any, workdir: str) -> list[list[tuple[int, str]]]:
     return out
 
 
-def loops(instrs: list[tuple[int, str]]) -> list[tuple[int, int, list[str]]]:
-    """(start, end, instructions) of each innermost loop: a backward branch's range that
-    holds no other backward branch."""
+def loops(instrs: list[tuple[int, str]]) -> list[tuple[int, int, list[tuple[int, str]]]]:
+    """(start, end, (address, instruction)s) of each innermost loop: a backward branch's
+    range that holds no other backward branch."""
     found = []
     for a, text in instrs:
         m = re.search(r"\bBRA (0x[0-9a-f]+)", text)
@@ -148,15 +148,60 @@ def loops(instrs: list[tuple[int, str]]) -> list[tuple[int, int, list[str]]]:
             found.append((int(m.group(1), 16), a))
     inner = [(s, e) for s, e in found
              if not any(s <= s2 and e2 <= e and (s2, e2) != (s, e) for s2, e2 in found)]
-    return [(s, e, [t for a, t in instrs if s <= a <= e]) for s, e in inner]
+    return [(s, e, [(a, t) for a, t in instrs if s <= a <= e]) for s, e in inner]
+
+
+def _blocks(body: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+    """The basic blocks of a loop's instructions: split at branch targets and after
+    branches."""
+    targets = {int(m.group(1), 16) for _, t in body
+               if (m := re.search(r"\bBRA (0x[0-9a-f]+)", t))}
+    out: list[list[tuple[int, str]]] = []
+    cur: list[tuple[int, str]] = []
+    for a, t in body:
+        if a in targets and cur:
+            out.append(cur)
+            cur = []
+        cur.append((a, t))
+        if re.search(r"\bBRA\b|\bEXIT\b|\bRET\b", t):
+            out.append(cur)
+            cur = []
+    return out + ([cur] if cur else [])
+
+
+def cold(body: list[tuple[int, str]]) -> set[int]:
+    """The addresses of a loop's instructions off its hot path: the blocks that record an
+    overflow (an atomic), and the tail's blocks, which a conditional branch sends there (the
+    block that branches and both its successors). What remains runs at each push or pop
+    within a thread's row (the table branch); predicated instructions count as hot."""
+    bl = _blocks(body)
+    start = {b[0][0]: k for k, b in enumerate(bl)}
+
+    def successors(k: int) -> list[int]:
+        last = bl[k][-1][1]
+        m = re.search(r"\bBRA (0x[0-9a-f]+)", last)
+        out = [start[int(m.group(1), 16)]] if m and int(m.group(1), 16) in start else []
+        if (not m or last.startswith("@")) and k + 1 < len(bl):
+            out.append(k + 1)
+        return out
+
+    atomic = {k for k, b in enumerate(bl) if any(re.search(r"\b(RED|ATOM)G?\.", t)
+                                                 for _, t in b)}
+    off = set(atomic)
+    for k in range(len(bl)):
+        if set(successors(k)) & atomic and bl[k][-1][1].startswith("@"):
+            off.add(k)
+            off.update(successors(k))
+    return {a for k in off for a, _ in bl[k]}
 
 
 def _opcode(text: str) -> str:
     return re.sub(r"^@!?U?P\w+\s+", "", text).split()[0]
 
 
-def describe(body: list[str]) -> dict[str, Any]:
+def describe(loop: list[tuple[int, str]]) -> dict[str, Any]:
     """Counts of one loop's instructions (per pass and per step)."""
+    body = [t for _, t in loop]
     ops = [_opcode(t) for t in body]
     steps = sum(1 for o in ops if o.startswith("FFMA"))
     per = max(steps, 1)
@@ -167,7 +212,7 @@ def describe(body: list[str]) -> dict[str, Any]:
     wide = sum(1 for o in ops if o.startswith(("IMAD.X", "IADD3.X", "LEA.HI.X"))
                or ".EX" in o)
     return {"kind": kind, "instructions": len(body), "steps": steps,
-            "per step": len(body) / per,
+            "per step": len(body) / per, "hot per step": (len(body) - len(cold(loop))) / per,
             "global loads per step": sum(1 for o in ops if o.startswith("LDG")) / per,
             "global stores per step": sum(1 for o in ops if o.startswith("STG")) / per,
             "64-bit carry/compare halves per step": wide / per,
@@ -189,7 +234,8 @@ def report(index: str, dump: str | None) -> None:
                       "(no kernel step: a prologue loop)")
                 continue
             print(f"  loop {s:#06x}-{e:#06x} {d['kind']}: {d['instructions']} instructions "
-                  f"for {d['steps']} steps = {d['per step']:.1f} per step (global loads "
+                  f"for {d['steps']} steps = {d['per step']:.2f} per step, "
+                  f"{d['hot per step']:.2f} on the hot path (global loads "
                   f"{d['global loads per step']:.2f}, stores {d['global stores per step']:.2f}"
                   f", 64-bit halves {d['64-bit carry/compare halves per step']:.1f}, "
                   f"predicated {d['predicated per step']:.1f}, branches "
