@@ -11,7 +11,7 @@ Layout of the generated module:
   when the bounds depend only on shapes, scalars and constants (the launcher's serial or
   parallel choice), else a large number;
 - with lanes (`lanes=` the group width), `_lanes_<k>(_g, _n, ...)` for each parallel loop
-  that `numba_lanes.lane_plan` accepts: the body for `_n` consecutive threads from `_g` in
+  that `numba_lanes_plan.lane_plan` accepts: the body for `_n` consecutive threads from `_g` in
   SIMD lanes (numba_lanes.py). The entries then loop over groups instead of threads, in the
   same chunks and order, so results are those of the scalar code bit for bit; the loops
   lanes cannot run so (debug mode, the reasons `passes/uniformity.py` gives) keep `_body_<k>`
@@ -33,7 +33,8 @@ from ..ops.adstack import PARAM_PREFIX
 from ..passes.flatten import flatten_nests
 from ..passes.stages import parallel_nest
 from ..types import ArrayType, ViewType
-from .numba_lanes import LaneEmitter, lane_plan
+from .numba_lanes import LaneEmitter
+from .numba_lanes_plan import lane_plan
 from .privatize import accumulator, emit_loop, plan, target_view
 from .pysource import PY_TABLE, PySourceEmitter, const, ctor, element, numpy_math
 from .regions import free_values

@@ -1,6 +1,7 @@
 """The lane renderer: a parallel loop's body for a group of consecutive threads at once, one
 thread per SIMD lane (numba CPU). The numba CPU generator (numba_cpu.py) calls it for every
-parallel loop that `lane_plan` accepts and keeps its scalar body function for the others.
+parallel loop that `lane_plan` (numba_lanes_plan.py) accepts and keeps its scalar body
+function for the others.
 
 `_lanes_<k>(_g, _n, ...)` runs threads `_g .. _g + _n - 1` (of the innermost loop of the
 nest; the outer indices are arguments). What the body computes is classified by
@@ -34,9 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ..ir import Block, Break, For, If, Instr, Op, Stmt, Value, Var, While, instrs
-from ..passes.lane_stacks import depth_vars, group_depth
-from ..passes.uniformity import Kind, Uniformity, uniformity
+from ..ir import Block, Break, For, If, Instr, Op, Stmt, Value, Var, While
+from ..passes.uniformity import Kind, Uniformity
 from .numba_lanes_ops import vector_spelling
 from .pysource import PY_TABLE, PySourceEmitter, const, ctor
 
@@ -396,38 +396,3 @@ class LaneEmitter(PySourceEmitter):
                     self.line(text)
                 else:
                     self.line(f"{self.val(r)} = V.put({self.val(r)}, _l, {text})")
-
-
-@dataclass
-class LanePlan:
-    """How one parallel loop runs in lanes: the classification of its body, the varying
-    locals (vectors, zero at the start of a group), and whether a group keeps one adstack
-    depth for its lanes (`per_lane` None) or each lane its own (`per_lane`: why)."""
-
-    u: Uniformity
-    varying_vars: list[Var]
-    stacks: bool = False             # the body pushes or pops adstacks
-    per_lane: str | None = None      # why each lane keeps its own depths (lane_stacks.py)
-
-
-def lane_plan(nest: list[For], reasons: list[str], runs: set[int] | None = None
-              ) -> LanePlan | None:
-    """The plan of the parallel nest `nest` in lanes, or None after adding to `reasons`
-    why lanes would not give the scalar code's results; `runs`: the ids of the arrays whose
-    lane-indexed accesses often form runs (adstack heaps: passes/uniformity.py)."""
-    body = nest[-1].body
-    depths = depth_vars(body, runs) if runs else {}
-    u = uniformity(body, [nest[-1].index], runs, set(depths))
-    if u.blockers:
-        reasons += u.blockers
-        return None
-    stacks = None
-    if depths:
-        stacks = group_depth(body, u, depths)
-        if stacks is None:
-            u = uniformity(body, [nest[-1].index], runs, set(depths), group=True)
-    found: dict[int, Var] = {}
-    for i in instrs(body):
-        if i.op in (Op.LOAD_VAR, Op.STORE_VAR) and i.attrs[0].id in u.varying_vars:
-            found.setdefault(i.attrs[0].id, i.attrs[0])
-    return LanePlan(u, [found[k] for k in sorted(found)], bool(depths), stacks)
