@@ -8,6 +8,7 @@ two workers; finite differences agree, and an overflow of a shared depth is repo
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numba
@@ -223,3 +224,21 @@ def test_overflow_of_a_shared_depth_is_reported(n):
         sizer._TEST_CAPACITY_OVERRIDE = None
     assert layout_of(logistic) == "shared"
     check(logistic, make, "shared", logistic_grad)
+
+
+def test_packed_stacks_keep_per_lane_depths():
+    """A lane group shares its depths only in the scratch layout: in the packed one each
+    thread's entries are where its group's table row says."""
+    from qdarray.backends.cpu_kernels import CpuKernels
+    from qdarray.kernels.target import StackLayout
+
+    packed = CpuKernels()
+    packed.adstack = StackLayout()
+    x = np.random.default_rng(9).uniform(0.1, 0.9, 300).astype(np.float32)
+    a = trips("uniform", 300, 10)
+    make = lambda: (x, a, np.zeros(1, np.float32))  # noqa: E731
+    got = gradients(logistic, make, packed)
+    texts = [Path(la.run.module.__file__).read_text() for la in _CACHE[logistic].values()
+             if la.target is packed]
+    assert texts and all("the adstacks are packed" in t for t in texts)
+    same_bits(got, gradients(logistic, make, SCALAR))

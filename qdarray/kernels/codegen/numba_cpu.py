@@ -81,12 +81,15 @@ class NumbaCpuEmitter(PySourceEmitter):
         self.lanes: dict[int, Any] = {}
         # adstack heaps: their lane-indexed accesses are one depth of a group's stacks
         self.runs = {p.value.id for p in kernel.params if p.name.startswith(PARAM_PREFIX)}
+        tables = {p.value.id for p in kernel.params
+                  if p.name in (f"{PARAM_PREFIX}table", f"{PARAM_PREFIX}rows")}
         self.scalar_reasons: dict[int, list[str]] = {}
         if lanes is not None:
             for k, s in enumerate(self.loops):
                 reasons = ["debug mode checks each access of each thread in order"] if debug \
                     else []
-                u = None if reasons else lane_plan(self.nests[id(s)], reasons, self.runs)
+                u = None if reasons else lane_plan(self.nests[id(s)], reasons, self.runs,
+                                                   tables)
                 if u is not None:
                     self.lanes[id(s)] = u
                 else:

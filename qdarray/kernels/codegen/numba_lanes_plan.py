@@ -23,11 +23,13 @@ class LanePlan:
     per_lane: str | None = None      # why each lane keeps its own depths (lane_stacks.py)
 
 
-def lane_plan(nest: list[For], reasons: list[str], runs: set[int] | None = None
-              ) -> LanePlan | None:
+def lane_plan(nest: list[For], reasons: list[str], runs: set[int] | None = None,
+              tables: set[int] | None = None) -> LanePlan | None:
     """The plan of the parallel nest `nest` in lanes, or None after adding to `reasons`
-    why lanes would not give the scalar code's results; `runs`: the ids of the arrays whose
-    lane-indexed accesses often form runs (adstack heaps: passes/uniformity.py)."""
+    why lanes would not give the scalar code's results; `runs`: the ids of a reverse
+    kernel's adstack arrays, whose lane-indexed accesses often form runs (passes/
+    uniformity.py); `tables`: those that place each thread's entries in the packed layout
+    (a group shares its depths only in the scratch layout, which reads none of them)."""
     body = nest[-1].body
     depths = depth_vars(body, runs) if runs else {}
     u = uniformity(body, [nest[-1].index], runs, set(depths))
@@ -36,7 +38,10 @@ def lane_plan(nest: list[For], reasons: list[str], runs: set[int] | None = None
         return None
     stacks = None
     if depths:
-        stacks = group_depth(body, u, depths)
+        packed = any(i.op is Op.LOAD and i.args[0].id in (tables or set())
+                     for i in instrs(body))
+        stacks = ("the adstacks are packed: a table places each thread's entries" if packed
+                  else group_depth(body, u, depths))
         if stacks is None:
             u = uniformity(body, [nest[-1].index], runs, set(depths), group=True)
     found: dict[int, Var] = {}
