@@ -94,8 +94,11 @@ def main() -> None:
     trips = p["a"].astype(np.int64)
     traffic = 2 * 4 * int((trips + 1).sum())
     bound = traffic / bw
-    print(f"forward {fwd * 1e3:.3f} ms, reverse {rev * 1e3:.3f} ms, forward + reverse "
-          f"{both * 1e3:.3f} ms")
+    import qdarray as qd
+
+    bits = qd.ad.stats()["adstack_position_bits"]
+    print(f"forward {fwd * 1e3:.3f} ms, reverse {rev * 1e3:.3f} ms ({bits}-bit tape "
+          f"positions), forward + reverse {both * 1e3:.3f} ms")
     print(f"tape traffic {traffic / 1e9:.2f} GB -> bound {bound * 1e3:.3f} ms at the copy "
           f"bandwidth; reverse / bound = {rev / bound:.2f} (goal <= 2)")
     want = W.reference_gradient(p["x"], p["a"])
@@ -104,6 +107,7 @@ def main() -> None:
     print(f"qdarray gradient: largest error {err:.2e} of the float64 reference's largest value")
     RESULTS["kernel"] = {"n": args.n, "forward s": fwd, "reverse s": rev, "fwd+rev s": both,
                          "tape traffic B": traffic, "bound s": bound,
+                         "tape position bits": bits,
                          "reverse / bound": rev / bound, "gradient error": err}
     try:
         jx = _peers_arrays.jax_cases(p)["fwd+rev"]

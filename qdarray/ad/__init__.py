@@ -40,7 +40,8 @@ def stats() -> dict[str, Any]:
         `adstack_bytes` and `adstack_index_bytes` (the last reverse launch's adstack heaps
         and the tables that place their entries), `checkpoint_stride` (the last reverse
         launch's: every k-th iteration of its dynamic loops kept, the rest recomputed; 0
-        when all are kept),
+        when all are kept), `adstack_position_bits` (32 where the last reverse launch ran
+        the variant with 32-bit tape positions, else 64; 0 before any),
         `tape_operations` and `tape_kernel_launches` (namespace operations and kernel
         launches recorded on tapes), and `tape_bytes_held` (what the tapes not yet run
         keep for their reverses now: arrays the VJP rules need, kernel arguments, gradient

@@ -314,6 +314,7 @@ class ReverseLauncher:
         `call` replaced by the table's int32 view) where the target has one and every heap
         position and table index fits 31 bits, else the 64-bit one."""
         if self.narrow_args is None or not fits_narrow(packed):
+            STATS["adstack_position_bits"] = 64
             return self.run
         if self.narrow is None:
             from ..kernels.passes.lower_adstack import narrowed
@@ -323,6 +324,7 @@ class ReverseLauncher:
                                      self.debug, bumps, self.device)
         at = self.narrow_args[1].index("@adstack_table")
         call[at] = call[at].view(np.int32)
+        STATS["adstack_position_bits"] = 32
         return self.narrow
 
     def checkpointed(self, args: Sequence[Any]) -> ReverseLauncher:

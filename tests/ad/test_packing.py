@@ -270,8 +270,10 @@ def test_narrow_positions_run_only_where_the_tape_fits_31_bits(monkeypatch):
     xs = np.random.default_rng(3).uniform(0.1, 0.9, n).astype(np.float32)
     trips = workload("skewed", n)
     target = grouped(CpuKernels, 32, narrow=True)
-    narrow, _ = reverse(logistic, xs, trips, target)
+    narrow, stats = reverse(logistic, xs, trips, target)
+    assert stats["adstack_position_bits"] == 32
     monkeypatch.setattr(launch, "fits_narrow", lambda packed: False)
-    wide, _ = reverse(logistic, xs, trips, target)
+    wide, stats = reverse(logistic, xs, trips, target)
+    assert stats["adstack_position_bits"] == 64
     assert ran == [True, False]
     assert np.array_equal(narrow, wide)
