@@ -2,9 +2,9 @@
 semaphore and timestamp queries.
 
 Commands are collected into the current *batch* as plain tuples and recorded into a command
-buffer when the batch is submitted; every command after the first in a batch is preceded by
-a memory barrier, so each dispatch or copy sees the writes of the ones before it (the order
-the host issued them in, as on an in-order queue). A batch is submitted when the host needs
+buffer when the batch is submitted; every command is preceded by a memory barrier, so each
+dispatch or copy sees the writes of the ones before it, in its batch and in the batches
+submitted before (the order the host issued them in, as on an in-order queue). A batch is submitted when the host needs
 results (`finish`), when a timing is read, or once it holds `BATCH_COMMANDS` commands, so
 long sequences of launches keep the device busy. A submitted batch keeps the buffers it uses
 alive until the stream's timeline semaphore has reached the value its submission signals; then
@@ -280,8 +280,9 @@ class Stream:
         self.replays[key] = rec
 
     def _record(self, rec: Recording, ops: list[tuple[Any, ...]]) -> None:
-        """Record `ops` into `rec`'s command buffer, a barrier between each two and one
-        for the host's reads at the end."""
+        """Record `ops` into `rec`'s command buffer, a barrier before each (the first one
+        orders it after the batches submitted before) and one for the host's reads at the
+        end."""
         vk = api()
         lib, ffi, cmd = vk.lib, vk.ffi, rec.cmd
         result = lib.vkBeginCommandBuffer(cmd, self._begin)  # resets it (RESET_..._BIT)
@@ -289,10 +290,13 @@ class Stream:
             check_result(result, self.st.label, "beginning a command buffer")
         stages = self._stages
         pipeline = dset = layout = None  # what is bound (binding again records nothing)
-        for k, op in enumerate(ops):
-            if k:
-                lib.vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, self._barrier, 0, ffi.NULL,
-                                         0, ffi.NULL)
+        for op in ops:
+            # Also before the first command: a barrier's first scope holds every command
+            # earlier in submission order, so the writes of earlier batches become visible
+            # here (submission order alone makes none visible; a driver that reads
+            # NonWritable buffers through a non-coherent cache returned stale data).
+            lib.vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, self._barrier, 0, ffi.NULL,
+                                     0, ffi.NULL)
             kind = op[0]
             if kind == "dispatch":
                 _, prog, ds, push, groups = op

@@ -152,8 +152,10 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
     if not push:  # (push constants: drivers read them in place; hoisted, they hold registers)
         ctx.hoist_fields()
     # Buffers the kernel only reads, and a parameter block in a buffer, are NonWritable: a
-    # driver may then read them through its read-only caches.
-    for pid in read_only:
+    # driver may then read them through its read-only caches. Not an array on a buffer another
+    # parameter is on too: that one may write what this one reads (NVIDIA's driver then read
+    # stale data through the non-coherent cache).
+    for pid in read_only - aliased:
         m.decorate(ctx.arrays[pid][0], Dec.NonWritable)
     for pid in aliased:
         m.decorate(ctx.arrays[pid][0], Dec.Aliased)

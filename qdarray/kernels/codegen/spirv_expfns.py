@@ -45,12 +45,13 @@ def _expm1(ctx: Ctx, t: DType, x: int) -> int:
 
 
 def _log1p(ctx: Ctx, t: DType, x: int) -> int:
-    """Kahan's log1p: u = 1 + x; x if u == 1, else log(u) x / (u - 1)."""
+    """Kahan's log1p: u = 1 + x; x if u == 1, else log(u) (x / (u - 1)) (the quotient first:
+    log(u) x overflows float32 for x past about 3.8e36)."""
     f, ty = ctx.f, ctx.scalar(t)
     one = ctx.const(t, 1.0)
     u = f.op(S.FAdd, ty, one, x)
     logu = libm.log(ctx, t, u)
-    scaled = f.op(S.FDiv, ty, f.op(S.FMul, ty, logu, x), f.op(S.FSub, ty, u, one))
+    scaled = f.op(S.FMul, ty, logu, f.op(S.FDiv, ty, x, f.op(S.FSub, ty, u, one)))
     return _sel(ctx, ty, _b(ctx, S.FOrdEqual, u, one), x,
                 _sel(ctx, ty, f.op(S.IsInf, ctx.bool, u), logu, scaled))
 

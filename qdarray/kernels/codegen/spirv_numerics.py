@@ -215,7 +215,7 @@ def _int_pow(ctx: Ctx, t: DType, a: int, n: int) -> int:
 
 def _float_pow(ctx: Ctx, t: DType, x: int, y: int) -> int:
     """pow(x, y) as C's: |x|^y by exp2(y log2|x|) (GLSL's pow), then the sign for negative x
-    and odd integer y, NaN for finite negative x and non-integer y and for NaN y, 1 for
+    and odd integer y, NaN for finite negative x and non-integer y and for NaN x or y, 1 for
     y == 0 or x == 1."""
     f, ty = ctx.f, ctx.scalar(t)
     zero, one = ctx.const(t, 0.0), ctx.const(t, 1.0)
@@ -238,7 +238,10 @@ def _float_pow(ctx: Ctx, t: DType, x: int, y: int) -> int:
     result = _sel(ctx, ty, f.op(S.LogicalAnd, ctx.bool, finite_negative,
                                 f.op(S.LogicalNot, ctx.bool, integer)), nan, signed)
     result = _sel(ctx, ty, _b(ctx, S.FOrdEqual, x, zero), _zero_pow(ctx, t, x, y, odd), result)
-    result = _sel(ctx, ty, f.op(S.IsNan, ctx.bool, y), nan, result)  # 0 ** nan too
+    # NaN for a NaN y (0 ** nan too) or a NaN x (GLSL's pow need not give NaN: lavapipe's
+    # float32 pow gives 0 for a NaN base)
+    result = _sel(ctx, ty, f.op(S.LogicalOr, ctx.bool, f.op(S.IsNan, ctx.bool, y),
+                                f.op(S.IsNan, ctx.bool, x)), nan, result)
     trivial = f.op(S.LogicalOr, ctx.bool, _b(ctx, S.FOrdEqual, y, zero),
                    _b(ctx, S.FOrdEqual, x, one))
     return _sel(ctx, ty, trivial, one, result)
