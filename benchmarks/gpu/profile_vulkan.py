@@ -18,7 +18,7 @@ compare.py and compare_reducer.py time (device times from timestamp queries).
 3. The dynamic-loop kernel (`y[0] += v` after a[i] logistic steps, N = --n) forward under the
    same caps, and its reverse: the device time of the whole call and of the reverse kernel's
    own dispatch (each dispatch of the call between two timestamps), also compiled without
-   NonWritable buffers and without the unit-stride indexing, to see what each is worth.
+   the unit-stride indexing, to see what it is worth.
 4. The max-reducer over --saxpy-n int32 with 2**16 to 2**22 work-items (STRIDED_ITEMS,
    ad/reducer.py).
 5. compare.py's own qdarray cases (benchmarks/_workloads.py: launch16, saxpy, fwd, rev,
@@ -234,25 +234,21 @@ def dynamic_loop(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
            f"{sum(best[1:]) * 1e3:.3f} ms together)", best)
     # The same kernel compiled without each of the SPIR-V renderer's layout facts: a fresh
     # @qd.kernel of the same function, so its modules are rendered anew.
-    from qdarray.kernels.codegen import spirv
-
     launcher = _kernels.VulkanLauncher
-    read_only, unit_last, layouts = spirv.read_only_arrays, _kernels.unit_last, launcher._layouts
+    unit_last, layouts = _kernels.unit_last, launcher._layouts
 
     def no_unit_strides() -> None:  # every launch through _shapes, which finds none
         _kernels.unit_last = lambda x: False
         launcher._layouts = lambda self, native: None  # type: ignore[assignment,method-assign]
 
-    for name, undo in (("no_nonwritable", lambda: setattr(spirv, "read_only_arrays",
-                                                          lambda kernel: set())),
-                       ("no_unit_strides", no_unit_strides)):
+    for name, undo in (("no_unit_strides", no_unit_strides),):
         undo()
         try:
             again = qd.kernel(logistic.fn)
             again(x, a, y)
             best = dispatch_times(stream, lambda: again.grad(x, a, y))  # noqa: B023
         finally:
-            spirv.read_only_arrays, _kernels.unit_last = read_only, unit_last
+            _kernels.unit_last = unit_last
             launcher._layouts = layouts  # type: ignore[method-assign]
         report(f"rev_kernel_{name}", f"reverse N={n:.0e}: {best[0] * 1e3:8.3f} ms the reverse "
                f"kernel's dispatch compiled with {name.replace('_', ' ')}", best)

@@ -1,7 +1,8 @@
-"""The shape of the SPIR-V that kernels launch with (spirv-dis): buffers a kernel only reads
-are NonWritable (unless another parameter shares their buffer), a parameter block in a
-storage buffer is read once at the top of each stage, and arrays whose last stride is one element are indexed without multiplying by it (a
-variant of their own, chosen at launch), with results against NumPy on every variant."""
+"""The shape of the SPIR-V that kernels launch with (spirv-dis): no buffer is NonWritable (a
+driver may read such buffers through a cache that is not coherent with earlier writes), a
+parameter block in a storage buffer is read once at the top of each stage, and arrays whose
+last stride is one element are indexed without multiplying by it (a variant of their own,
+chosen at launch), with results against NumPy on every variant."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def _launcher(kernel):  # type: ignore[no-untyped-def]
     return next(iter(kernel._launchers[False].values()))
 
 
-def test_buffers_a_kernel_only_reads_are_nonwritable(device):
+def test_no_buffer_is_nonwritable_even_one_the_kernel_only_reads(device):
     rng = np.random.default_rng(0)
     hx = rng.random(70, dtype=np.float32)
     hk = rng.integers(0, 8, 60).astype(np.int32)
@@ -61,9 +62,9 @@ def test_buffers_a_kernel_only_reads_are_nonwritable(device):
     variant = next(iter(_launcher(smooth).variants.values()))
     for text in _disassembly(variant):
         var = _binding_vars(text)
-        nonwritable = set(re.findall(r"OpDecorate (%\d+) NonWritable", text))
-        assert {var[0], var[1]} <= nonwritable  # x and k
-        assert var[2] not in nonwritable  # y
+        assert {0, 1, 2} <= set(var)  # x, k and y are bound
+        # x and k are only read; NonWritable made NVIDIA's driver return stale values
+        assert "NonWritable" not in text
 
 
 class _Variant:
@@ -73,7 +74,7 @@ class _Variant:
 
 def test_a_parameter_block_in_a_buffer_is_read_once_at_the_top(device):
     # A block past the device's push constants lives in a storage buffer (binding n + 2):
-    # NonWritable, and every slot read once at the top of the stage, none in the loops.
+    # every slot read once at the top of the stage, none in the loops.
     from qdarray.kernels.codegen.spirv import render_spirv
     from qdarray.kernels.launch import build_ir, signature
 
@@ -85,7 +86,6 @@ def test_a_parameter_block_in_a_buffer_is_read_once_at_the_top(device):
     assert not program.push
     for text in _disassembly(_Variant(program)):
         block = _binding_vars(text)[3 + 2]
-        assert re.search(f"OpDecorate {block} NonWritable", text)
         reads = re.findall(r"OpAccessChain %\d+ (%\d+) ", text)
         assert reads.count(block) == len(program.fields)
 
@@ -151,7 +151,4 @@ def test_arrays_sharing_a_buffer_are_declared_aliased(device):
             var = _binding_vars(text)
             aliased = set(re.findall(r"OpDecorate (%\d+) Aliased", text))
             assert aliased == ({var[0], var[1]} if key[3] else set())
-            # a, which bump only reads, is NonWritable only on a buffer of its own: through
-            # a read-only cache it would not see b's writes (NVIDIA's driver returned 5.0)
-            nonwritable = set(re.findall(r"OpDecorate (%\d+) NonWritable", text))
-            assert (var[0] in nonwritable) == (not key[3])
+            assert "NonWritable" not in text

@@ -293,8 +293,7 @@ class Stream:
         for op in ops:
             # Also before the first command: a barrier's first scope holds every command
             # earlier in submission order, so the writes of earlier batches become visible
-            # here (submission order alone makes none visible; a driver that reads
-            # NonWritable buffers through a non-coherent cache returned stale data).
+            # here (submission order alone makes none visible).
             lib.vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, self._barrier, 0, ffi.NULL,
                                      0, ffi.NULL)
             kind = op[0]

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._dtypes import DType
-from ..ir import Block, Instr, KernelIR, Op, instrs
+from ..ir import Block, Instr, KernelIR
 from ..passes.stages import Plan, Stage, plan_stages
 from ..types import ArrayType, scalar_type
 from .regions import free_values
@@ -124,25 +124,10 @@ def slot_dtype(t: DType) -> str:
     return t.name
 
 
-def read_only_arrays(kernel: KernelIR) -> set[int]:
-    """Ids of the array parameters that every instruction using them only reads (LOAD,
-    SHAPE, CHECK_INDEX); any other use (a store, an atomic, a subview) counts as a write."""
-    arrays = {prm.value.id for prm in kernel.params if isinstance(prm.value.type, ArrayType)}
-    out = set(arrays)
-    for i in instrs(kernel.body):
-        for pos, a in enumerate(i.args):
-            if a.id in out and not (i.op in _READS and pos == 0):
-                out.discard(a.id)
-    return out
-
-
-_READS = frozenset({Op.LOAD, Op.SHAPE, Op.CHECK_INDEX})
-
-
 def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
                   fields: list[tuple[str, str]], push: bool, caps: dict[str, Any],
                   debug: bool, wide: frozenset[int], narrow: bool,
-                  read_only: set[int], unit: frozenset[int], aliased: frozenset[int]) -> bytes:
+                  unit: frozenset[int], aliased: frozenset[int]) -> bytes:
     ctx = Ctx(kernel, fields, block_layout(fields)[0], push, caps, debug, wide)
     ctx.narrow = narrow
     ctx.unit = unit
@@ -151,16 +136,11 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
     m, f = ctx.m, ctx.f
     if not push:  # (push constants: drivers read them in place; hoisted, they hold registers)
         ctx.hoist_fields()
-    # Buffers the kernel only reads, and a parameter block in a buffer, are NonWritable: a
-    # driver may then read them through its read-only caches. Not an array on a buffer another
-    # parameter is on too: that one may write what this one reads (NVIDIA's driver then read
-    # stale data through the non-coherent cache).
-    for pid in read_only - aliased:
-        m.decorate(ctx.arrays[pid][0], Dec.NonWritable)
+    # No buffer is declared NonWritable, even one the kernel only reads: NVIDIA's driver then
+    # reads it through a cache that a launch's barriers did not make coherent with earlier
+    # writes (15 gradient tests read stale values on an H200).
     for pid in aliased:
         m.decorate(ctx.arrays[pid][0], Dec.Aliased)
-    if not push:
-        m.decorate(ctx.block, Dec.NonWritable)
     interface: list[int] = []
     u32 = m.t_int(32, False)
     lid = first = step = 0
@@ -321,9 +301,8 @@ def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] 
     offsets, block_bytes = block_layout(fields)
     push = block_bytes <= int(caps.get("max_push", 128))
     n_arrays = sum(isinstance(prm.value.type, ArrayType) for prm in kernel.params)
-    read_only = read_only_arrays(kernel)
     stages = [SpirvStage(s.name, _stage_module(kernel, p, s, k, fields, push, caps, debug, wide,
-                                               narrow, read_only, unit, aliased),
+                                               narrow, unit, aliased),
                          bool(s.loops))
               for k, s in enumerate(p.stages)]
     return SpirvProgram(stages, fields, offsets, block_bytes, push, n_arrays, p)

@@ -45,13 +45,16 @@ def _expm1(ctx: Ctx, t: DType, x: int) -> int:
 
 
 def _log1p(ctx: Ctx, t: DType, x: int) -> int:
-    """Kahan's log1p: u = 1 + x; x if u == 1, else log(u) (x / (u - 1)) (the quotient first:
-    log(u) x overflows float32 for x past about 3.8e36)."""
+    """Kahan's log1p: u = 1 + x; x if u == 1, log(u) if u - 1 == x (no rounding in u, as
+    for every large x, where log(u) x would overflow and NVIDIA's float32 division by u - 1
+    past 2^126 gives 0), else log(u) (x / (u - 1))."""
     f, ty = ctx.f, ctx.scalar(t)
     one = ctx.const(t, 1.0)
     u = f.op(S.FAdd, ty, one, x)
     logu = libm.log(ctx, t, u)
-    scaled = f.op(S.FMul, ty, logu, f.op(S.FDiv, ty, x, f.op(S.FSub, ty, u, one)))
+    um1 = f.op(S.FSub, ty, u, one)
+    scaled = _sel(ctx, ty, _b(ctx, S.FOrdEqual, um1, x), logu,
+                  f.op(S.FMul, ty, logu, f.op(S.FDiv, ty, x, um1)))
     return _sel(ctx, ty, _b(ctx, S.FOrdEqual, u, one), x,
                 _sel(ctx, ty, f.op(S.IsInf, ctx.bool, u), logu, scaled))
 
