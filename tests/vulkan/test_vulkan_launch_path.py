@@ -307,7 +307,22 @@ def test_barriers_name_only_accesses_their_stages_perform(device):
     assert not s._stages & vk.VK_PIPELINE_STAGE_HOST_BIT
     assert s._barrier.srcAccessMask & host == 0
     assert s._barrier.dstAccessMask & host == 0
-    assert s._host_barrier.srcAccessMask & host == 0  # (its destination is the host stage)
+    assert s._end_barrier.srcAccessMask & host == 0  # (its destination holds the host stage)
+
+
+def test_a_batch_ends_with_a_barrier_for_the_host_and_later_batches(device):
+    # Submission order makes no write visible: the barrier ending a batch has the host's reads
+    # and the compute and transfer work of later submissions in its second scope (NVIDIA's
+    # driver returned stale data to a later batch's reads without a dependency).
+    vk = _stream.api()
+    s = _stream.stream(_instance.state(qd.Device(device).index))
+    assert s._end_stages & vk.VK_PIPELINE_STAGE_HOST_BIT
+    assert s._end_stages & s._stages == s._stages
+    reads = (vk.VK_ACCESS_HOST_READ_BIT | vk.VK_ACCESS_SHADER_READ_BIT
+             | vk.VK_ACCESS_TRANSFER_READ_BIT)
+    assert s._end_barrier.dstAccessMask & reads == reads
+    writes = vk.VK_ACCESS_SHADER_WRITE_BIT | vk.VK_ACCESS_TRANSFER_WRITE_BIT
+    assert s._end_barrier.srcAccessMask & writes == writes
 
 
 VALIDATION = Path("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json")

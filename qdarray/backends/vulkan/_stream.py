@@ -2,9 +2,10 @@
 semaphore and timestamp queries.
 
 Commands are collected into the current *batch* as plain tuples and recorded into a command
-buffer when the batch is submitted; every command is preceded by a memory barrier, so each
-dispatch or copy sees the writes of the ones before it, in its batch and in the batches
-submitted before (the order the host issued them in, as on an in-order queue). A batch is submitted when the host needs
+buffer when the batch is submitted; every command after the first in a batch is preceded by
+a memory barrier, and a batch ends with one whose second scope holds the host's reads and
+the batches submitted after it, so each dispatch or copy sees the writes of the ones before
+it (the order the host issued them in, as on an in-order queue). A batch is submitted when the host needs
 results (`finish`), when a timing is read, or once it holds `BATCH_COMMANDS` commands, so
 long sequences of launches keep the device busy. A submitted batch keeps the buffers it uses
 alive until the stream's timeline semaphore has reached the value its submission signals; then
@@ -145,11 +146,15 @@ class Stream:
         self._barrier = barrier
         self._stages = (vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
                         | vk.VK_PIPELINE_STAGE_TRANSFER_BIT)
-        self._host_barrier = vk.ffi.new("VkMemoryBarrier*")
-        self._host_barrier.sType = vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER
-        self._host_barrier.srcAccessMask = (vk.VK_ACCESS_SHADER_WRITE_BIT
-                                            | vk.VK_ACCESS_TRANSFER_WRITE_BIT)
-        self._host_barrier.dstAccessMask = vk.VK_ACCESS_HOST_READ_BIT
+        # The barrier ending a batch: its writes become visible to the host's reads and, as a
+        # barrier's second scope holds every command later in submission order, to the
+        # batches submitted after it (submission order alone makes no write visible).
+        self._end_barrier = vk.ffi.new("VkMemoryBarrier*")
+        self._end_barrier.sType = vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER
+        self._end_barrier.srcAccessMask = (vk.VK_ACCESS_SHADER_WRITE_BIT
+                                           | vk.VK_ACCESS_TRANSFER_WRITE_BIT)
+        self._end_barrier.dstAccessMask = barrier.dstAccessMask | vk.VK_ACCESS_HOST_READ_BIT
+        self._end_stages = self._stages | vk.VK_PIPELINE_STAGE_HOST_BIT
         # Not ONE_TIME_SUBMIT: a recording may be submitted again (replayed).
         self._begin = vk.ffi.new("VkCommandBufferBeginInfo*")
         self._begin.sType = vk.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
@@ -280,9 +285,8 @@ class Stream:
         self.replays[key] = rec
 
     def _record(self, rec: Recording, ops: list[tuple[Any, ...]]) -> None:
-        """Record `ops` into `rec`'s command buffer, a barrier before each (the first one
-        orders it after the batches submitted before) and one for the host's reads at the
-        end."""
+        """Record `ops` into `rec`'s command buffer, a barrier between each two and one at
+        the end for the host's reads and the batches submitted later."""
         vk = api()
         lib, ffi, cmd = vk.lib, vk.ffi, rec.cmd
         result = lib.vkBeginCommandBuffer(cmd, self._begin)  # resets it (RESET_..._BIT)
@@ -290,12 +294,10 @@ class Stream:
             check_result(result, self.st.label, "beginning a command buffer")
         stages = self._stages
         pipeline = dset = layout = None  # what is bound (binding again records nothing)
-        for op in ops:
-            # Also before the first command: a barrier's first scope holds every command
-            # earlier in submission order, so the writes of earlier batches become visible
-            # here (submission order alone makes none visible).
-            lib.vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, self._barrier, 0, ffi.NULL,
-                                     0, ffi.NULL)
+        for k, op in enumerate(ops):
+            if k:
+                lib.vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, self._barrier, 0, ffi.NULL,
+                                         0, ffi.NULL)
             kind = op[0]
             if kind == "dispatch":
                 _, prog, ds, push, groups = op
@@ -328,8 +330,8 @@ class Stream:
                     lib.vkCmdResetQueryPool(cmd, timer.pool, 0, 2)
                 lib.vkCmdWriteTimestamp(cmd, vk.VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
                                         timer.pool, index)
-        lib.vkCmdPipelineBarrier(cmd, stages, vk.VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
-                                 self._host_barrier, 0, ffi.NULL, 0, ffi.NULL)
+        lib.vkCmdPipelineBarrier(cmd, stages, self._end_stages, 0, 1, self._end_barrier, 0,
+                                 ffi.NULL, 0, ffi.NULL)
         result = lib.vkEndCommandBuffer(cmd)
         if result:
             check_result(result, self.st.label, "ending a command buffer")
