@@ -67,6 +67,15 @@ ADSTACK = (
     "test_overflow_is_reported_after_the_launch", "test_no_overflow_with_computed_capacities",
 )
 
+REORDER = (  # with the `threshold` fixture; a device module defines `where`
+    "threshold", "test_reordered_gradients_equal_the_unreordered_ones",
+    "test_group_efficiency_of_a_sorted_uniform_workload",
+    "test_two_dynamic_loops_keyed_by_total_entries", "test_a_2d_launch",
+    "test_equal_capacities_and_a_high_threshold_never_reorder",
+    "test_the_order_is_reused_from_the_sizing_cache", "test_overflow_is_still_detected",
+    "test_the_order_is_a_stable_sort_largest_first",
+)
+
 CHECKPOINT = (  # with the `limit` fixture
     "limit", "test_checkpointed_reverse_equals_the_stored_one",
     "test_several_states_nested_and_consecutive_loops",

@@ -91,6 +91,7 @@ class Stacks:
         self.overflow = em.value(ArrayType(i64, 1))
         self.heaps: dict[Any, Value] = {}
         self.all: list[StackInfo] = []
+        self.orders: dict[int, Value] = {}  # task -> where its order is in rows (or -1)
 
     def new(self, name: str, dtype: Any, loc: SourceLoc, task: Any) -> StackInfo:
         em = self.em
@@ -136,7 +137,26 @@ class Stacks:
                 for j, dest in enumerate(s.fields):
                     index = em.i64(LAYOUT_FIELDS * k + j)
                     em.emit_into(dest, Op.LOAD, self.layout, index)
+            for task, dest in self.orders.items():
+                index = em.i64(LAYOUT_FIELDS * len(self.all) + task)
+                em.emit_into(dest, Op.LOAD, self.layout, index)
         return out
+
+    def logical_thread(self, task: int, hardware: Value) -> Value:
+        """The thread that hardware thread `hardware` of task `task` runs: rows[where +
+        hardware] when the launch reordered the task's threads (ad/reorder.py; `where` the
+        layout field after the stacks' fields), else itself."""
+        em = self.em
+        i64 = _dtypes.int64
+        where = self.orders.get(task)
+        if where is None:
+            where = self.orders[task] = em.value(i64)
+        thread = em.var("thread", i64)
+        em.store_var(thread, hardware)
+        with em.region() as load:
+            em.store_var(thread, em.emit(Op.LOAD, self.rows, em.emit(Op.ADD, where, hardware)))
+        em.stmt(If(em.emit(Op.GE, where, em.i64(0)), block(load), block([])))
+        return em.load_var(thread)
 
     def thread_prelude(self, live: list[StackInfo], task: Any, thread: Value | None
                        ) -> list[Stmt]:

@@ -278,6 +278,9 @@ class ReverseLauncher:
         STATS["adstack_bytes"] = packed.tape_bytes
         STATS["adstack_index_bytes"] = packed.index_bytes
         STATS["checkpoint_stride"] = stride or 0
+        STATS["reordered_tasks"] = packed.reordered
+        STATS["group_efficiency"] = packed.efficiency(False)
+        STATS["group_efficiency_reordered"] = packed.efficiency(True)
         sizes = packed.sizes
         heaps = {d: n for d, n in sizes.items() if n}
         if len(heaps) > 1:  # each heap alone is checked as the pool gives it
@@ -354,7 +357,8 @@ class ReverseLauncher:
         per_thread = self.thread_caps.source(flat, args, threads, uniform)
         per_task = dict(enumerate(threads))  # by task index (StackRecord.task)
         try:
-            packed = self.packer.pack(plan.stacks, plan.n_stacks, caps, threads, per_thread)
+            packed = self.packer.pack(plan.stacks, plan.n_stacks, caps, threads, per_thread,
+                                      plan.n_tasks)
         except TooLarge:
             raise MemoryError(self.describe(caps, per_task, None)(
                 plan.stacks[0].desc.dtype, 1 << 61, None)) from None

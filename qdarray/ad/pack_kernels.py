@@ -12,7 +12,11 @@ is more than any heap holds, and the host refuses it instead of letting a sum wr
   rank (largest capacity first, lower thread first among equals; 8 bits each), how many of
   its threads keep their deepest entries contiguous (M) and the length of its table row;
 - `rows`: per group, its table row (ad/adstack.py): M, where each depth below the (M+1)-th
-  largest capacity starts, where the M deepest threads' own entries start, and the end.
+  largest capacity starts, where the M deepest threads' own entries start, and the end;
+- `add`, `work`, `histogram`, `scatter`, `gather`, `copy`: the reordering of threads by
+  capacity (ad/reorder.py): a key per thread, the iterations each group runs (its count x
+  its largest key) beside the sum of its keys, a stable counting sort of the keys (largest
+  first) in chunks that each own a column of the histogram, and the permuted capacities.
 """
 
 from __future__ import annotations
@@ -298,5 +302,113 @@ def rows() -> KernelIR:
     return k.kernel()
 
 
+# -- reordering (ad/reorder.py) -------------------------------------------------------------
+
+
+def add() -> KernelIR:
+    """dst[t] = dst[t] + src[src_at + t] (saturated), for t in [0, n)."""
+    k = _Kernel("adstack_add")
+    dst, src, src_at, n = (k.array("dst"), k.array("src"), k.param("src_at", k.i64),
+                           k.param("n", k.i64))
+    k.loop(k.c(0), n, lambda t: k.store(dst, t, k.add_sat(k.load(dst, t), k.load(
+        src, k.op(Op.ADD, src_at, t)))), parallel=True)
+    return k.kernel()
+
+
+def work() -> KernelIR:
+    """Per group g of G consecutive keys: work[g] = its thread count x its largest key (the
+    iterations its threads run side by side), sums[g] = the sum of its keys (saturated)."""
+    k = _Kernel("adstack_work")
+    key, n, group = k.array("key"), k.param("n", k.i64), k.param("group", k.i64)
+    ng, work_, sums = k.param("ng", k.i64), k.array("work"), k.array("sums")
+    zero = k.c(0)
+
+    def each(g: Value) -> None:
+        lo, _, cnt = _lanes(k, g, group, n, zero)
+        s, m = k.var("s", zero), k.var("m", zero)
+
+        def lane(j: Value) -> None:
+            v = k.load(key, k.op(Op.ADD, lo, j))
+            k.set(s, k.add_sat(k.get(s), v))
+            k.set(m, k.op(Op.MAX, k.get(m), v))
+        k.loop(zero, cnt, lane)
+        k.store(sums, g, k.get(s))
+        big = k.c(BIG)
+        k.store(work_, g, k.op(Op.MIN, k.op(Op.MUL, k.op(Op.MIN, k.get(m), k.op(
+            Op.FLOORDIV, big, k.op(Op.MAX, cnt, k.c(1)))), cnt), big))
+    k.loop(zero, ng, each, parallel=True)
+    return k.kernel()
+
+
+def _bin(k: _Kernel, key: Value, t: Value, shift: Value, bins: Value) -> Value:
+    """The bin of key[t], largest keys first: bins - 1 - min(key >> shift, bins - 1)."""
+    last = k.op(Op.SUB, bins, k.c(1))
+    return k.op(Op.SUB, last, k.op(Op.MIN, k.op(Op.SHR, k.load(key, t), shift), last))
+
+
+def histogram() -> KernelIR:
+    """Per chunk c of keys: hist[b * nc + c] = how many of its keys fall in bin b (`hist`
+    zero before; each chunk owns its column, so no atomics and a fixed result)."""
+    k = _Kernel("adstack_histogram")
+    key, n, chunk, nc = (k.array("key"), k.param("n", k.i64), k.param("chunk", k.i64),
+                         k.param("nc", k.i64))
+    shift, bins, hist = k.param("shift", k.i64), k.param("bins", k.i64), k.array("hist")
+
+    def each(c: Value) -> None:
+        lo, hi = _chunk(k, c, chunk, n)
+
+        def element(t: Value) -> None:
+            at = k.op(Op.ADD, k.op(Op.MUL, _bin(k, key, t, shift, bins), nc), c)
+            k.store(hist, at, k.op(Op.ADD, k.load(hist, at), k.c(1)))
+        k.loop(lo, hi, element)
+    k.loop(k.c(0), nc, each, parallel=True)
+    return k.kernel()
+
+
+def scatter() -> KernelIR:
+    """The counting sort's last step: per chunk c, each of its keys t in order goes to
+    order[offs[b * nc + c]] (b its bin), which then moves on by one (`offs`: the exclusive
+    scan of `histogram`'s counts): a stable sort, largest bins first."""
+    k = _Kernel("adstack_scatter")
+    key, n, chunk, nc = (k.array("key"), k.param("n", k.i64), k.param("chunk", k.i64),
+                         k.param("nc", k.i64))
+    shift, bins, offs = k.param("shift", k.i64), k.param("bins", k.i64), k.array("offs")
+    order = k.array("order")
+
+    def each(c: Value) -> None:
+        lo, hi = _chunk(k, c, chunk, n)
+
+        def element(t: Value) -> None:
+            at = k.op(Op.ADD, k.op(Op.MUL, _bin(k, key, t, shift, bins), nc), c)
+            p = k.load(offs, at)
+            k.store(order, p, t)
+            k.store(offs, at, k.op(Op.ADD, p, k.c(1)))
+        k.loop(lo, hi, element)
+    k.loop(k.c(0), nc, each, parallel=True)
+    return k.kernel()
+
+
+def gather() -> KernelIR:
+    """dst[dst_at + t] = src[src_at + order[t]], for t in [0, n)."""
+    k = _Kernel("adstack_gather")
+    src, src_at, order = k.array("src"), k.param("src_at", k.i64), k.array("order")
+    n, dst, dst_at = k.param("n", k.i64), k.array("dst"), k.param("dst_at", k.i64)
+    k.loop(k.c(0), n, lambda t: k.store(dst, k.op(Op.ADD, dst_at, t), k.load(
+        src, k.op(Op.ADD, src_at, k.load(order, t)))), parallel=True)
+    return k.kernel()
+
+
+def copy() -> KernelIR:
+    """dst[dst_at + t] = src[t], for t in [0, n)."""
+    k = _Kernel("adstack_copy")
+    src, n, dst, dst_at = (k.array("src"), k.param("n", k.i64), k.array("dst"),
+                           k.param("dst_at", k.i64))
+    k.loop(k.c(0), n, lambda t: k.store(dst, k.op(Op.ADD, dst_at, t), k.load(src, t)),
+           parallel=True)
+    return k.kernel()
+
+
 BUILDERS = {"fill": fill, "chunk_sums": chunk_sums, "serial_scan": serial_scan,
-            "distribute": distribute, "groups": groups, "rows": rows}
+            "distribute": distribute, "groups": groups, "rows": rows, "add": add,
+            "work": work, "histogram": histogram, "scatter": scatter, "gather": gather,
+            "copy": copy}

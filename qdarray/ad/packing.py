@@ -28,7 +28,7 @@ dtype and these figures.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -40,7 +40,10 @@ from ..kernels.target import KernelTarget
 from ..kernels.types import ArrayType
 from .adstack import LAYOUT_FIELDS
 from .device_buffers import DeviceBuffers
+from . import reorder as reorder_mod
 from .pack_kernels import BIG, BUILDERS, PER_WORD
+from .reorder import Order, task_order
+from .sizer import STATS
 
 # Elements per chunk of a prefix sum's rounds: many small chunks where work-items run side
 # by side (GPUs), few large ones where each core takes a contiguous stretch (CPUs).
@@ -70,6 +73,18 @@ class Packed:
     sizes: dict[Any, int]
     entries: list[int]
     index_bytes: int
+    orders: list[Order] = field(default_factory=list)
+
+    @property
+    def reordered(self) -> int:
+        """The tasks whose threads run reordered."""
+        return sum(o.order is not None for o in self.orders)
+
+    def efficiency(self, after: bool) -> float:
+        """The group efficiency Σ entries / Σ_groups count x max entries over the grouped
+        tasks, before or after reordering (1.0 when there is none)."""
+        work = sum(o.work_after if after else o.work_before for o in self.orders)
+        return sum(o.entries for o in self.orders) / work if work else 1.0
 
     @property
     def tape_bytes(self) -> int:
@@ -160,11 +175,14 @@ class Packer:
         self.run("distribute", src, src_at, n, self.chunk, nc, offs, dst, dst_at, add)
 
     def pack(self, stacks: Sequence[Any], n_stacks: int, caps: list[int], threads: list[int],
-             per_thread: Callable[[int, int], Any]) -> Packed:
+             per_thread: Callable[[int, int], Any], n_tasks: int = 0) -> Packed:
         """The layout of `stacks` (a plan's live StackRecords) with largest capacities `caps`
         and thread counts per task `threads`; `per_thread(k, n)` gives the n per-thread
         capacities of live stack k as (device array, where they start), or None (then every
-        thread gets `caps[k]`). Raises TooLarge when a stack's entries reach BIG."""
+        thread gets `caps[k]`). With groups of G > 1 threads, each of the `n_tasks` tasks
+        may have its threads reordered (ad/reorder.py; the layout's field n_stacks x
+        LAYOUT_FIELDS + task says where its order is in `rows`, -1 where none). Raises
+        TooLarge when a stack's entries reach BIG."""
         items = []
         for k, s in enumerate(stacks):
             serial = s.task is None
@@ -185,12 +203,21 @@ class Packer:
             it.rws = at
             it.pws = at + it.ng + 1
             at = it.pws + it.ng * (it.group // PER_WORD)
-        rows_len = at
-        rows = self.empty(at)
-        totals = self.empty(2 * n_items)
         for it in items:
             got = per_thread(it.k, it.n)
             it.caps, it.caps_at = got if got is not None else (self.filled(it.n, caps[it.k]), 0)
+        orders = self.reorder(stacks, [it for it in grouped if stacks[it.k].task is not None
+                                       and stacks[it.k].task < n_tasks], caps)
+        order_at = {}
+        for task, o in orders.items():
+            if o.order is not None:
+                order_at[task] = at
+                at += o.n
+        rows_len = at
+        rows = self.empty(at)
+        for task, where in order_at.items():
+            self.run("copy", orders[task].order, orders[task].n, rows, where)
+        totals = self.empty(2 * n_items)
         for it in grouped:
             sizes, rowlen, it.ms = self.empty(it.ng), self.empty(it.ng), self.empty(it.ng)
             self.run("groups", it.caps, it.caps_at, it.n, it.group, it.ng, it.dtype.itemsize,
@@ -226,14 +253,39 @@ class Packer:
             self.check(it)
             cursor[it.dtype] = region + it.total
             entries[it.k] = it.total
-        layout = np.zeros(max(LAYOUT_FIELDS * n_stacks, 1), np.int64)
+        layout = np.zeros(max(LAYOUT_FIELDS * n_stacks + n_tasks, 1), np.int64)
+        layout[LAYOUT_FIELDS * n_stacks:] = -1
+        for task, where in order_at.items():
+            layout[LAYOUT_FIELDS * n_stacks + task] = where
         for it in items:
             layout[LAYOUT_FIELDS * it.sid:LAYOUT_FIELDS * (it.sid + 1)] = (
                 it.tab, it.rws, it.pws, it.group)
         if scratch:
             self.scratch_layout(scratch, caps, cursor, entries, layout)
         return Packed(self.buffers.upload(layout), table, rows, cursor, entries,
-                      8 * (at + rows_len))
+                      8 * (at + rows_len), list(orders.values()))
+
+    def reorder(self, stacks: Sequence[Any], grouped: list[_Item], caps: list[int]
+                ) -> dict[int, Order]:
+        """Per task whose stacks are grouped: its threads' order (ad/reorder.py); the
+        stacks of a reordered task get their capacities in that order."""
+        by_task: dict[int, list[_Item]] = {}
+        for it in grouped:
+            by_task.setdefault(stacks[it.k].task, []).append(it)
+        out = {}
+        for task, its in by_task.items():
+            n = its[0].n
+            largest = sum(caps[it.k] for it in its)
+            o = task_order(self, [(it.caps, it.caps_at) for it in its], n, largest,
+                           reorder_mod.THRESHOLD)
+            if o.order is not None:
+                STATS["reorderings"] += 1
+                for it in its:
+                    permuted = self.empty(n)
+                    self.run("gather", it.caps, it.caps_at, o.order, n, permuted, 0)
+                    it.caps, it.caps_at = permuted, 0
+            out[task] = o
+        return out
 
     def scratch_layout(self, items: list[_Item], caps: list[int], cursor: dict[Any, int],
                        entries: list[int], layout: np.ndarray) -> None:

@@ -55,10 +55,13 @@ _TEST_CAPACITY_OVERRIDE: int | None = None
 
 # Counters, and figures of the last reverse launch (its heaps' and tables' bytes, the
 # checkpoint stride of its dynamic loops: 0 when every iteration is kept; the bits of its
-# tape positions, ad/launch.py `ReverseLauncher.runner`).
-STATS = {"max_reducer_dispatches": 0, "counting_passes": 0, "cache_hits": 0,
-         "fresh_sizings": 0, "adstack_bytes": 0, "adstack_index_bytes": 0,
-         "checkpoint_stride": 0, "adstack_position_bits": 0}
+# tape positions, ad/launch.py `ReverseLauncher.runner`; its threads' reordering,
+# ad/reorder.py).
+STATS: dict[str, Any] = {
+    "max_reducer_dispatches": 0, "counting_passes": 0, "cache_hits": 0, "fresh_sizings": 0,
+    "adstack_bytes": 0, "adstack_index_bytes": 0, "checkpoint_stride": 0,
+    "adstack_position_bits": 0, "reorderings": 0, "reordered_tasks": 0,
+    "group_efficiency": 0, "group_efficiency_reordered": 0}
 
 _READ, _SHAPE, _SCALAR = 0, 1, 2
 

@@ -503,9 +503,19 @@ class Gen:
             thread = self.thread_index(node.nest)
             prelude += self.stacks.thread_prelude(self.stacks.all, node, thread)
             self.init_locals(node)
-        self.thread_fwd[id(node)] = (fwd, list(prelude))
+        self.thread_fwd[id(node)] = (fwd, list(prelude))  # (the counting kernel's)
+        nest = node.nest
+        if not self.stacks.scratch and any(x.task is node for x in self.stacks.all):
+            with em.region() as prelude, em.at(s.loc):  # the threads may run reordered
+                nest = tuple(For(em.value(f.index.type), f.begin, f.end, f.body, True, f.loc)
+                             for f in node.nest)
+                hardware = self.thread_index(nest)
+                logical = self.stacks.logical_thread(self.st.tasks.index(node), hardware)
+                self.decode(node.nest, logical)
+                prelude += self.stacks.thread_prelude(self.stacks.all, node, hardware)
+                self.init_locals(node)
         self.task, self.assigned = outer_task, outer_assigned
-        em.stmt(nest_loops(node.nest, prelude + fwd + rev + flush))
+        em.stmt(nest_loops(nest, prelude + fwd + rev + flush))
         with em.at(s.loc):
             for (task_id, vid), (_, slot) in self.outer_adj.items():
                 if task_id == id(node):
@@ -527,6 +537,24 @@ class Gen:
                 linear = em.emit(Op.ADD, em.emit(Op.MUL, linear, extent), k)
         assert linear is not None
         return linear
+
+    def decode(self, nest: tuple[For, ...], thread: Value) -> None:
+        """Define the nest's loop indices from a thread number (`thread_index` inverted)."""
+        em = self.em
+        i64 = _dtypes.int64
+        rest = thread
+        for k, f in reversed(list(enumerate(nest))):
+            if k:
+                extent = em.cast(em.emit(Op.SUB, f.end, f.begin), i64)
+                q = em.emit(Op.MOD, rest, extent)
+                rest = em.emit(Op.FLOORDIV, rest, extent)
+            else:
+                q = rest
+            at = em.emit(Op.ADD, em.cast(f.begin, i64), q)
+            if f.index.type is i64:
+                em.emit_into(f.index, Op.ADD, at, em.i64(0))
+            else:
+                em.emit_into(f.index, Op.CAST, at, attrs=(f.index.type,))
 
     def init_locals(self, task: Node | None) -> None:
         """Adjoint locals start at 0; locals that entry pushes read get a defined value."""
