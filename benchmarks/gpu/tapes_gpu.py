@@ -11,6 +11,8 @@ N = 1e7 threads on cuda:0.
    second), then the reverse launch against the tape-traffic bound: each thread pushes and
    pops 1 + a[i] float32 values, so the adstacks move 2 x 4 x sum(1 + a[i]) bytes; at the
    copy bandwidth that takes the bound's time. Goal: reverse within 2x of it (both printed).
+   Beside it: whether the reverse ran its threads sorted by capacity, the group efficiency
+   before and after (ad/reorder.py), and the reverse's time with sorting off.
 2. Forward + reverse (a Tape) against JAX's `jax.grad` of the masked `fori_loop` (64 steps,
    `jnp.where(k < a, ...)`): goal qdarray at least 4x faster. Both gradients against the
    float64 reference (forward-mode derivative in NumPy).
@@ -71,6 +73,20 @@ def copy_bandwidth(cupy: Any, nbytes: int = 1 << 30) -> float:
     return 2 * nbytes / seconds
 
 
+def unsorted_reverse(n: int) -> float:
+    """The reverse's time with thread sorting off (ad/reorder.py's threshold out of reach),
+    on fresh arrays of the same problem (so it is sized and laid out again)."""
+    from qdarray.ad import reorder
+
+    saved = reorder.THRESHOLD
+    reorder.THRESHOLD = float("inf")
+    try:
+        q = W.qdarray_cases(W.Problem(device="cuda:0", n=n))
+        return best(q["rev"].run)
+    finally:
+        reorder.THRESHOLD = saved
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=10_000_000)
@@ -96,9 +112,17 @@ def main() -> None:
     bound = traffic / bw
     import qdarray as qd
 
-    bits = qd.ad.stats()["adstack_position_bits"]
+    stats = qd.ad.stats()
+    bits = stats["adstack_position_bits"]
     print(f"forward {fwd * 1e3:.3f} ms, reverse {rev * 1e3:.3f} ms ({bits}-bit tape "
           f"positions), forward + reverse {both * 1e3:.3f} ms")
+    sorted_tasks = stats["reordered_tasks"]
+    eff, eff_sorted = stats["group_efficiency"], stats["group_efficiency_reordered"]
+    print(f"threads sorted by capacity: {'yes' if sorted_tasks else 'no'}; group efficiency "
+          f"{eff:.3f} -> {eff_sorted:.3f} (ad/reorder.py)")
+    rev_unsorted = unsorted_reverse(args.n)
+    print(f"reverse without sorting {rev_unsorted * 1e3:.3f} ms; sorted / unsorted = "
+          f"{rev / rev_unsorted:.2f}")
     print(f"tape traffic {traffic / 1e9:.2f} GB -> bound {bound * 1e3:.3f} ms at the copy "
           f"bandwidth; reverse / bound = {rev / bound:.2f} (goal <= 2)")
     want = W.reference_gradient(p["x"], p["a"])
@@ -107,7 +131,9 @@ def main() -> None:
     print(f"qdarray gradient: largest error {err:.2e} of the float64 reference's largest value")
     RESULTS["kernel"] = {"n": args.n, "forward s": fwd, "reverse s": rev, "fwd+rev s": both,
                          "tape traffic B": traffic, "bound s": bound,
-                         "tape position bits": bits,
+                         "tape position bits": bits, "threads sorted": bool(sorted_tasks),
+                         "group efficiency": eff, "group efficiency sorted": eff_sorted,
+                         "reverse unsorted s": rev_unsorted,
                          "reverse / bound": rev / bound, "gradient error": err}
     try:
         jx = _peers_arrays.jax_cases(p)["fwd+rev"]

@@ -41,11 +41,12 @@ def stats() -> dict[str, Any]:
         and the tables that place their entries), `checkpoint_stride` (the last reverse
         launch's: every k-th iteration of its dynamic loops kept, the rest recomputed; 0
         when all are kept), `adstack_position_bits` (32 where the last reverse launch ran
-        the variant with 32-bit tape positions, else 64; 0 before any), `reorderings` (thread orders computed, ad/reorder.py: once
-        per sizing of a launch whose groups waste lanes), and the last reverse launch's
-        `reordered_tasks` (parallel loops whose threads ran sorted by capacity),
-        `group_efficiency` and `group_efficiency_reordered` (Σ entries / Σ_groups threads
-        x largest entries, before and after reordering; 1.0 on CPUs, which do not group),
+        the variant with 32-bit tape positions, else 64; 0 before any), `reorderings`
+        (thread orders computed, ad/reorder.py: once per sizing of a launch whose groups
+        waste lanes), the last reverse launch's `reordered_tasks` (parallel loops whose
+        threads ran sorted by capacity), `group_efficiency` and
+        `group_efficiency_reordered` (Σ entries / Σ_groups threads x largest entries,
+        before and after reordering; 1.0 on CPUs, which do not group),
         `tape_operations` and `tape_kernel_launches` (namespace operations and kernel
         launches recorded on tapes), and `tape_bytes_held` (what the tapes not yet run
         keep for their reverses now: arrays the VJP rules need, kernel arguments, gradient

@@ -16,7 +16,7 @@ is more than any heap holds, and the host refuses it instead of letting a sum wr
 - `add`, `work`, `histogram`, `scatter`, `gather`, `copy`: the reordering of threads by
   capacity (ad/reorder.py): a key per thread, the iterations each group runs (its count x
   its largest key) beside the sum of its keys, a stable counting sort of the keys (largest
-  first) in chunks that each own a column of the histogram, and the permuted capacities.
+  first) within each chunk, which owns a row of the histogram, and the permuted capacities.
 """
 
 from __future__ import annotations
@@ -347,8 +347,8 @@ def _bin(k: _Kernel, key: Value, t: Value, shift: Value, bins: Value) -> Value:
 
 
 def histogram() -> KernelIR:
-    """Per chunk c of keys: hist[b * nc + c] = how many of its keys fall in bin b (`hist`
-    zero before; each chunk owns its column, so no atomics and a fixed result)."""
+    """Per chunk c of keys: hist[c * bins + b] = how many of its keys fall in bin b (`hist`
+    zero before; each chunk owns its row, so no atomics and a fixed result)."""
     k = _Kernel("adstack_histogram")
     key, n, chunk, nc = (k.array("key"), k.param("n", k.i64), k.param("chunk", k.i64),
                          k.param("nc", k.i64))
@@ -358,7 +358,7 @@ def histogram() -> KernelIR:
         lo, hi = _chunk(k, c, chunk, n)
 
         def element(t: Value) -> None:
-            at = k.op(Op.ADD, k.op(Op.MUL, _bin(k, key, t, shift, bins), nc), c)
+            at = k.op(Op.ADD, k.op(Op.MUL, c, bins), _bin(k, key, t, shift, bins))
             k.store(hist, at, k.op(Op.ADD, k.load(hist, at), k.c(1)))
         k.loop(lo, hi, element)
     k.loop(k.c(0), nc, each, parallel=True)
@@ -367,8 +367,9 @@ def histogram() -> KernelIR:
 
 def scatter() -> KernelIR:
     """The counting sort's last step: per chunk c, each of its keys t in order goes to
-    order[offs[b * nc + c]] (b its bin), which then moves on by one (`offs`: the exclusive
-    scan of `histogram`'s counts): a stable sort, largest bins first."""
+    order[offs[c * bins + b]] (b its bin), which then moves on by one (`offs`: the
+    exclusive scan of `histogram`'s counts, chunk after chunk): each chunk sorted in its
+    own place, stable, largest bins first."""
     k = _Kernel("adstack_scatter")
     key, n, chunk, nc = (k.array("key"), k.param("n", k.i64), k.param("chunk", k.i64),
                          k.param("nc", k.i64))
@@ -379,7 +380,7 @@ def scatter() -> KernelIR:
         lo, hi = _chunk(k, c, chunk, n)
 
         def element(t: Value) -> None:
-            at = k.op(Op.ADD, k.op(Op.MUL, _bin(k, key, t, shift, bins), nc), c)
+            at = k.op(Op.ADD, k.op(Op.MUL, c, bins), _bin(k, key, t, shift, bins))
             p = k.load(offs, at)
             k.store(order, p, t)
             k.store(offs, at, k.op(Op.ADD, p, k.c(1)))

@@ -291,10 +291,14 @@ def test_the_order_is_a_stable_sort_largest_first(where, largest):
         keys.astype(np.int64)), n, largest))[:n]
     assert sorted(order.tolist()) == list(range(n))           # a permutation
     shift = max(largest.bit_length() - 8, 0)                 # exact below 256, else buckets
-    bins = keys[order] >> shift
-    assert np.all(np.diff(bins) <= 0)                         # largest first
-    for b in np.unique(bins):                                 # stable within a bin
-        assert np.all(np.diff(order[bins == b]) > 0)
+    w = reorder.WINDOW
+    for lo in range(0, n, w):                                 # each window in its place
+        part = order[lo:lo + w]
+        assert sorted(part.tolist()) == list(range(lo, min(lo + w, n)))
+        bins = keys[part] >> shift
+        assert np.all(np.diff(bins) <= 0)                     # largest first
+        for b in np.unique(bins):                             # stable within a bin
+            assert np.all(np.diff(part[bins == b]) > 0)
 
 
 def test_the_cpu_target_does_not_reorder():

@@ -101,8 +101,9 @@ def test_stats_and_reset():
     got = qd.ad.stats()
     assert set(got) == {"max_reducer_dispatches", "counting_passes", "cache_hits",
                         "fresh_sizings", "adstack_bytes", "adstack_index_bytes",
-                        "checkpoint_stride", "adstack_position_bits", "tape_operations",
-                        "tape_kernel_launches", "tape_bytes_held"}
+                        "checkpoint_stride", "adstack_position_bits", "reorderings",
+                        "reordered_tasks", "group_efficiency", "group_efficiency_reordered",
+                        "tape_operations", "tape_kernel_launches", "tape_bytes_held"}
     assert all(v == 0 for k, v in got.items() if k != "tape_bytes_held")
     x, a, y = operands([1, 2, 3])
     compute(x, a, y)
