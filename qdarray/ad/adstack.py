@@ -143,9 +143,10 @@ class Stacks:
         return out
 
     def logical_thread(self, task: int, hardware: Value) -> Value:
-        """The thread that hardware thread `hardware` of task `task` runs: rows[where +
-        hardware] when the launch reordered the task's threads (ad/reorder.py; `where` the
-        layout field after the stacks' fields), else itself."""
+        """The thread that hardware thread `hardware` of task `task` runs: the 32-bit half
+        `hardware % 2` of rows[where + hardware // 2] when the launch reordered the task's
+        threads (ad/reorder.py; `where` the layout field after the stacks' fields), else
+        itself."""
         em = self.em
         i64 = _dtypes.int64
         where = self.orders.get(task)
@@ -153,8 +154,12 @@ class Stacks:
             where = self.orders[task] = em.value(i64)
         thread = em.var("thread", i64)
         em.store_var(thread, hardware)
-        with em.region() as load:
-            em.store_var(thread, em.emit(Op.LOAD, self.rows, em.emit(Op.ADD, where, hardware)))
+        with em.region() as load:  # two 32-bit thread numbers per int64
+            word = em.emit(Op.LOAD, self.rows, em.emit(
+                Op.ADD, where, em.emit(Op.FLOORDIV, hardware, em.i64(2))))
+            shift = em.emit(Op.MUL, em.emit(Op.BIT_AND, hardware, em.i64(1)), em.i64(32))
+            em.store_var(thread, em.emit(Op.BIT_AND, em.emit(Op.SHR, word, shift),
+                                         em.i64(0xFFFFFFFF)))
         em.stmt(If(em.emit(Op.GE, where, em.i64(0)), block(load), block([])))
         return em.load_var(thread)
 

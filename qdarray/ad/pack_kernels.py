@@ -13,10 +13,11 @@ is more than any heap holds, and the host refuses it instead of letting a sum wr
   its threads keep their deepest entries contiguous (M) and the length of its table row;
 - `rows`: per group, its table row (ad/adstack.py): M, where each depth below the (M+1)-th
   largest capacity starts, where the M deepest threads' own entries start, and the end;
-- `add`, `work`, `histogram`, `scatter`, `gather`, `copy`: the reordering of threads by
+- `add`, `work`, `histogram`, `scatter`, `gather`, `pairs`: the reordering of threads by
   capacity (ad/reorder.py): a key per thread, the iterations each group runs (its count x
   its largest key) beside the sum of its keys, a stable counting sort of the keys (largest
-  first) within each chunk, which owns a row of the histogram, and the permuted capacities.
+  first) within each chunk, which owns a row of the histogram, the permuted capacities,
+  and the order stored two thread numbers to an int64.
 """
 
 from __future__ import annotations
@@ -399,17 +400,25 @@ def gather() -> KernelIR:
     return k.kernel()
 
 
-def copy() -> KernelIR:
-    """dst[dst_at + t] = src[t], for t in [0, n)."""
-    k = _Kernel("adstack_copy")
+def pairs() -> KernelIR:
+    """dst[dst_at + w] = src[2w] | src[2w + 1] << 32 for w in [0, ceil(n / 2)) (values
+    below 2**31; 0 past the end): two thread numbers per int64."""
+    k = _Kernel("adstack_pairs")
     src, n, dst, dst_at = (k.array("src"), k.param("n", k.i64), k.array("dst"),
                            k.param("dst_at", k.i64))
-    k.loop(k.c(0), n, lambda t: k.store(dst, k.op(Op.ADD, dst_at, t), k.load(src, t)),
-           parallel=True)
+    one, two = k.c(1), k.c(2)
+
+    def each(w: Value) -> None:
+        lo = k.load(src, k.op(Op.MUL, w, two))
+        at = k.op(Op.ADD, k.op(Op.MUL, w, two), one)
+        hi = k.load(src, k.op(Op.MIN, at, k.op(Op.SUB, n, one)))
+        hi = k.em.emit(Op.SELECT, k.op(Op.LT, at, n), hi, k.c(0))
+        k.store(dst, k.op(Op.ADD, dst_at, w), k.op(Op.BIT_OR, lo, k.op(Op.SHL, hi, k.c(32))))
+    k.loop(k.c(0), k.op(Op.FLOORDIV, k.op(Op.ADD, n, one), two), each, parallel=True)
     return k.kernel()
 
 
 BUILDERS = {"fill": fill, "chunk_sums": chunk_sums, "serial_scan": serial_scan,
             "distribute": distribute, "groups": groups, "rows": rows, "add": add,
             "work": work, "histogram": histogram, "scatter": scatter, "gather": gather,
-            "copy": copy}
+            "pairs": pairs}

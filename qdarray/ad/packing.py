@@ -78,7 +78,7 @@ class Packed:
     @property
     def reordered(self) -> int:
         """The tasks whose threads run reordered."""
-        return sum(o.order is not None for o in self.orders)
+        return sum(o.sorted for o in self.orders)
 
     def efficiency(self, after: bool) -> float:
         """The group efficiency Σ entries / Σ_groups count x max entries over the grouped
@@ -212,11 +212,13 @@ class Packer:
         for task, o in orders.items():
             if o.order is not None:
                 order_at[task] = at
-                at += o.n
+                at += -(-o.n // 2)  # two 32-bit thread numbers per int64
         rows_len = at
         rows = self.empty(at)
         for task, where in order_at.items():
-            self.run("copy", orders[task].order, orders[task].n, rows, where)
+            o = orders[task]
+            self.run("pairs", o.order, o.n, rows, where)
+            o.order = None  # (only the rows' copy stays)
         totals = self.empty(2 * n_items)
         for it in grouped:
             sizes, rowlen, it.ms = self.empty(it.ng), self.empty(it.ng), self.empty(it.ng)
@@ -275,6 +277,8 @@ class Packer:
         out = {}
         for task, its in by_task.items():
             n = its[0].n
+            if n >= 1 << 31:  # (thread numbers are stored in 32 bits)
+                continue
             largest = sum(caps[it.k] for it in its)
             o = task_order(self, [(it.caps, it.caps_at) for it in its], n, largest,
                            reorder_mod.THRESHOLD)

@@ -28,7 +28,8 @@ it; `ReverseLauncher.prepare`):
   and the reverse kernel runs logical thread order[t] on hardware thread t (the task's loop
   indices decoded from it; one load per thread, `transform.Gen.rev_task`). The order is
   stored in the `rows` array; the layout array's field per task gives where (-1: not
-  reordered).
+  reordered). Two thread numbers share an int64 there (4 bytes per thread; launches of
+  2**31 threads or more are not reordered).
 
 Results are those of the unpermuted reverse: each thread computes what it computed before.
 Where the reverse accumulates into shared locations with float atomics, the order in which
@@ -50,14 +51,16 @@ WINDOW = 1024     # consecutive threads sorted among themselves (a histogram row
 @dataclass
 class Order:
     """One task's reordering: `order` (n int64 on the device: the logical thread that
-    hardware thread t runs, or None when not reordered), the sum of its keys and the work
-    of its groups before and after (`work`: Σ_groups count x max key)."""
+    hardware thread t runs, or None when not reordered; dropped once packed into the rows
+    array), the sum of its keys, the work of its groups before and after (`work`:
+    Σ_groups count x max key) and whether it is `sorted`."""
 
     order: Any
     n: int
     entries: int
     work_before: int
     work_after: int
+    sorted: bool = False
 
 
 def task_order(packer: Any, sources: list[tuple[Any, int]], n: int, largest: int,
@@ -75,7 +78,7 @@ def task_order(packer: Any, sources: list[tuple[Any, int]], n: int, largest: int
     sorted_key = packer.empty(n)
     packer.run("gather", key, 0, order, n, sorted_key, 0)
     _, after = efficiency(packer, sorted_key, n)
-    return Order(order, n, entries, before, after)
+    return Order(order, n, entries, before, after, True)
 
 
 def efficiency(packer: Any, key: Any, n: int) -> tuple[int, int]:
