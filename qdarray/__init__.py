@@ -47,6 +47,7 @@ from ._errors import (
     KernelSourceError,
     KernelSyntaxError,
     KernelTypeError,
+    LoopLimitError,
     QdarrayError,
 )
 from ._creation_functions import (
@@ -78,7 +79,7 @@ __all__ = [
     "uint8", "uint16", "uint32", "uint64",
     "AdStackOverflowError", "AdStackSizingError", "AutodiffError", "BufferViewIndexError",
     "DeviceMismatchError", "DeviceUnavailableError", "KernelIndexError", "KernelOverflowError",
-    "KernelSourceError",
+    "KernelSourceError", "LoopLimitError",
     "KernelSyntaxError", "KernelTypeError", "QdarrayError",
     "asarray", "empty", "empty_like", "full", "full_like", "ones", "ones_like", "zeros",
     "zeros_like", "from_dlpack", "arange", "eye", "linspace", "meshgrid", "tril", "triu",

@@ -64,6 +64,12 @@ class AdStackSizingError(QdarrayError, RuntimeError):
     """A loop-bound array changed between a forward launch and its reverse."""
 
 
+class LoopLimitError(QdarrayError, RuntimeError):
+    """A device's driver ended a kernel's loops early (Mesa's llvmpipe stops the loops of a
+    batch of threads after 65,535 iterations in all): the launch's results are wrong and
+    are not returned. Split the work over more threads, or use another device."""
+
+
 class AxisError(QdarrayError, ValueError, IndexError):
     """An axis argument outside [-ndim, ndim), or repeated where axes must be unique.
 

@@ -4,7 +4,8 @@ Mesa's llvmpipe (lavapipe, the CI's device) stops every shader invocation after 
 iterations in all (gallivm's loop limiter, LP_MAX_TGSI_LOOP_ITERATIONS, counts the back edges
 of all the invocation's loops together), silently: the loop just ends. The namespace keeps each
 work-item's serial loops below STEPS iterations, so its results hold on such a device (and on
-every other); a user kernel whose invocation loops longer still gets a cut result there.
+every other); a user kernel whose invocation loops longer raises LoopLimitError there at the
+next synchronisation (backends/vulkan/_loop_guard.py), and kernels under the limit are exact.
 """
 
 from __future__ import annotations
@@ -117,10 +118,15 @@ def _llvmpipe() -> bool:
     return bool(devices) and "llvmpipe" in name
 
 
-LOOP_LIMITER = pytest.mark.xfail(
-    _llvmpipe(), strict=True,
-    reason="llvmpipe ends an invocation's loops after 65,535 iterations in all, silently; the "
-           "SPIR-V renderer neither splits such loops nor reports the cut (module docstring)")
+LLVMPIPE = _llvmpipe()
+
+
+def cut(kernel: str):
+    """What a launch whose loops llvmpipe cut raises at the next synchronisation."""
+    return pytest.raises(qd.LoopLimitError,
+                         match=rf"Kernel '{kernel}' ran loops that device vulkan:0 \(.*llvmpipe"
+                               r".* ended early.*after 65,535 iterations.*Split the work over "
+                               r"more threads.*another device")
 
 
 @qd.kernel
@@ -132,11 +138,82 @@ def count_to(n: qd.int64, out: qd.Array[qd.int64, 1]):
         out[j] = c
 
 
-@LOOP_LIMITER
+def test_loops_under_the_limit_in_lockstep_are_exact(device):
+    out = qd.zeros(2, dtype=qd.int64, device=device)
+    count_to(60_000, out)
+    assert host(out).tolist() == [60_000, 60_000]
+
+
 def test_a_kernel_loop_past_65535_iterations(device):
     out = qd.zeros(2, dtype=qd.int64, device=device)
     count_to(70_000, out)
-    assert host(out).tolist() == [70_000, 70_000]
+    if not LLVMPIPE:
+        assert host(out).tolist() == [70_000, 70_000]
+        return
+    with cut("count_to"):
+        host(out)
+    assert issubclass(qd.LoopLimitError, RuntimeError)
+    # reported once: the device works on, and a launch under the limit is exact
+    count_to(1_000, out)
+    assert host(out).tolist() == [1_000, 1_000]
+
+
+@qd.kernel
+def count_debug(n: qd.int64, out: qd.Array[qd.int64, 1]):
+    for j in range(2):
+        c = 0
+        for _ in range(n):
+            c += 1
+        out[j] = c
+
+
+def test_a_cut_loop_in_debug_mode_raises_at_the_launch(device):
+    # a debug launch reads its own error record (where its stages report the cut) after it
+    qd.set_debug(True)
+    try:
+        out = qd.zeros(2, dtype=qd.int64, device=device)
+        if LLVMPIPE:
+            with cut("count_debug"):
+                count_debug(70_000, out)
+        count_debug(500, out)
+        assert host(out).tolist() == [500, 500]
+    finally:
+        qd.set_debug(False)
+
+
+
+@qd.kernel
+def branches(a: qd.Array[qd.int32, 1], out: qd.Array[qd.int64, 1]):
+    for i in range(out.shape[0]):
+        c = 0
+        if i % 2 == 0:
+            for _ in range(a[0]):
+                c += 1
+        else:
+            for _ in range(a[1]):
+                c += 2
+        out[i] = c
+
+
+@pytest.mark.parametrize("trips", [(30_000, 30_000), (60_000, 0), (0, 60_000), (64_000, 1)])
+def test_threads_of_one_batch_in_different_loops_under_the_limit(device, trips):
+    # Even and odd threads loop in different loops; a batch runs both (llvmpipe: its SIMD
+    # lanes, the limiter counting both loops' passes): 60,000 in all is exact.
+    out = qd.zeros(16, dtype=qd.int64, device=device)
+    branches(qd.asarray(np.array(trips, np.int32), device=device), out)
+    assert host(out).tolist() == [trips[0], 2 * trips[1]] * 8
+
+
+def test_threads_of_one_batch_in_different_loops_past_the_limit(device):
+    # 40,000 iterations each, in two loops: every thread's own loop fits, the batch's
+    # 80,000 passes do not.
+    out = qd.zeros(16, dtype=qd.int64, device=device)
+    branches(qd.asarray(np.array([40_000, 40_000], np.int32), device=device), out)
+    if not LLVMPIPE:
+        assert host(out).tolist() == [40_000, 80_000] * 8
+        return
+    with cut("branches"):
+        host(out)
 
 
 @qd.kernel
@@ -148,20 +225,46 @@ def iterate(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1], y: qd.Array[qd
         y[0] += v
 
 
-@LOOP_LIMITER
+def _gradient(dev, trips):
+    x = qd.asarray(np.full(2, 0.5), device=dev, requires_grad=True)
+    y = qd.zeros(1, dtype=qd.float64, device=dev, requires_grad=True)
+    with qd.ad.Tape(loss=y):
+        iterate(x, qd.asarray(trips, device=dev), y)
+    return host(y), host(x.grad)
+
+
+def test_a_reverse_whose_sweeps_stay_under_65535_iterations(device):
+    trips = np.array([20_000, 5], np.int32)
+    (y_cpu, g_cpu), (y_dev, g_dev) = _gradient("cpu", trips), _gradient(device, trips)
+    np.testing.assert_allclose(y_dev, y_cpu, rtol=1e-12)
+    np.testing.assert_allclose(g_dev, g_cpu, rtol=1e-10)
+
+
 def test_a_reverse_whose_sweeps_pass_65535_iterations(device):
     # 40,000 trips: the forward kernel's loop fits, the reverse kernel's forward sweep and
     # reverse sweep together (80,000) do not; the short thread beside it is cut as well
     # (llvmpipe's lanes share one limiter).
     trips = np.array([40_000, 5], np.int32)
-
-    def gradient(dev):
-        x = qd.asarray(np.full(2, 0.5), device=dev, requires_grad=True)
-        y = qd.zeros(1, dtype=qd.float64, device=dev, requires_grad=True)
-        with qd.ad.Tape(loss=y):
-            iterate(x, qd.asarray(trips, device=dev), y)
-        return host(y), host(x.grad)
-
-    (y_cpu, g_cpu), (y_dev, g_dev) = gradient("cpu"), gradient(device)
+    if LLVMPIPE:
+        with cut("iterate_reverse"):
+            _gradient(device, trips)
+        return
+    (y_cpu, g_cpu), (y_dev, g_dev) = _gradient("cpu", trips), _gradient(device, trips)
     np.testing.assert_allclose(y_dev, y_cpu, rtol=1e-12)
     np.testing.assert_allclose(g_dev, g_cpu, rtol=1e-10)
+
+
+def test_only_a_limiting_driver_gets_the_guard(device):
+    from qdarray.backends.vulkan import _instance, _probes
+    from qdarray.kernels.codegen.spirv import render_spirv
+    from qdarray.kernels.launch import build_ir, signature
+
+    st = _instance.state(0)
+    assert _probes.loop_limit(st) == (65_535 if LLVMPIPE else 0)
+    args = (5, qd.zeros(2, dtype=qd.int64, device=device))
+    kernel = build_ir(count_to, signature(count_to, args)[0], debug=False, lower=True)[0]
+    plain = render_spirv(kernel)
+    guarded = render_spirv(kernel, caps={"max_push": 128, "int64_atomics": True,
+                                         "loop_guard": 3})
+    assert all(b"qd_left_loop" not in s.spirv for s in plain.stages)
+    assert any(b"qd_left_loop" in s.spirv for s in guarded.stages)

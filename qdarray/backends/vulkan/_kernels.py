@@ -26,7 +26,7 @@ import numpy as np
 from ..._devices import Device
 from ..._dtypes import DType
 from ..._errors import KernelTypeError
-from ...kernels.codegen.spirv import LOCAL, SpirvProgram, render_spirv
+from ...kernels.codegen.spirv import CUT_SLOT, LOCAL, SpirvProgram, render_spirv
 from ...kernels.error_record import LENGTH as RECORD_LENGTH
 from ...kernels.ir import For, KernelIR, walk
 from ...kernels.launch import bump_generations
@@ -35,7 +35,9 @@ from ...kernels.types import ArrayType
 from . import _instance, _pipelines
 from ._array import VkArray, unit_last
 from ._memory import pool
-from ._probes import fused_fma
+from ._loop_guard import WORDS as RECORD_WORDS
+from ._loop_guard import guard
+from ._probes import fused_fma, loop_limit
 from ._stream import stream
 
 # Most workgroups of a parallel stage's dispatch (of LOCAL invocations each, running the flat
@@ -169,6 +171,11 @@ class VulkanLauncher(Launcher):
             raise TypeError(f"Kernels on {st.label} need 64-bit integers (shaderInt64) for "
                             "their indices, which the device does not have.")
         self.stream = stream(st)
+        # On a driver that ends long loops early, every loop reports a cut (_loop_guard.py):
+        # `mark` names this kernel there.
+        self.limit = loop_limit(st)
+        self.guard = guard(st, self.limit) if self.limit else None
+        self.mark = self.guard.mark(kernel.name) if self.guard is not None else 0
         self.max_range = st.limits["maxStorageBufferRange"]
         # positions of the array and of the scalar parameters
         self.array_args = [k for k, p in enumerate(kernel.params)
@@ -191,7 +198,11 @@ class VulkanLauncher(Launcher):
         # the carry its own serial stages wrote (a fresh pair per launch would hold two
         # allocations per queued launch until its batch has run).
         self.carry = VkArray.empty(st, (max(self.ncarry, 1),), np.uint64)
-        self.err = VkArray.empty(st, (RECORD_LENGTH,), np.int64)
+        # The debug record (RECORD_WORDS: the record and the loop guard's slot); without
+        # debug mode, the loop guard's buffer, checked at the next synchronisation.
+        self.err = VkArray.empty(st, (RECORD_WORDS,), np.int64)
+        if self.guard is not None and not debug:
+            self.err = VkArray(st, self.guard.alloc, np.dtype(np.int64), (RECORD_WORDS,), (8,))
         self._params: Any = None
 
     def params(self, nbytes: int) -> Any:
@@ -212,8 +223,11 @@ class VulkanLauncher(Launcher):
         key = (wide, narrow, unit, aliased)
         found = self.variants.get(key)
         if found is None:
+            caps = caps_of(self.st)
+            if self.mark:
+                caps["loop_guard"] = self.mark
             try:
-                prog = render_spirv(self.kernel, debug=self.debug, caps=caps_of(self.st),
+                prog = render_spirv(self.kernel, debug=self.debug, caps=caps,
                                     wide=wide, narrow=narrow, unit=unit, aliased=aliased)
             except TypeError as exc:
                 raise KernelTypeError(f"Kernel '{self.kernel.name}': {exc}") from None
@@ -426,7 +440,7 @@ class VulkanLauncher(Launcher):
         carry, err = self.carry, self.err
         assert err.alloc is not None
         if self.debug:
-            self.stream.fill(err.alloc, 0, RECORD_LENGTH * 8, 0)
+            self.stream.fill(err.alloc, 0, RECORD_WORDS * 8, 0)
         carried: np.ndarray | None = None
         values = v.values
         bound = [*buffers, carry.alloc, err.alloc]
@@ -477,7 +491,10 @@ class VulkanLauncher(Launcher):
             if not retried:
                 bump_generations(args, self.bumps)
         if self.debug:
-            self.check(err.to_host(), native)
+            record = err.to_host()
+            if self.guard is not None and record[CUT_SLOT]:
+                self.guard.raise_cut(int(record[CUT_SLOT]))
+            self.check(record[:RECORD_LENGTH], native)
 
 
 # Work-items of a max-reduction on a CPU implementation (lavapipe): each invocation costs far
@@ -511,7 +528,10 @@ class VulkanKernels(DeviceKernels):
         """The stages' SPIR-V modules, as words in hex under a header line each
         (`spirv-dis` disassembles the bytes of `render_spirv(...).stages[k].spirv`)."""
         st = _instance.state(device.index)
-        prog = render_spirv(kernel, debug=debug, caps=caps_of(st))
+        caps = caps_of(st)
+        if loop_limit(st):
+            caps["loop_guard"] = guard(st, loop_limit(st)).mark(kernel.name)
+        prog = render_spirv(kernel, debug=debug, caps=caps)
         return "\n".join(f"; {s.name}\n{s.spirv.hex()}" for s in prog.stages)
 
     def launcher(self, kernel: KernelIR, packers: list[Any], bumps: list[Any], *,

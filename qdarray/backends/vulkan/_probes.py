@@ -4,6 +4,9 @@ kernel once per device (the answers are kept in `DeviceState.extra`).
 - `fused_fma`: whether GLSL.std.450's Fma rounds once. Vulkan lets a driver round the
   product first (lavapipe does); the SPIR-V renderer emulates a single rounding there
   (kernels/codegen/spirv_fma.py), which NumPy's complex products need.
+- `loop_limit`: the loop passes after which the driver ends a batch of invocations' loops
+  early (Mesa's llvmpipe: 65,535, its gallivm loop limiter), or 0. Known from the driver,
+  not run: kernels on such a device report cut loops (backends/vulkan/_loop_guard.py).
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from ... import _dtypes as D
 from ...kernels.emit import Emitter, block
 from ...kernels.ir import For, KernelIR, Op, Param
 from ...kernels.types import ArrayType
-from ._instance import DeviceState
+from ._instance import DeviceState, physical_devices
+
+# Mesa's LP_MAX_TGSI_LOOP_ITERATIONS (gallivm's lp_bld_limits.h)
+LLVMPIPE_LOOP_LIMIT = 65535
 
 
 def fma_kernel(t: D.DType = D.float32) -> KernelIR:
@@ -47,3 +53,15 @@ def fused_fma(st: DeviceState) -> bool:
         finally:
             st.extra["fused_fma"] = bool(found)
     return bool(found)
+
+
+def loop_limit(st: DeviceState) -> int:
+    """LLVMPIPE_LOOP_LIMIT on Mesa's llvmpipe (lavapipe: its driver name, or the device name
+    where a loader reports none), else 0; `st.extra["loop_limit"]` overrides it."""
+    found = st.extra.get("loop_limit")
+    if found is None:
+        devices = physical_devices()  # (in qdarray's order: vulkan:<index>)
+        driver = devices[st.index].driver if st.index < len(devices) else ""
+        found = st.extra["loop_limit"] = (
+            LLVMPIPE_LOOP_LIMIT if "llvmpipe" in f"{driver} {st.name}".lower() else 0)
+    return int(found)

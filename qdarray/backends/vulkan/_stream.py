@@ -42,6 +42,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from ._binding import api, check_result
@@ -135,6 +136,8 @@ class Stream:
         self.waits = 0  # waits for a batch, and those that blocked in vkWaitForFences
         self.blocked = 0
         self.wait_seconds = 0.0  # the host's time in those waits
+        # called after `finish` has waited (the loop guard's check: _loop_guard.py)
+        self.checks: list[Callable[[], None]] = []
         barrier = vk.ffi.new("VkMemoryBarrier*")
         barrier.sType = vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER
         # (no HOST_WRITE: the host writes mapped memory only between batches, and a submission
@@ -343,6 +346,8 @@ class Stream:
                 self.flush()
             if self.in_flight:
                 self._wait(self.ticket)
+            for check in self.checks:
+                check()
 
     def _wait(self, value: int) -> None:
         """Wait until the timeline reaches `value`, then retire the batches it covers (call

@@ -34,17 +34,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._dtypes import DType
+from ..error_record import LENGTH as RECORD_LENGTH
 from ..ir import Block, Instr, KernelIR
 from ..passes.stages import Plan, Stage, plan_stages
 from ..types import ArrayType, scalar_type
 from .regions import free_values
 from .spirv_blocks import Accumulators
 from .spirv_blocks import plan as plan_blocks
+from .spirv_control import LoopGuard
 from .spirv_ctx import _I64, Ctx, _dt, _itype
 from .spirv_enums import SC, BuiltIn, Dec
 from .spirv_enums import Op as S
 
 LOCAL = 256  # invocations per workgroup: a power of two (workgroup reductions halve it)
+# The slot of the error-record buffer (binding n+1) where a stage whose loops the driver cut
+# writes caps["loop_guard"] (spirv_control.LoopGuard): the one after the debug record.
+CUT_SLOT = RECORD_LENGTH
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,8 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
         step = f.op(S.Bitcast, ctx.i64, f.op(S.UConvert, ctx.u64, f.op(
             S.IMul, u32, ids[1], m.const(u32, LOCAL))))
         lid = ids[2]
+    if caps.get("loop_guard"):
+        _guard(ctx, lid, LOCAL if stage.loops else 1, int(caps["loop_guard"]))
     if debug:  # a check failed in an earlier stage: the launch stops there
         from ..error_record import STAGE as ABORT
 
@@ -247,6 +254,24 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
     return m.assemble()
 
 
+def _guard(ctx: Ctx, lid: int, local: int, mark: int) -> None:
+    """Set the stage's LoopGuard (spirv_control.py): a uint32 per invocation of the
+    workgroup (`local` of them, `lid` the invocation's index; 0 alone in a serial stage), and
+    `mark` written into the error-record buffer's CUT_SLOT when a loop was cut."""
+    m, f = ctx.m, ctx.f
+    u32 = m.t_int(32, False)
+    words = m.variable(ctx.ptr(SC.Workgroup, m.t_array(u32, local)), SC.Workgroup)
+    m.name(words, "qd_left_loop")
+    slot = f.op(S.AccessChain, ctx.ptr(SC.Workgroup, u32), words,
+                lid if local > 1 else m.const(u32, 0))
+
+    def cut() -> None:
+        f.store(ctx.buffer_slot(ctx.err, ctx.i64, m.const(ctx.i32, CUT_SLOT)),
+                m.const(ctx.i64, mark))
+
+    f.guard = LoopGuard(f, slot, cut)
+
+
 def _load_carried(ctx: Ctx, t: DType, k: int) -> int:
     f = ctx.f
     raw = f.load(ctx.u64, ctx.buffer_slot(ctx.carry, ctx.u64, ctx.m.const(ctx.i32, k)))
@@ -280,6 +305,9 @@ def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] 
         caps: device capabilities: "max_push" (bytes of push constants), "int64_atomics",
             "float32_atomic_add", "float64_atomic_add" (booleans), "device" (its name, for
             errors); ops that need a missing one raise `TypeError` naming the device.
+            "loop_guard": a nonzero int on drivers that end long loops early (llvmpipe):
+            every loop reports a cut by writing it at CUT_SLOT of the error-record buffer
+            (spirv_control.LoopGuard).
         wide: ids of array parameters larger than the device binds in one descriptor
             (maxStorageBufferRange): addressed through their device address
             (PhysicalStorageBuffer pointers, the address in the parameter block).

@@ -1,9 +1,24 @@
 """Structured control flow for the SPIR-V module writer (spirv_module.py): the selection
 (if/else) and loop constructs `Function.if_` and `Function.loop` open, with their merge
-blocks, continue targets and structured exits placed as SPIR-V's rules require."""
+blocks, continue targets and structured exits placed as SPIR-V's rules require; and the
+`LoopGuard` that reports loops a driver ended early.
+
+Mesa's llvmpipe (lavapipe) runs the invocations of a shader in SIMD batches and gives each
+batch 65,535 passes through loop back edges in all (gallivm's loop limiter, shared by every
+loop the batch runs, counted while any lane is active, also for loops no lane enters);
+when they are spent, a loop ends at its back edge with lanes that were going on, silently.
+With a guard set on the function (`Function.guard`), every loop marks whether the invocation
+left it through one of its own exits (its test or a `break`): a word per invocation in
+Workgroup memory is cleared before the loop, set on each exit, and read at the merge block,
+where a clear word means the driver cut the loop, and the guard's `on_cut` records it. The
+word is in memory rather than a Function variable because the compiler knows that every
+path to a merge block passes an exit, and folds such a variable to "left" (Workgroup memory
+is read as written). It costs a few instructions per loop run, none per iteration.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .spirv_enums import Op
@@ -39,6 +54,33 @@ class Selection:
         self.fn.label(self.merge)
 
 
+class LoopGuard:
+    """The per-invocation "left through an exit" word of a function's loops (module
+    docstring): `slot` points to the invocation's uint32 in Workgroup memory, `on_cut` emits
+    what a cut loop does (at the merge block, in the lanes that did not leave)."""
+
+    def __init__(self, fn: Function, slot: int, on_cut: Callable[[], None]) -> None:
+        self.fn, self.slot, self.on_cut = fn, slot, on_cut
+        m = fn.m
+        self.u32 = m.t_int(32, False)
+        self.zero, self.one = m.const(self.u32, 0), m.const(self.u32, 1)
+
+    def enter(self) -> None:
+        self.fn.store(self.slot, self.zero)
+
+    def leave(self) -> None:
+        self.fn.store(self.slot, self.one)
+
+    def check(self) -> None:
+        """At a loop's merge: report a cut, then clear the word again (the code after the
+        loop is still inside the enclosing loop, which it has not left)."""
+        f = self.fn
+        left = f.load(self.u32, self.slot)
+        with f.if_(f.op(Op.IEqual, f.m.t_bool(), left, self.zero)):
+            self.on_cut()
+        f.store(self.slot, self.zero)
+
+
 class Loop:
     """A loop construct (see `Function.loop`): a header with OpLoopMerge, the body, a continue
     block that branches back to the header, and a merge block after the loop."""
@@ -48,6 +90,8 @@ class Loop:
         m = fn.m
         self.header, self.body = m.new_id(), m.new_id()
         self.cont, self.merge = m.new_id(), m.new_id()
+        if fn.guard is not None:
+            fn.guard.enter()
         fn.branch(self.header)
         fn.label(self.header)
         fn.op_void(Op.LoopMerge, self.merge, self.cont, 0)
@@ -57,11 +101,22 @@ class Loop:
 
     def exit_unless(self, cond: int) -> None:
         """Leave the loop when `cond` is false (a while-loop's test); the body goes on."""
-        go_on = self.fn.m.new_id()
-        self.fn._terminate(Op.BranchConditional, [cond, go_on, self.merge])
-        self.fn.label(go_on)
+        fn = self.fn
+        go_on = fn.m.new_id()
+        if fn.guard is None:
+            fn._terminate(Op.BranchConditional, [cond, go_on, self.merge])
+        else:  # through a block that marks the exit
+            leave = fn.m.new_id()
+            fn.op_void(Op.SelectionMerge, go_on, 0)
+            fn._terminate(Op.BranchConditional, [cond, go_on, leave])
+            fn.label(leave)
+            fn.guard.leave()
+            fn.branch(self.merge)
+        fn.label(go_on)
 
     def break_(self) -> None:
+        if self.fn.guard is not None:
+            self.fn.guard.leave()
         self.fn.branch(self.merge)
 
     def continue_(self) -> None:
@@ -79,3 +134,5 @@ class Loop:
             self.continuing()
         self.fn.branch(self.header)
         self.fn.label(self.merge)
+        if self.fn.guard is not None:
+            self.fn.guard.check()

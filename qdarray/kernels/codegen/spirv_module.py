@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .spirv_control import Loop, Selection
+from .spirv_control import Loop, LoopGuard, Selection
 from .spirv_enums import SC, Cap, Dec, Op
 
 MAGIC = 0x07230203
@@ -275,6 +275,7 @@ class Function:
         self._vars: list[list[int]] = []
         self._blocks: list[list[int]] = []  # the instructions of each block, label first
         self._open = True  # the current block has no terminator yet
+        self.guard: LoopGuard | None = None  # reports loops a driver ended early
         self.label(module.new_id())
 
     # -- blocks ------------------------------------------------------------------------------
