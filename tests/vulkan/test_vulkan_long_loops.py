@@ -268,3 +268,47 @@ def test_only_a_limiting_driver_gets_the_guard(device):
                                          "loop_guard": 3})
     assert all(b"qd_left_loop" not in s.spirv for s in plain.stages)
     assert any(b"qd_left_loop" in s.spirv for s in guarded.stages)
+
+
+@qd.kernel
+def until(a: qd.Array[qd.int64, 1], out: qd.Array[qd.int64, 1]):
+    for i in range(out.shape[0]):
+        c = 0
+        while True:
+            c += 1
+            if c >= a[0]:
+                break
+        out[i] = c
+
+
+@qd.kernel
+def serial_count(n: qd.int64, out: qd.Array[qd.int64, 1]):
+    c = 0
+    if n > 0:
+        for _ in range(n):
+            c += 1
+    out[0] = c
+
+
+@pytest.mark.parametrize("trips", [60_000, 70_000])
+def test_a_while_loop_left_by_break(device, trips):
+    # The cut of a loop inside a parallel body is reported through the grid-stride loop's
+    # guard, which every thread passes after each item.
+    out = qd.zeros(3, dtype=qd.int64, device=device)
+    until(qd.asarray(np.array([trips]), device=device), out)
+    if LLVMPIPE and trips > 65_535:
+        with cut("until"):
+            host(out)
+        return
+    assert host(out).tolist() == [trips] * 3
+
+
+@pytest.mark.parametrize("trips", [60_000, 70_000])
+def test_a_loop_of_a_serial_stage(device, trips):
+    out = qd.zeros(1, dtype=qd.int64, device=device)
+    serial_count(trips, out)
+    if LLVMPIPE and trips > 65_535:
+        with cut("serial_count"):
+            host(out)
+        return
+    assert host(out).tolist() == [trips]

@@ -205,6 +205,8 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
         total = ctx.field("qd_total")
         grid = f.loop()
         lp = ctx.grid = grid.__enter__()
+        if not debug:  # the grid-stride loop's guard reports the cuts of its body's loops
+            f.guard = None
         ctx.loops.append(lp)
         flat = f.load(ctx.i64, counter)
         lp.exit_unless(f.op(S.SLessThan, ctx.bool, flat, total))

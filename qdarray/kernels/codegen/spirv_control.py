@@ -11,9 +11,18 @@ With a guard set on the function (`Function.guard`), every loop marks whether th
 left it through one of its own exits (its test or a `break`): a word per invocation in
 Workgroup memory is cleared before the loop, set on each exit, and read at the merge block,
 where a clear word means the driver cut the loop, and the guard's `on_cut` records it. The
-word is in memory rather than a Function variable because the compiler knows that every
-path to a merge block passes an exit, and folds such a variable to "left" (Workgroup memory
-is read as written). It costs a few instructions per loop run, none per iteration.
+word is in memory rather than in a Function variable: the compiler knows that every path to
+a merge block passes an exit, and folds such a variable to "left" (and a value carried out of
+a loop reaches its merge block through copies made on the exits, which a cut lane skips); it
+reads Workgroup memory as written. Code inside a loop runs on every pass of a SIMD batch
+(masked), so the mark's store costs a scattered store per pass of a guarded loop.
+
+Which loops need a guard: once a loop is cut the limiter is spent, so the next back edge
+that any lane reaches ends its loop as well, with that lane going on. In a parallel stage
+every lane reaches the back edge of the grid-stride loop after each of its items (a `break`
+or `return` of the body goes on with the next item), so guarding that loop alone reports
+every cut, at a store per item (spirv.py). A serial stage, and debug mode (where a failed
+check returns from inside the loops), guard every loop.
 """
 
 from __future__ import annotations
@@ -83,15 +92,17 @@ class LoopGuard:
 
 class Loop:
     """A loop construct (see `Function.loop`): a header with OpLoopMerge, the body, a continue
-    block that branches back to the header, and a merge block after the loop."""
+    block that branches back to the header, and a merge block after the loop; guarded when
+    the function has a guard as it opens (`Function.guard`)."""
 
     def __init__(self, fn: Function) -> None:
         self.fn = fn
         m = fn.m
         self.header, self.body = m.new_id(), m.new_id()
         self.cont, self.merge = m.new_id(), m.new_id()
-        if fn.guard is not None:
-            fn.guard.enter()
+        self.guard = fn.guard
+        if self.guard is not None:
+            self.guard.enter()
         fn.branch(self.header)
         fn.label(self.header)
         fn.op_void(Op.LoopMerge, self.merge, self.cont, 0)
@@ -103,20 +114,20 @@ class Loop:
         """Leave the loop when `cond` is false (a while-loop's test); the body goes on."""
         fn = self.fn
         go_on = fn.m.new_id()
-        if fn.guard is None:
+        if self.guard is None:
             fn._terminate(Op.BranchConditional, [cond, go_on, self.merge])
         else:  # through a block that marks the exit
             leave = fn.m.new_id()
             fn.op_void(Op.SelectionMerge, go_on, 0)
             fn._terminate(Op.BranchConditional, [cond, go_on, leave])
             fn.label(leave)
-            fn.guard.leave()
+            self.guard.leave()
             fn.branch(self.merge)
         fn.label(go_on)
 
     def break_(self) -> None:
-        if self.fn.guard is not None:
-            self.fn.guard.leave()
+        if self.guard is not None:
+            self.guard.leave()
         self.fn.branch(self.merge)
 
     def continue_(self) -> None:
@@ -134,5 +145,5 @@ class Loop:
             self.continuing()
         self.fn.branch(self.header)
         self.fn.label(self.merge)
-        if self.fn.guard is not None:
-            self.fn.guard.check()
+        if self.guard is not None:
+            self.guard.check()
