@@ -34,9 +34,9 @@ from ...kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLay
 from ...kernels.types import ArrayType
 from . import _instance, _pipelines
 from ._array import VkArray, unit_last
-from ._memory import pool
 from ._loop_guard import WORDS as RECORD_WORDS
 from ._loop_guard import guard
+from ._memory import pool
 from ._probes import fused_fma, loop_limit
 from ._stream import stream
 
