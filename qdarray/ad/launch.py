@@ -46,6 +46,7 @@ from ..kernels.target import KernelTarget, target_of
 from ..kernels.types import ArrayType, ViewType
 from . import sizer as sizer_mod
 from .adstack import check_overflow, heap_sizes
+from .aliasing import check_wrappers
 from .checkpoint_launch import Checkpointer, uncountable
 from .device_buffers import DeviceBuffers
 from .packing import Packed, Packer, TooLarge
@@ -534,6 +535,7 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
     debug = _state["debug"]
     if kernel._guards and not holds(kernel.fn, kernel._guards):
         kernel.environment_changed()
+    check_wrappers(kernel, args)
     if table is None:
         table = _CACHE.get(kernel)
         if table is None:

@@ -1,0 +1,64 @@
+"""Arguments of a reverse that view the memory of an argument with a gradient but carry none.
+
+A view of an array with a gradient carries the same view of its gradient (`Array._view`), so
+`kernel.grad(w, w[::2])` accumulates both parameters' derivatives into `w.grad`. A second,
+separate wrapper of the same memory (`qd.asarray(memory)` beside
+`qd.asarray(memory, requires_grad=True)`) has no gradient: the reverse would drop every
+derivative through it, so `w.grad` would be wrong, silently. `check_wrappers` refuses that
+with an `AutodiffError` before the reverse runs (`kernel.grad` and `qd.ad.Tape` alike).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._array import Array
+from .._errors import AutodiffError
+from ..buffer_view import BufferView
+
+
+def _arrays(names: Sequence[str], args: Sequence[Any]) -> list[tuple[str, Any, bool]]:
+    """(name, Array viewed, has a gradient) of every Array or BufferView argument,
+    dataclass fields included."""
+    out: list[tuple[str, Any, bool]] = []
+    for name, a in zip(names, args, strict=False):
+        t = type(a)
+        if t is Array:
+            out.append((name, a, a._grad is not None))
+        elif t is BufferView:
+            out.append((name, a._base, a._grad_base is not None))
+        elif dataclasses.is_dataclass(a) and not isinstance(a, type):
+            fields = dataclasses.fields(a)
+            out += _arrays([f"{name}.{f.name}" for f in fields],
+                           [getattr(a, f.name) for f in fields])
+    return out
+
+
+def _overlap(a: Array, b: Array) -> bool:
+    if type(a._data) is np.ndarray and type(b._data) is np.ndarray:
+        return bool(np.shares_memory(a._data, b._data))
+    return True  # one memory token on a device: one allocation
+
+
+def check_wrappers(kernel: Any, args: Sequence[Any]) -> None:
+    """Raise AutodiffError where a float argument without a gradient shares memory with an
+    argument that has one (module docstring)."""
+    arrays = _arrays(kernel.param_names, args)
+    with_grad = [(n, a) for n, a, g in arrays if g and a._shared is not None]
+    if not with_grad:
+        return
+    for name, a, g in arrays:
+        if g or a._shared is None or a._dtype.kind not in "fc":
+            continue
+        for other, b in with_grad:
+            if a._shared is b._shared and _overlap(a, b):
+                raise AutodiffError(
+                    f"The reverse of kernel '{kernel.__name__}': argument '{name}' views the memory of "
+                    f"argument '{other}', which has a gradient, but has no gradient itself "
+                    f"(a separate wrapper of the same memory): the reverse would leave out "
+                    f"every derivative through '{name}'. Pass '{other}' itself, or a view of "
+                    f"it (views carry its gradient), for '{name}'.")
