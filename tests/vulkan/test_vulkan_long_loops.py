@@ -312,3 +312,46 @@ def test_a_loop_of_a_serial_stage(device, trips):
             host(out)
         return
     assert host(out).tolist() == [trips]
+
+
+@qd.kernel
+def scale(x: qd.Array[qd.float32, 1], y: qd.Array[qd.float32, 1]):
+    for i in range(x.shape[0]):
+        y[i] = 2.0 * x[i]
+
+
+def test_a_parallel_stage_without_loops_in_its_body_is_not_guarded(device):
+    # Its grid-stride loop runs once per item; the launcher refuses more items per invocation
+    # than the limit, so the guard (a store per item) is left out there, and kept where the
+    # body loops (until's while).
+    from qdarray.kernels.codegen.spirv import render_spirv
+    from qdarray.kernels.launch import build_ir, signature
+
+    caps = {"max_push": 128, "int64_atomics": True, "loop_guard": 3}
+    x = qd.zeros(4, dtype=qd.float32, device=device)
+    flat = build_ir(scale, signature(scale, (x, x))[0], debug=False, lower=True)[0]
+    assert all(b"qd_left_loop" not in s.spirv for s in render_spirv(flat, caps=caps).stages)
+    args = (qd.zeros(1, dtype=qd.int64, device=device), qd.zeros(2, dtype=qd.int64,
+                                                                 device=device))
+    looping = build_ir(until, signature(until, args)[0], debug=False, lower=True)[0]
+    assert any(b"qd_left_loop" in s.spirv for s in render_spirv(looping, caps=caps).stages)
+    h = np.arange(40_000, dtype=np.float32)
+    y = qd.zeros(40_000, dtype=qd.float32, device=device)
+    scale(qd.asarray(h, device=device), y)
+    np.testing.assert_array_equal(host(y), 2 * h)
+
+
+def test_more_items_per_invocation_than_the_limit_are_refused(device, monkeypatch):
+    # 65,535 workgroups of 256 invocations: past (limit - 1) items each, the grid loop itself
+    # would be cut (over 10**12 items); one invocation of one item per group here brings the
+    # launcher's bound down to 65,534 items.
+    if not LLVMPIPE:
+        pytest.skip("only a driver with a loop limit refuses (this device has none)")
+    from qdarray.backends.vulkan import _kernels
+
+    x = qd.zeros(70_000, dtype=qd.float32, device=device)
+    y = qd.zeros(70_000, dtype=qd.float32, device=device)
+    monkeypatch.setattr(_kernels, "GROUPS", 1)
+    monkeypatch.setattr(_kernels, "LOCAL", 1)
+    with pytest.raises(qd.LoopLimitError, match="Kernel 'scale'"):
+        scale(x, y)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..._devices import Device
 from ..._dtypes import DType
-from ..._errors import KernelTypeError
+from ..._errors import KernelTypeError, LoopLimitError
 from ...kernels.codegen.spirv import CUT_SLOT, LOCAL, SpirvProgram, render_spirv
 from ...kernels.error_record import LENGTH as RECORD_LENGTH
 from ...kernels.ir import For, KernelIR, walk
@@ -35,7 +35,7 @@ from ...kernels.types import ArrayType
 from . import _instance, _pipelines
 from ._array import VkArray, unit_last
 from ._loop_guard import WORDS as RECORD_WORDS
-from ._loop_guard import guard
+from ._loop_guard import guard, message
 from ._memory import pool
 from ._probes import fused_fma, loop_limit
 from ._stream import stream
@@ -467,6 +467,11 @@ class VulkanLauncher(Launcher):
                 groups = (1, 1, 1)
                 if stage.loops:  # a grid-stride loop: each invocation may run several
                     groups = (min(-(-total // LOCAL), GROUPS), 1, 1)
+                    if self.limit and total > (self.limit - 1) * GROUPS * LOCAL:
+                        # a driver that ends loops early would end the grid loop itself
+                        # (a stage whose body has no loop carries no guard: spirv.py)
+                        raise LoopLimitError(message(self.kernel.name, self.st.label,
+                                                     self.limit))
                 try:
                     raw = v.struct.pack(*values)
                 except struct.error:

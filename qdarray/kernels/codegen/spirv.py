@@ -253,6 +253,13 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
             _store_carried(ctx, vt, p.slot(var), f.load(ctx.scalar(vt), ctx.vars[var.id]))
     f.ret_void()
     m.entry_point(f, "main", interface, (LOCAL, 1, 1) if stage.loops else (1, 1, 1))
+    if caps.get("loop_guard") and stage.loops and not debug and f.loops == 1:
+        # The grid-stride loop is the stage's only loop: an invocation runs it once per item,
+        # and the launcher refuses a launch with more items per invocation than the driver's
+        # limit (backends/vulkan/_kernels.py), so no guard is needed (its store per item cost
+        # lavapipe a third of a saxpy's time).
+        return _stage_module(kernel, p, stage, k, fields, push, {**caps, "loop_guard": 0},
+                             debug, wide, narrow, unit, aliased)
     return m.assemble()
 
 

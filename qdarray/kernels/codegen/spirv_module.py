@@ -276,6 +276,7 @@ class Function:
         self._blocks: list[list[int]] = []  # the instructions of each block, label first
         self._open = True  # the current block has no terminator yet
         self.guard: LoopGuard | None = None  # reports loops a driver ended early
+        self.loops = 0  # loop constructs opened so far
         self.label(module.new_id())
 
     # -- blocks ------------------------------------------------------------------------------
@@ -374,6 +375,7 @@ class Function:
                 lp.continuing()        # then the continue block (i += 1)
                 ...
         """
+        self.loops += 1
         lp = Loop(self)
         yield lp
         lp.close()
