@@ -261,14 +261,7 @@ class VulkanLauncher(Launcher):
                 values[slot] = size
             for slot, stride in zip(strides, x.elem_strides(), strict=True):
                 values[slot] = stride
-        for k, (vid, slot, np_type, kind) in zip(self.scalar_args, v.scalars, strict=True):
-            value = np_type(native[k])
-            env[vid] = value
-            if kind is complex:
-                values[slot] = float(value.real)
-                values[slot + 1] = float(value.imag)
-            else:
-                values[slot] = kind(value)
+        self._fill_scalars(v, native, env)
         return buffers, env, copies
 
     def _shapes(self, native: Sequence[Any]) -> Key:
@@ -350,6 +343,12 @@ class VulkanLauncher(Launcher):
             buffers.append(alloc)
             for slot, number in zip(slots, numbers, strict=True):
                 values[slot] = number
+        self._fill_scalars(v, native, env)
+        return buffers, env
+
+    def _fill_scalars(self, v: _Variant, native: Sequence[Any], env: dict[int, Any]) -> None:
+        """Put the scalar arguments into `v.values` (a complex one as two slots) and `env`."""
+        values = v.values
         for k, (vid, slot, np_type, kind) in zip(self.scalar_args, v.scalars, strict=True):
             value = np_type(native[k])
             env[vid] = value
@@ -358,7 +357,6 @@ class VulkanLauncher(Launcher):
                 values[slot + 1] = float(value.imag)
             else:
                 values[slot] = kind(value)
-        return buffers, env
 
     def _scalar_bytes(self, v: _Variant) -> bytes:
         values = v.values
