@@ -149,6 +149,7 @@ class ReverseLauncher:
                            else self.fits)
         self.written = tuple(written)
         self.deps: list[tuple[tuple[str, ...], str]] | None = None
+        self.watched: list[tuple[tuple[str, ...], str]] = []
         self.reads = read_paths(specs, written_paths(kernel.param_names, written))
         self.packer = Packer(target, device)
         self.thread_caps = ThreadCaps(plan, self.sizer, None if checkpointed else self.count,
@@ -469,7 +470,7 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | Non
         build = functools.partial(_build_reverse, kernel, specs, debug, set(with_grad),
                                   scratch=target.adstack.scratch)
         launcher = ReverseLauncher(kernel, plan, specs, target, debug, written, device, build)
-        launcher.deps = deps
+        launcher.deps = launcher.watched = deps
         if launcher._build is not None:
             count("reverse_plans_loaded")
             return launcher
@@ -481,6 +482,7 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | Non
         launcher = ReverseLauncher(kernel, plan_of(rev, kernel.__name__), specs, target,
                                    debug, written, device, rev)
         launcher.deps = recorder.result()
+        launcher.watched = recorder.watched()
     if key is not None and launcher.deps is not None:
         launcher.plan = recorded(launcher)
         store_plan(key, launcher.plan, launcher.written, launcher.deps)
@@ -549,7 +551,7 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
     if launcher is None:
         launcher = prepare_reverse(kernel, args, target, debug)
         table[key] = launcher
-        kernel.watch(launcher.deps)
+        kernel.watch(launcher.watched)
     launcher(args)
 
 

@@ -15,7 +15,9 @@ dtypes, enum members, frozen dataclass instances, modules and library functions 
 qualified name), funcs and kernels (their code, defaults and annotations, `code_fingerprint`).
 Any other value (a user-defined Python function, an arbitrary object) has no fingerprint
 (`None`): a compile that reads one is not cached before the frontend (it still compiles
-through the frontend in every process, and the generated module is still cached).
+through the frontend in every process, and the generated module is still cached). In this
+process such a value is watched by identity, and the attributes read from it by fingerprint,
+as every other dependency is (`Recorder.watched`, `guards`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ import numpy as np
 from .._dtypes import DType
 from .func import Func, Function
 
+# The "fingerprint" of a value that has none, watched by identity in this process only.
+_IDENTITY = "identity:"
 _LIBRARIES = ("qdarray", "numpy", "math", "builtins", "numba", "operator", "functools")
 _MISSING = object()
 
@@ -213,8 +217,10 @@ class Recorder:
     def _note(self, path: tuple[str, ...], value: Any) -> None:
         fp = fingerprint(value)
         if fp is None:
+            # Not describable to another process, but watched in this one by identity (a
+            # rebinding compiles again), and its attributes get paths of their own.
             self.cacheable = False
-            return
+            fp = f"{_IDENTITY}{id(value)}"
         self.deps[path] = fp
         if type(value) not in (bool, int, float, str, type(None)):
             self._paths[id(value)] = (value, path)
@@ -301,6 +307,11 @@ class Recorder:
         """The dependencies, sorted (None when the compile is not cacheable)."""
         if not self.cacheable:
             return None
+        return sorted(self.deps.items())
+
+    def watched(self) -> list[tuple[tuple[str, ...], str]]:
+        """Every dependency with a path, for the checks of this process (`guards`): also
+        those of an uncacheable compile, values without a fingerprint by identity."""
         return sorted(self.deps.items())
 
 

@@ -124,7 +124,7 @@ class Kernel(Function):
         launcher: Any = prepare(self, args, target, _state["debug"])
         # arrays only read: their generations are recorded at each launch
         launcher.reads = read_paths(signature(self, args)[0], launcher.bumps)
-        self.watch(launcher.deps)
+        self.watch(launcher.watched)
         return launcher
 
     def watch(self, deps: list[tuple[tuple[str, ...], str]] | None) -> None:

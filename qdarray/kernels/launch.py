@@ -312,7 +312,7 @@ def _from_entry(kernel: Any, args: Sequence[Any], specs: list[tuple[str, ArgSpec
                       exact=debug) for n, s in specs]
     launcher = launcher_of(entry.record, packers, bumps, target, debug, device)
     if launcher is not None:
-        launcher.deps = entry.deps
+        launcher.deps = launcher.watched = entry.deps
         count("entries_loaded")
     return launcher
 
@@ -341,6 +341,7 @@ def prepare(kernel: Any, args: Sequence[Any], target: KernelTarget | None, debug
                       exact=debug) for n, s in specs]
     launcher = target.launcher(ir, packers, bumps, debug=debug, device=device)
     launcher.deps = recorder.result()
+    launcher.watched = recorder.watched()
     if key is not None and launcher.deps is not None:
         record = record_of(launcher)
         if record is not None:

@@ -105,6 +105,9 @@ class Launcher:
     module_key: str | None = None
     # What the compile read from Python (env.Recorder; None: not recorded), see entries.py
     deps: list[tuple[tuple[str, ...], str]] | None = None
+    # What this process checks at each call (env.Recorder.watched: also what has no
+    # fingerprint, by identity)
+    watched: list[tuple[tuple[str, ...], str]] | None = None
 
     def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any]) -> None:
         self.kernel = kernel

@@ -101,6 +101,43 @@ def test_closure_values_are_read_when_compiling_and_watched():
     np.testing.assert_array_equal(_run(k, x[::2].copy()), x[::2] * 7.0)
 
 
+SETTINGS = types.SimpleNamespace(offset=1.0)  # a plain object: no fingerprint
+
+
+@qd.kernel
+def offset_scaled(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        y[i] = x[i] * SCALE + SETTINGS.offset
+
+
+@pytest.fixture
+def restore_settings():
+    saved = SETTINGS.offset
+    yield
+    SETTINGS.offset = saved
+
+
+def test_attributes_of_plain_objects_are_watched_with_the_globals(restore_globals,
+                                                                  restore_settings):
+    """A kernel reading `obj.attr` of an object without a fingerprint (a config namespace, a
+    user class instance) is not cached across processes, but in this process a change of
+    the attribute, of the object bound to the name, or of any other global it reads
+    compiles it again (it kept the first values, silently)."""
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(_run(offset_scaled, x), x * 2.0 + 1.0)
+    globals()["SCALE"] = 3.0
+    np.testing.assert_array_equal(_run(offset_scaled, x), x * 3.0 + 1.0)
+    SETTINGS.offset = 10.0
+    np.testing.assert_array_equal(_run(offset_scaled, x), x * 3.0 + 10.0)
+    saved = SETTINGS
+    try:
+        globals()["SETTINGS"] = types.SimpleNamespace(offset=-4.0)
+        np.testing.assert_array_equal(_run(offset_scaled, x), x * 3.0 - 4.0)
+    finally:
+        globals()["SETTINGS"] = saved
+    np.testing.assert_array_equal(_run(offset_scaled, x), x * 3.0 + 10.0)
+
+
 def test_gradients_follow_a_changed_global(restore_globals):
     x = qd.asarray(np.arange(3.0), requires_grad=True)
     y = qd.zeros(3, dtype=qd.float64, requires_grad=True)
