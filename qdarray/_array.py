@@ -597,6 +597,10 @@ class Array:
         """Sort in place along an axis (last by default), as NumPy's `x.sort()`."""
         _indexing.setitem(self, Ellipsis, _call_numpy(np.sort, (self, *args), kwargs))
 
+    def take(self, *args: Any, **kwargs: Any) -> Array:
+        """`np.take(x, indices, axis=None)`: `qd.take` (of the flattened array without axis)."""
+        return _call_numpy(np.take, (self, *args), kwargs)
+
     def argsort(self, *args: Any, **kwargs: Any) -> Array:
         """`np.argsort(x, ...)`: `qd.argsort` (a stable order)."""
         return _call_numpy(np.argsort, (self, *args), kwargs)
@@ -693,6 +697,11 @@ class Array:
         return _indexing.getitem(self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        if isinstance(value, np.ndarray | list | tuple):
+            # NumPy data as the operators take it: the ndarray itself on the CPU, a TypeError
+            # naming qd.asarray(..., device=...) elsewhere
+            host = _host_operand(self, value, "x[key] = value")
+            value = value if host is NotImplemented else host
         _indexing.setitem(self, key, value)
 
 

@@ -65,6 +65,11 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: Any = None,
     data, src_device, buffer = (as_native(obj) if source is None else
                                 (source._data, source._device, source._buffer))
     if data is None:
+        if copy is False:
+            raise ValueError(
+                f"asarray(copy=False) cannot make an array from a {type(obj).__name__} without "
+                "copying its values; use copy=None or copy=True."
+            )
         target = target or as_device(None)
         np_dtype = _native_dtype(dtype, target)
         if np_dtype is None and _contains_only_python_ints(obj):
@@ -88,6 +93,12 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: Any = None,
         data, buffer = moved._data, None
         copy = False if copy is None else copy
     np_dtype = _native_dtype(dtype, target)
+    if copy is False and np_dtype is not None and np.dtype(np_dtype) != data.dtype:
+        raise ValueError(
+            f"asarray(copy=False) cannot convert an array of dtype {data.dtype} to "
+            f"{np.dtype(np_dtype)} without a copy; use copy=None or copy=True, or "
+            "qd.astype(x, dtype)."
+        )
     native = target.backend.asarray(data, np_dtype, copy, target)
     shares = native is data or (copy is not True and np.dtype(native.dtype) == data.dtype
                                 and _shares(native, data))
@@ -141,11 +152,36 @@ def _filled(fill: str, shape: Any, dtype: Any, device: Any, requires_grad: bool,
                 np_dtype = np.dtype(np.complex128)
             else:
                 np_dtype = np.dtype(np.float64)
+        else:
+            _check_fill(value, np_dtype)
         native = xp.full(shape, value, dtype=np_dtype, **_device_kw(target))
     else:
         np_dtype = np_dtype if np_dtype is not None else np.dtype(np.float64)
         native = getattr(xp, fill)(shape, dtype=np_dtype, **_device_kw(target))
     return _with_grad(Array._new(target.backend.normalize(native), target), requires_grad)
+
+
+# The dtype kinds a fill value of each kind may fill (x[key] = value's rule: same-kind
+# casts; a float into an integer dtype, a complex into a real one would truncate silently).
+_FILL_KINDS = {"b": "buifc", "i": "iufc", "u": "iufc", "f": "fc", "c": "c"}
+
+
+def _check_fill(value: Any, np_dtype: np.dtype) -> None:
+    if isinstance(value, np.generic):
+        kind = value.dtype.kind
+    elif isinstance(value, bool | int | float | complex):
+        kind = {bool: "b", int: "i", float: "f", complex: "c"}[
+            next(t for t in (bool, int, float, complex) if isinstance(value, t))]
+    else:
+        return
+    if np_dtype.kind not in _FILL_KINDS.get(kind, np_dtype.kind):
+        dtype = _dtypes.from_numpy_dtype(np_dtype)
+        raise TypeError(
+            f"full's fill value {value!r} ({type(value).__name__}) cannot fill an array of "
+            f"dtype {dtype}: that would change the value's kind (NumPy would truncate it). "
+            f"Use a value of dtype {dtype}'s kind, or qd.astype(qd.full(shape, value), "
+            f"{dtype}) to convert explicitly."
+        )
 
 
 def _device_kw(device: Device) -> dict[str, Any]:

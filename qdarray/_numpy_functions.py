@@ -18,6 +18,7 @@ NumPy's own function on CPU data, or raises a TypeError on other devices.
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -368,10 +369,14 @@ def _take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: Any = "
     refuse("take", out=out, mode=None if mode == "raise" else mode)
     x = one_array(a, "take")
     idx = array_operand(indices, x._device, "take")
-    if idx.ndim != 1:
-        raise NotInNamespace("numpy.take with indices that are not 1-D has no namespace "
-                             "equivalent")
-    return take(x, idx, axis=axis)
+    if axis is None:  # NumPy's default: the flattened array
+        x, axis = mf.reshape(x, (-1,)), 0
+    if idx.ndim == 1:
+        return take(x, idx, axis=axis)
+    # 0-D and N-D indices: take the flattened indices, then put idx's shape in axis's place
+    taken = take(x, mf.reshape(idx, (-1,)), axis=axis)
+    k = operator.index(axis) % x.ndim
+    return mf.reshape(taken, x.shape[:k] + idx.shape + x.shape[k + 1:])
 
 
 def _take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Array:

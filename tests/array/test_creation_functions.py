@@ -210,3 +210,48 @@ def test_full_of_a_numpy_complex_scalar_is_complex() -> None:
     x = qd.full(2, np.complex64(-0.5 + 4j))
     assert x.dtype == qd.complex128
     np.testing.assert_array_equal(np.asarray(x), [-0.5 + 4j, -0.5 + 4j])
+
+
+# -- asarray(copy=False) and fill values: never a hidden copy or a silent conversion ---------
+
+def test_asarray_copy_false_refuses_every_copy() -> None:
+    """The standard: copy=False must never copy, and raise ValueError when it would have to
+    (NumPy 2's np.asarray(..., copy=False) does too). A dtype change, Python data and
+    scalars need a copy; a view of the same memory does not."""
+    data = np.arange(4.0)
+    x = qd.asarray(data)
+    for obj in (x, data, x[::2], data[::-1]):
+        with pytest.raises(ValueError, match=r"copy=False.*float32"):
+            qd.asarray(obj, dtype=qd.float32, copy=False)
+    for obj in ([1.0, 2.0], (1, 2), 3.0, [[True]]):
+        with pytest.raises(ValueError, match="copy=False"):
+            qd.asarray(obj, copy=False)
+    strided = qd.asarray(data[::-2], dtype=qd.float64, copy=False)
+    strided[0] = 9.0
+    assert data[3] == 9.0  # the same memory, negative strides included
+    same = qd.asarray(x, dtype=qd.float64, copy=False)
+    same[0] = -1.0
+    assert data[0] == -1.0
+
+
+@pytest.mark.parametrize(("value", "dtype"), [
+    (1.5, qd.int32), (float("inf"), qd.int64), (float("nan"), qd.uint8), (2.0, qd.bool),
+    (1j, qd.float64), (np.float64(0.5), qd.int16), (np.complex64(1j), qd.float32),
+])
+def test_full_refuses_a_fill_value_of_another_kind(value, dtype) -> None:
+    """np.full(3, 1.5, dtype=np.int32) truncates to 1, inf to INT_MIN, 1j to 0 (a
+    ComplexWarning): qdarray raises as x[key] = value does, rather than truncate."""
+    with pytest.raises(TypeError, match=r"fill value .* would change the value's kind"):
+        qd.full(3, value, dtype=dtype)
+    with pytest.raises(TypeError, match=r"fill value .* would change the value's kind"):
+        qd.full_like(qd.zeros(2, dtype=dtype), value)
+
+
+def test_full_takes_values_of_its_kind_and_below() -> None:
+    check(qd.full(2, 3, dtype=qd.float32), np.full(2, 3, np.float32))
+    check(qd.full(2, True, dtype=qd.int8), np.full(2, True, np.int8))
+    check(qd.full(2, 2.5, dtype=qd.complex64), np.full(2, 2.5, np.complex64))
+    check(qd.full(2, np.int64(7), dtype=qd.uint8), np.full(2, 7, np.uint8))
+    check(qd.full_like(qd.arange(3), 4), np.full(3, 4))
+    with pytest.raises(OverflowError, match="300"):
+        qd.full(2, 300, dtype=qd.int8)

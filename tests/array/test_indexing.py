@@ -227,7 +227,8 @@ def test_setitem_accepts_same_kind_arrays() -> None:
     (qd.int32, qd.asarray([1.0]), "dtype qdarray.float64 into an array of dtype qdarray.int32"),
     (qd.float64, qd.asarray([1j]), "complex128"),
     (qd.int32, "3", "got str"),
-    (qd.int32, [1, 2, 3], "got list"),
+    (qd.int32, [1.5, 2, 3], "dtype qdarray.float64 into an array of dtype qdarray.int32"),
+    (qd.int32, np.ones(3), "dtype qdarray.float64 into an array of dtype qdarray.int32"),
 ])
 def test_setitem_rejects_other_kinds(dtype: qd.DType, value: object, match: str) -> None:
     x = qd.zeros(3, dtype=dtype)
@@ -235,6 +236,31 @@ def test_setitem_rejects_other_kinds(dtype: qd.DType, value: object, match: str)
     with pytest.raises(TypeError, match=match):
         x[:] = value
     assert x._buffer.generation == gen
+
+
+def test_setitem_takes_numpy_arrays_and_lists_on_the_cpu() -> None:
+    """As the operators do (and NumPy, CuPy): `x[key] = ndarray` uses the NumPy array
+    without a copy, a list is converted, with x[key] = Array's casting and range rules; on
+    another device host data is refused with the operators' TypeError."""
+    a = np.arange(12.0).reshape(3, 4)
+    x = qd.asarray(a.copy())
+    value = np.array([10.0, 20.0, 30.0, 40.0])
+    x[1] = value
+    a[1] = value
+    x[:, ::2] = [[-1.0], [-2.0], [-3.0]]
+    a[:, ::2] = [[-1.0], [-2.0], [-3.0]]
+    x[qd.asarray([0, 2]), 1] = np.array([7, 8], dtype=np.int16)
+    a[[0, 2], 1] = [7, 8]
+    np.testing.assert_array_equal(np.asarray(x), a)
+    x[...] = x.T.T[::-1].__array__()  # an ndarray over x's own memory: NumPy's result
+    np.testing.assert_array_equal(np.asarray(x), a[::-1])
+    with pytest.raises(OverflowError, match="300"):
+        qd.zeros(2, dtype=qd.int8)[:] = np.array([1, 300])
+    with pytest.raises(TypeError, match=r"Unsupported type numpy.ndarray in x\[key\] = value "
+                                        r"with arrays on cuda:1.*qd.asarray\(a, device="):
+        _on_other_device(np.zeros(3))[:] = np.ones(3)
+    with pytest.raises(TypeError, match=r"Unsupported type list in x\[key\] = value"):
+        _on_other_device(np.zeros(3))[:] = [1.0, 2.0, 3.0]
 
 
 def test_setitem_never_truncates_integers() -> None:

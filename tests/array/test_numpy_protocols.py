@@ -261,3 +261,19 @@ def test_ufunc_dtype_computes_in_that_dtype_with_numpys_casting_rule() -> None:
                                         r"dtype\('float64'\) to dtype\('int32'\) with casting "
                                         "rule 'same_kind'"):
         np.add(qd.asarray([1.5]), 1, dtype=np.int32)
+
+
+def test_take_without_axis_flattens_as_numpy() -> None:
+    """np.take(x, idx) of an N-D array indexes the flattened array (axis=None is NumPy's
+    default); the namespace's take needs an axis above 1-D, and the adapter raised its
+    ValueError. Scalar and N-D indices and x.take follow NumPy too."""
+    a = np.arange(12.0).reshape(3, 4)
+    x = qd.asarray(a)
+    check(np.take(x, [1, 5, -1]), np.take(a, [1, 5, -1]))
+    check(np.take(x, qd.asarray([[0, 11], [3, 4]])), np.take(a, [[0, 11], [3, 4]]))
+    check(np.take(x, 7), np.take(a, 7))
+    check(np.take(x, [2, 0], axis=1), np.take(a, [2, 0], axis=1))
+    check(x.take([1, 5]), a.take([1, 5]))
+    check(x.take([0], axis=0), a.take([0], axis=0))
+    with pytest.raises(IndexError, match="index 12 is out of bounds"):
+        np.take(x, [12])
