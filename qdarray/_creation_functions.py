@@ -81,6 +81,7 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: Any = None,
     if target is None:
         # Host data (no buffer token) goes to the default device; arrays stay where they are.
         target = as_device(None) if buffer is None and src_device is CPU else src_device
+    never_copy = copy is False  # (a transfer below sets copy=False: the moved data is new)
     if target is not src_device:
         if copy is False:
             raise ValueError(
@@ -93,7 +94,7 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: Any = None,
         data, buffer = moved._data, None
         copy = False if copy is None else copy
     np_dtype = _native_dtype(dtype, target)
-    if copy is False and np_dtype is not None and np.dtype(np_dtype) != data.dtype:
+    if never_copy and np_dtype is not None and np.dtype(np_dtype) != data.dtype:
         raise ValueError(
             f"asarray(copy=False) cannot convert an array of dtype {data.dtype} to "
             f"{np.dtype(np_dtype)} without a copy; use copy=None or copy=True, or "
