@@ -168,6 +168,7 @@ _FILL_KINDS = {"b": "buifc", "i": "iufc", "u": "iufc", "f": "fc", "c": "c"}
 
 
 def _check_fill(value: Any, np_dtype: np.dtype) -> None:
+    kind: str
     if isinstance(value, np.generic):
         kind = value.dtype.kind
     elif isinstance(value, bool | int | float | complex):
