@@ -164,7 +164,7 @@ class Ctx:
         if bits32:
             return value if name in self.narrowed else self.f.op(S.SConvert, self.i32, value)
         if name in self.narrowed:
-            return self.f.op(S.SConvert, self.i64, value)
+            return self.convert(value, _I32, _I64)
         return value
 
     def convert(self, x: int, src: DType, dst: DType) -> int:

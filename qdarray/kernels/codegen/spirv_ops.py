@@ -110,10 +110,35 @@ def convert(ctx: Ctx, x: int, src: DType, dst: DType) -> int:
         return f.op(S.ConvertSToF if src.kind == "i" else S.ConvertUToF, to, x)
     if src.itemsize == dst.itemsize:
         return f.op(S.Bitcast, to, x)
+    if src.kind == "i" and dst.itemsize == 8:
+        return _sign_extend_64(ctx, x, src, dst)
     same_sign = ctx.scalar(_int(dst.itemsize, src.kind == "i"))
     op = S.SConvert if src.kind == "i" else S.UConvert
     resized = f.op(op, same_sign, x)
     return resized if same_sign == to else f.op(S.Bitcast, to, resized)
+
+
+def _sign_extend_64(ctx: Ctx, x: int, src: DType, dst: DType) -> int:
+    """`x`, a signed integer narrower than 64 bits, sign-extended to the 64-bit `dst`: zero-
+    extended (OpUConvert), shifted up to the top of the 64 bits and arithmetically back down,
+    three instructions where OpSConvert is one.
+
+    Mesa 22.3's llvmpipe (lavapipe, the CI's Vulkan device) miscompiles uses of an int64 made
+    by OpSConvert from an int32 (any int32: loaded, computed or a push constant): its signed
+    comparisons against constants come out constant (c > 0 and c > -1 are true, c < 5 is
+    false, for c = 0 and c = -3 alike), so max(c, 0), min(c, 0) and the sign tests of floor
+    division are wrong too, while the same value compared against a runtime operand, or
+    through a product, is right (tests/vulkan/test_vulkan_int_widening.py). The shift pair
+    computes the same value by the SPIR-V spec on every driver; lavapipe computes it right,
+    and LLVM, at the end of lavapipe's pipeline and of most drivers', folds it back into one
+    sign extension. int8 and int16 sources, and widenings to 32 bits, measured right with
+    OpSConvert; every signed widening to 64 bits takes this one form all the same."""
+    f, m = ctx.f, ctx.m
+    i64 = ctx.scalar(_int(8, True))
+    amount = m.const(i64, 64 - 8 * src.itemsize)
+    up = f.op(S.ShiftLeftLogical, i64, f.op(S.UConvert, ctx.u64, x), amount)
+    wide = f.op(S.ShiftRightArithmetic, i64, up, amount)
+    return wide if dst.kind == "i" else f.op(S.Bitcast, ctx.scalar(dst), wide)
 
 
 def _int(itemsize: int, signed: bool) -> DType:
