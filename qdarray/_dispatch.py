@@ -40,25 +40,27 @@ KINDS: dict[str, str] = {
 
 # The category of every elementwise function (operators use the same table, so `x / y` and
 # `qd.divide(x, y)` accept the same dtypes). Where the standard only says "should have",
-# the category follows NumPy (ints in `divide`, any dtype in the logical functions).
+# the category follows NumPy (ints in `divide`, any dtype in the logical functions, booleans
+# in arithmetic: `mask * x`; True + True is True, `*` of booleans is logical and; NumPy
+# refuses `-` of booleans, and so does `subtract`).
 CATEGORIES: dict[str, str] = {
-    "abs": "numeric", "acos": "all", "acosh": "all", "add": "numeric", "asin": "all",
+    "abs": "numeric", "acos": "all", "acosh": "all", "add": "numeric or boolean", "asin": "all",
     "asinh": "all", "atan": "all", "atan2": "real-valued", "atanh": "all",
     "bitwise_and": "integer or boolean", "bitwise_left_shift": "integer",
     "bitwise_invert": "integer or boolean", "bitwise_or": "integer or boolean",
     "bitwise_right_shift": "integer", "bitwise_xor": "integer or boolean",
     "ceil": "real numeric", "clip": "real numeric", "conj": "numeric",
-    "copysign": "real-valued", "cos": "all", "cosh": "all", "divide": "numeric",
+    "copysign": "real-valued", "cos": "all", "cosh": "all", "divide": "numeric or boolean",
     "equal": "all", "exp": "all", "expm1": "all", "floor": "real numeric",
-    "floor_divide": "real numeric", "greater": "real numeric", "greater_equal": "real numeric",
+    "floor_divide": "real-valued", "greater": "real numeric", "greater_equal": "real numeric",
     "hypot": "real-valued", "imag": "numeric", "isfinite": "all", "isinf": "all",
     "isnan": "all", "less": "real numeric", "less_equal": "real numeric", "log": "all",
     "log1p": "all", "log2": "all", "log10": "all", "logaddexp": "real-valued",
     "logical_and": "all", "logical_not": "all", "logical_or": "all", "logical_xor": "all",
-    "maximum": "real numeric", "minimum": "real numeric", "multiply": "numeric",
+    "maximum": "real numeric", "minimum": "real numeric", "multiply": "numeric or boolean",
     "negative": "numeric", "nextafter": "real-valued", "not_equal": "all",
-    "positive": "numeric", "pow": "numeric", "real": "numeric", "reciprocal": "numeric",
-    "remainder": "real numeric", "round": "numeric", "sign": "numeric",
+    "positive": "numeric", "pow": "numeric or boolean", "real": "numeric", "reciprocal": "numeric",
+    "remainder": "real-valued", "round": "numeric", "sign": "numeric",
     "signbit": "real numeric", "sin": "all", "sinh": "all", "square": "numeric",
     "sqrt": "all", "subtract": "numeric", "tan": "all", "tanh": "all",
     "trunc": "real numeric", "matmul": "numeric",
@@ -322,8 +324,9 @@ def inplace(name: str, x1: Array, x2: Any, category: str | None = None) -> Array
         return taped
     kind = x1._dtype.kind
     t2 = type(x2)
-    if name in _INPLACE_DIRECT and not (name == "pow" and kind in "iu") and not (
-            name == "divide" and kind in "biu"):
+    if name in _INPLACE_DIRECT and not (name == "pow" and kind in "biu") and not (
+            name == "divide" and kind in "biu") and not (
+            kind == "b" and name in ("floor_divide", "remainder")):  # booleans give int8
         if t2 is Array:
             shape = x2._data.shape
             direct = (x2._dtype is x1._dtype and x2._device is x1._device

@@ -20,7 +20,8 @@ builtins_abs = builtins.abs
 ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
        "float32", "float64", "complex64", "complex128"]
 KINDS = {
-    "all": "biufc", "numeric": "iufc", "real numeric": "iuf", "real-valued": "biuf",
+    "all": "biufc", "numeric": "iufc", "numeric or boolean": "biufc", "real numeric": "iuf",
+    "real-valued": "biuf",
     "integer": "iu", "integer or boolean": "biu",
 }
 SHAPES = npst.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
@@ -54,14 +55,14 @@ UNARY = {
     "trunc": ("real numeric", np.trunc, False),
 }
 BINARY = {
-    "add": ("numeric", np.add, False), "atan2": ("real-valued", np.arctan2, True),
+    "add": ("numeric or boolean", np.add, False), "atan2": ("real-valued", np.arctan2, True),
     "bitwise_and": ("integer or boolean", np.bitwise_and, False),
     "bitwise_left_shift": ("integer", np.left_shift, False),
     "bitwise_or": ("integer or boolean", np.bitwise_or, False),
     "bitwise_right_shift": ("integer", np.right_shift, False),
     "bitwise_xor": ("integer or boolean", np.bitwise_xor, False),
-    "copysign": ("real-valued", np.copysign, True), "divide": ("numeric", np.divide, False),
-    "equal": ("all", np.equal, False), "floor_divide": ("real numeric", std_floor_divide, False),
+    "copysign": ("real-valued", np.copysign, True), "divide": ("numeric or boolean", np.divide, False),
+    "equal": ("all", np.equal, False), "floor_divide": ("real-valued", std_floor_divide, False),
     "greater": ("real numeric", np.greater, False),
     "greater_equal": ("real numeric", np.greater_equal, False),
     "hypot": ("real-valued", np.hypot, True), "less": ("real numeric", np.less, False),
@@ -69,9 +70,9 @@ BINARY = {
     "logaddexp": ("real-valued", np.logaddexp, True),
     "logical_and": ("all", np.logical_and, False), "logical_or": ("all", np.logical_or, False),
     "logical_xor": ("all", np.logical_xor, False), "maximum": ("real numeric", np.maximum, False),
-    "minimum": ("real numeric", np.minimum, False), "multiply": ("numeric", np.multiply, False),
+    "minimum": ("real numeric", np.minimum, False), "multiply": ("numeric or boolean", np.multiply, False),
     "nextafter": ("real-valued", np.nextafter, True), "not_equal": ("all", np.not_equal, False),
-    "pow": ("numeric", np.power, False), "remainder": ("real numeric", np.remainder, False),
+    "pow": ("numeric or boolean", np.power, False), "remainder": ("real-valued", np.remainder, False),
     "subtract": ("numeric", np.subtract, False),
 }
 
@@ -390,3 +391,44 @@ def test_every_function_has_a_docstring_and_positional_only_arrays() -> None:
         assert func.__doc__ and "Args:" in func.__doc__ and "Returns:" in func.__doc__
         params = list(inspect.signature(func).parameters.values())
         assert params[0].kind is inspect.Parameter.POSITIONAL_ONLY
+
+
+def test_booleans_in_arithmetic_follow_numpy() -> None:
+    """`mask * x`, `np.multiply(mask, x)`, `x + mask`: the standard only says the operands
+    "should" be numeric, so booleans do what NumPy does (they are refused by array-api-strict);
+    `-` of booleans is refused by NumPy and here alike. On other devices the generated
+    kernels follow the same rules (tests/opencl, tests/vulkan)."""
+    m = np.array([True, False, True])
+    x = np.array([2.0, -3.0, 0.5], dtype=np.float32)
+    i = np.array([5, 7, -2], dtype=np.int8)
+    qm, qx, qi = qd.asarray(m), qd.asarray(x), qd.asarray(i)
+    check(qm * qx, m * x)
+    check(qx + qm, x + m)
+    check(np.multiply(qm, qx), np.multiply(m, x))
+    check(qm * 2, m * 2)
+    check(1.5 * qm, 1.5 * m)
+    check(qm + qi, m + i)
+    check(qm + qm, m + m)  # logical or
+    check(qm * qm, m * m)  # logical and
+    check(qm ** qm, m ** m)
+    check(qx ** qm, x ** m)
+    with np.errstate(all="ignore"):
+        check(qi // qm, i // m)
+        check(qm % qm, m % m)
+        check(qm / qm, m / m)
+    check(qd.sum(qm * qx), np.sum(m * x))
+    with pytest.raises(TypeError, match="Only numeric dtypes are allowed in subtract"):
+        qm - qm
+    acc = qd.asarray(m.copy())
+    acc += qd.asarray([False, True, False])
+    check(acc, np.ones(3, bool))
+    with pytest.raises(TypeError, match="would change dtype qdarray.bool to qdarray.int8"):
+        acc //= qm
+    check(acc, np.ones(3, bool))
+
+
+def test_gradients_through_a_boolean_mask() -> None:
+    x = qd.asarray([1.0, -2.0, 3.0])
+    mask = x > 0
+    g = qd.ad.grad(lambda x: qd.sum(mask * x * x))(x)
+    np.testing.assert_array_equal(np.asarray(g), [2.0, 0.0, 6.0])

@@ -144,13 +144,19 @@ def test_unary_operators_match_numpy(op: str, data: st.DataObject) -> None:
 # -- in place -------------------------------------------------------------------------------
 
 
+# Booleans give int8 in these (as in NumPy), so `b op= c` of booleans is a dtype change,
+# refused (test_booleans_in_arithmetic_follow_numpy)
+_BOOL_TO_INT8 = ("pow", "floor_divide", "remainder")
+
+
 @pytest.mark.parametrize("op", sorted(INPLACE_OPS))
 @settings(max_examples=15)
 @given(data=st.data())
 def test_inplace_operators_write_into_the_left_operand(op: str, data: st.DataObject) -> None:
     func, py_op = INPLACE_OPS[op]
     dtype = data.draw(st.sampled_from([d for d in allowed(func)
-                                       if not (func == "divide" and d in ALL[:9])]))
+                                       if not (func == "divide" and d in ALL[:9])
+                                       and not (d == "bool" and func in _BOOL_TO_INT8)]))
     shape = data.draw(SHAPES, label="shape")
     a = data.draw(npst.arrays(dtype, shape), label="a")
     b_shape = data.draw(st.sampled_from([shape, (), shape[1:]]), label="b shape")
@@ -172,7 +178,7 @@ def test_inplace_operators_write_into_the_left_operand(op: str, data: st.DataObj
 def test_inplace_operators_with_python_scalars(op: str) -> None:
     func, py_op = INPLACE_OPS[op]
     for dtype in allowed(func):
-        if func == "divide" and dtype in ALL[:9]:
+        if func == "divide" and dtype in ALL[:9] or dtype == "bool" and func in _BOOL_TO_INT8:
             continue
         a = np.arange(1, 5).astype(dtype)
         value = True if dtype == "bool" else 2
