@@ -9,9 +9,12 @@ stages with numba-cuda for compute capability 9.0, assembles the PTX with `ptxas
 -arch=sm_90` and disassembles it with `cuobjdump -sass`. Then, for each loop of the reverse
 stage (a backward branch), it prints the loop's instructions and how many steps of the
 kernel's loop one pass through it makes (NVVM unrolls: each step has one FFMA, forward and
-reverse alike), so instructions per step compare across changes, and those of its hot path:
-without the blocks of the tail (a thread's depths past its group's row) and of the overflow
-record, which a push or pop within the row never runs; loads and stores per step beside them. `--index narrow` compiles the variant the launcher runs when the tape's
+reverse alike), so instructions per step compare across changes; those of the cheapest pass
+through it, which a push or pop in the run of full depths takes (the first depths of a
+group's row, where all its threads have an entry: no table read, no check; with threads
+sorted by their loops' lengths nearly every step); and those through the table (without
+the blocks of the tail, a thread's depths past its group's row, and of the overflow record,
+which a push or pop within the row never runs); loads and stores per step beside them. `--index narrow` compiles the variant the launcher runs when the tape's
 positions fit 32 bits (docs/autodiff.md), `wide` the 64-bit one.
 
 Needs numba-cuda with NVVM and the ptxas / cuobjdump / nvdisasm executables:
@@ -195,6 +198,30 @@ def cold(body: list[tuple[int, str]]) -> set[int]:
     return {a for k in off for a, _ in bl[k]}
 
 
+def shortest(body: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The instructions of the cheapest pass through a loop: from its first instruction to its
+    backward branch, along forward branches, fewest instructions. A push or pop within the
+    run of full depths (ops/adstack.py) takes that path: no table read, no check."""
+    bl = _blocks(body)
+    start = {b[0][0]: k for k, b in enumerate(bl)}
+    best: dict[int, list[tuple[int, str]]] = {0: list(bl[0])}
+    for k, b in enumerate(bl):
+        if k not in best:
+            continue
+        last = b[-1][1]
+        m = re.search(r"\bBRA (0x[0-9a-f]+)", last)
+        succ = []
+        if m and int(m.group(1), 16) in start and start[int(m.group(1), 16)] > k:
+            succ.append(start[int(m.group(1), 16)])
+        if (not m or last.startswith("@")) and k + 1 < len(bl):
+            succ.append(k + 1)
+        for j in succ:
+            path = best[k] + list(bl[j])
+            if j not in best or len(path) < len(best[j]):
+                best[j] = path
+    return best[len(bl) - 1]
+
+
 def _opcode(text: str) -> str:
     return re.sub(r"^@!?U?P\w+\s+", "", text).split()[0]
 
@@ -211,7 +238,10 @@ def describe(loop: list[tuple[int, str]]) -> dict[str, Any]:
             "reverse (pops)" if heap_loads else "other")
     wide = sum(1 for o in ops if o.startswith(("IMAD.X", "IADD3.X", "LEA.HI.X"))
                or ".EX" in o)
+    run = [_opcode(t) for _, t in shortest(loop)]
     return {"kind": kind, "instructions": len(body), "steps": steps,
+            "run per step": len(run) / per,
+            "run loads per step": sum(1 for o in run if o.startswith("LDG")) / per,
             "per step": len(body) / per, "hot per step": (len(body) - len(cold(loop))) / per,
             "global loads per step": sum(1 for o in ops if o.startswith("LDG")) / per,
             "global stores per step": sum(1 for o in ops if o.startswith("STG")) / per,
@@ -235,7 +265,9 @@ def report(index: str, dump: str | None) -> None:
                 continue
             print(f"  loop {s:#06x}-{e:#06x} {d['kind']}: {d['instructions']} instructions "
                   f"for {d['steps']} steps = {d['per step']:.2f} per step, "
-                  f"{d['hot per step']:.2f} on the hot path (global loads "
+                  f"{d['run per step']:.2f} in the run of full depths (global loads "
+                  f"{d['run loads per step']:.2f}), {d['hot per step']:.2f} through the "
+                  "table (global loads "
                   f"{d['global loads per step']:.2f}, stores {d['global stores per step']:.2f}"
                   f", 64-bit halves {d['64-bit carry/compare halves per step']:.1f}, "
                   f"predicated {d['predicated per step']:.1f}, branches "

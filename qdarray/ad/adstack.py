@@ -58,6 +58,7 @@ from ..kernels.emit import Emitter, block
 
 LAYOUT_FIELDS = 4  # table start, rows start, positions start, threads per group
 POS_BITS = 8       # a thread's rank in its group, 8 to an int64 of the rows array
+SLICE = 8          # row, lim, pos, tail, end, run, base, width: where a thread's entries are
 
 
 @dataclass(eq=False)
@@ -68,7 +69,7 @@ class StackInfo:
     depth: Var
     heap: Value
     fields: tuple[Value, ...]                        # the layout fields (kernel prelude)
-    slice: tuple[Value, ...]                         # row, lim, pos, tail, end (thread)
+    slice: tuple[Value, ...]   # row, lim, pos, tail, end, run, base, width (thread)
     task: Any                                        # structure.Node of its task, or None
     sites: list[tuple[Any, ...]] = field(default_factory=list)  # enclosing loops per push
 
@@ -102,7 +103,7 @@ class Stacks:
         desc = AdStack(len(self.all), name, dtype, loc)
         info = StackInfo(desc, em.var(f"depth_{name}", i64), heap,
                          tuple(em.value(i64) for _ in range(LAYOUT_FIELDS)),
-                         tuple(em.value(i64) for _ in range(5)), task)
+                         tuple(em.value(i64) for _ in range(SLICE)), task)
         self.all.append(info)
         return info
 
@@ -198,12 +199,14 @@ def scratch_slice(em: Emitter, s: StackInfo) -> None:
     em.emit_into(s.slice[2], Op.ADD, group, zero)
     em.emit_into(s.slice[3], Op.ADD, tail, zero)
     em.emit_into(s.slice[4], Op.ADD, tail, em.emit(Op.MUL, cap, group))
+    for k in (5, 6, 7):  # no run of full depths
+        em.emit_into(s.slice[k], Op.ADD, zero, zero)
 
 
 def thread_slice(em: Emitter, s: StackInfo, table: Value, rows: Value, thread: Value | None
                  ) -> None:
-    """Define `s.slice` (row, lim, pos, tail, end) for `thread` (None: the serial code, a
-    group of one thread): the one place that maps a thread to its entries."""
+    """Define `s.slice` (row, lim, pos, tail, end, run, base, width) for `thread` (None: the
+    serial code, a group of one thread): the one place that maps a thread to its entries."""
     i64 = _dtypes.int64
     tab, rws, pws, group = s.fields
     row_v, lim_v, pos_v, m_v, own_v = (em.var(n, i64) for n in
@@ -257,6 +260,32 @@ def thread_slice(em: Emitter, s: StackInfo, table: Value, rows: Value, thread: V
         em.store_var(end_v, em.emit(Op.LOAD, table, em.emit(Op.ADD, at, one)))
     em.stmt(If(has_tail, block(own_tail), block([])))
     em.emit_into(s.slice[4], Op.LOAD_VAR, attrs=(end_v,))
+    full_depths(em, s, table, row, lim, pos, own)
+
+
+def full_depths(em: Emitter, s: StackInfo, table: Value, row: Value, lim: Value, pos: Value,
+                own: Value) -> None:
+    """Define the slice's (run, base, width): the first depths of the thread's group row,
+    those at which all `width` threads of the group with an entry at depth 0 have one, hold
+    the thread's entry at base + d * width (base = T(0) + pos), so a push or pop there reads
+    no table. `run` is the binary search's answer for the rank `width - 1` (the depths whose
+    count is `width`), capped by the thread's own depths (0 for a thread without entries in
+    the row); 0 where the row is empty (groups of one thread, `lim` 0)."""
+    i64 = _dtypes.int64
+    zero, one = em.i64(0), em.i64(1)
+    run_v, base_v, width_v = (em.var(n, i64) for n in ("run", "base", "width"))
+    for v in (run_v, base_v, width_v):
+        em.store_var(v, zero)
+    with em.region() as in_row:
+        t0 = em.emit(Op.LOAD, table, row)
+        width = em.emit(Op.SUB, em.emit(Op.LOAD, table, em.emit(Op.ADD, row, one)), t0)
+        em.store_var(width_v, width)
+        em.store_var(base_v, em.emit(Op.ADD, t0, pos))
+        full = em.emit(Op.ADSTACK_OWN, table, row, lim, em.emit(Op.SUB, width, one))
+        em.store_var(run_v, em.emit(Op.MIN, full, own))
+    em.stmt(If(em.emit(Op.GT, lim, zero), block(in_row), block([])))
+    for k, v in zip((5, 6, 7), (run_v, base_v, width_v), strict=True):
+        em.emit_into(s.slice[k], Op.LOAD_VAR, attrs=(v,))
 
 
 # -- host side ------------------------------------------------------------------------------

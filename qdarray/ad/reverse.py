@@ -88,7 +88,7 @@ def _counting_stmt(s: Stmt, live: set[int], em: Emitter) -> list[Stmt]:
     if isinstance(s, Instr) and s.op is Op.ADSTACK_PUSH and s.attrs[0].id in live:
         with em.at(s.loc), em.region() as out:
             one = em.i64(1)
-        out.append(Instr(Op.ADD, s.result, (s.args[8], one), (), s.loc))
+        out.append(Instr(Op.ADD, s.result, (s.args[-2], one), (), s.loc))
         return out
     if isinstance(s, If):
         return [If(s.cond, _counting_block(s.then_body.stmts, live, em),

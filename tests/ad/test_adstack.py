@@ -39,7 +39,7 @@ def test_push_top_pop_semantics():
     pop = OPS[Op.ADSTACK_POP].impl
     i64 = np.int64
     table = np.array([4, 7], np.int64)
-    where = (table, i64(0), i64(0), i64(0), i64(4), i64(7))
+    where = (table, i64(0), i64(0), i64(0), i64(4), i64(7), i64(0), i64(0), i64(0))
     d = i64(0)
     for v in (1.5, 2.5, 3.5):
         d = push(None, (stack,), heap, *where, overflow, d, np.float64(v))
@@ -54,16 +54,17 @@ def test_push_top_pop_semantics():
 
 def test_push_semantics_in_a_group_row():
     """Two threads of capacities 3 and 1 in one group: row [M=1, T(0)=0, S_0=2, end=4],
-    lim 1. Depth 0 holds both threads' entries side by side (0, 1); the first-ranked
-    thread keeps depths 1 and 2 at 2, 3; the other's depth 1 is an overflow."""
+    lim 1. Depth 0 holds both threads' entries side by side (0, 1): the run of full depths
+    (run 1, width 2, bases 0 and 1); the first-ranked thread keeps depths 1 and 2 at 2, 3;
+    the other's depth 1 is an overflow."""
     stack = AdStack(0, "v", qd.float64)
     heap = np.zeros(4)
     overflow = np.zeros(1, np.int64)
     push = OPS[Op.ADSTACK_PUSH].impl
     i64 = np.int64
     table = np.array([1, 0, 2, 4], np.int64)
-    first = (table, i64(1), i64(1), i64(0), i64(2 - 1), i64(4))
-    second = (table, i64(1), i64(1), i64(1), i64(4 - 1), i64(4))
+    first = (table, i64(1), i64(1), i64(0), i64(2 - 1), i64(4), i64(1), i64(0), i64(2))
+    second = (table, i64(1), i64(1), i64(1), i64(4 - 1), i64(4), i64(1), i64(1), i64(2))
     d0 = d1 = i64(0)
     for v in (1.0, 2.0, 3.0):
         d0 = push(None, (stack,), heap, *first, overflow, d0, np.float64(v))

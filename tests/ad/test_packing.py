@@ -52,9 +52,10 @@ def workload(kind: str, n: int, seed: int = 0) -> np.ndarray:
 
 
 def slices(packed: object, sid: int, n: int) -> list[tuple[int, ...]]:
-    """(row, lim, pos, tail, end) of each thread, read back from the packer's arrays as
-    ad/adstack.thread_slice computes them in a kernel (`lim`: the depths of the group's row
-    that hold an entry of the thread)."""
+    """(row, lim, pos, tail, end, run, base, width) of each thread, read back from the
+    packer's arrays as ad/adstack.thread_slice computes them in a kernel (`lim`: the depths
+    of the group's row that hold an entry of the thread; `run`: the first of them, at which
+    every thread of the group with an entry at depth 0 has one, `width` of them)."""
     lay = np.asarray(packed.layout)
     table, rows = np.asarray(packed.table), np.asarray(packed.rows)
     tab, rws, pws, group = (int(v) for v in lay[4 * sid:4 * sid + 4])
@@ -78,7 +79,18 @@ def slices(packed: object, sid: int, n: int) -> list[tuple[int, ...]]:
         own = sum(holds)
         assert holds == [True] * own + [False] * (lim - own)
         assert own_depths(table, row, lim, pos) == own  # ADSTACK_OWN's binary search
-        out.append((row, own, pos, first - own, end))
+        run = base = width = 0
+        if lim > 0:
+            width = int(table[row + 1]) - int(table[row])
+            base = int(table[row]) + pos
+            counts = [int(table[row + d + 1]) - int(table[row + d]) for d in range(lim)]
+            full = sum(c == width for c in counts)
+            assert counts[:full] == [width] * full
+            assert own_depths(table, row, lim, width - 1) == full
+            run = min(full, own)
+            for d in range(run):  # the run's positions are the table's
+                assert base + d * width == int(table[row + d]) + pos
+        out.append((row, own, pos, first - own, end, run, base, width))
     return out
 
 

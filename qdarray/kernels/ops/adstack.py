@@ -8,22 +8,28 @@ explicit operand, so the ops are plain functions of their arguments:
 - where this thread's entries are (qdarray/ad/adstack.py builds these when the thread
   starts): `table`, an int64 array of heap positions, `row`, where this thread's group's row
   of it starts, `lim`, the depths of the row that hold an entry of this thread, `pos`, the
-  thread's place among the threads of its group, and `tail` and `end` for depths from `lim`
-  on. The entry at depth d is at
+  thread's place among the threads of its group, `tail` and `end` for depths from `lim` on,
+  and `run`, `base` and `width` for the first depths of the row, those at which every
+  thread of the group with an entry at depth 0 has one (`width` of them, so the row's
+  positions there step by `width`; `run` 0 where the thread has none there). The entry at
+  depth d is at
 
-      d < lim:  a = table[row + d] + pos     always valid
-      d >= lim: a = tail + d                 valid when a < end
+      d < run:         a = base + d * width       always valid
+      run <= d < lim:  a = table[row + d] + pos   always valid
+      d >= lim:        a = tail + d               valid when a < end
 
   (with `lim` 0, `tail` and `end` a thread's first position and the end of its slice:
   each thread's entries contiguous; where `lim` is the constant 0 and `pos` is not the
   constant 0, a = tail + d * pos: the scratch layout's lanes, one depth's entries adjacent);
 - the depth lives in a local of the thread (LOAD_VAR / STORE_VAR around the ops).
 
-ADSTACK_PUSH(heap, table, row, lim, pos, tail, end, overflow, depth, value) -> depth + 1
+ADSTACK_PUSH(heap, table, row, lim, pos, tail, end, run, base, width, overflow, depth, value)
+-> depth + 1
 writes `heap[a]` when the entry at `depth` is valid; otherwise it writes nothing and records
 `overflow[stack.id] = max(overflow[stack.id], depth + 1)`, which the host turns into an
 `AdStackOverflowError` after the launch. ADSTACK_POP(depth) -> depth - 1.
-ADSTACK_TOP(heap, table, row, lim, pos, tail, end, depth) -> the value pushed last, the entry
+ADSTACK_TOP(heap, table, row, lim, pos, tail, end, run, base, width, depth) -> the value
+pushed last, the entry
 at depth - 1 (an entry that is not valid reads `heap[0]` instead, so a read after an overflow
 stays in bounds; the launch then fails anyway). Reverse mode only emits TOP at depth >= 1.
 ADSTACK_OWN(table, row, lim, pos) -> the thread's `lim` from its group's: the number of
@@ -97,13 +103,13 @@ def _slice_check(types: tuple[Any, ...], what: str) -> None:
     i64 = _int64()
     if table != T.ArrayType(i64, 1) or any(t is not i64 for t in scalars):
         raise TypeError(f"{what} takes an int64 table array and int64 row, lim, pos, tail, "
-                        "end and depth")
+                        "end, run, base, width and depth")
 
 
 def _push_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
-    heap, table, row, lim, pos, tail, end, overflow, depth, value = types
+    heap, table, *where, overflow, depth, value = types
     _heap_check(heap, attrs[0], "ADSTACK_PUSH")
-    _slice_check((table, row, lim, pos, tail, end, depth), "ADSTACK_PUSH")
+    _slice_check((table, *where, depth), "ADSTACK_PUSH")
     i64 = _int64()
     if overflow != T.ArrayType(i64, 1):
         raise TypeError("ADSTACK_PUSH takes an int64 overflow array")
@@ -141,19 +147,21 @@ def own_depths(table: Any, row: int, lim: int, pos: int) -> int:
     return lo
 
 
-def entry(table: Any, row: Any, lim: Any, pos: Any, tail: Any, end: Any, depth: int
-          ) -> tuple[int, bool]:
+def entry(table: Any, row: Any, lim: Any, pos: Any, tail: Any, end: Any, run: Any, base: Any,
+          width: Any, depth: int) -> tuple[int, bool]:
     """(heap position, valid) of the entry at `depth` (the module docstring's rule)."""
+    if depth < int(run):
+        return int(base) + depth * int(width), True
     if depth < int(lim):
         return int(table[int(row) + depth]) + int(pos), True
     a = int(tail) + depth
     return a, a < int(end)
 
 
-def _push(rt: Any, attrs: Any, heap: Any, table: Any, row: Any, lim: Any, pos: Any, tail: Any,
-          end: Any, overflow: Any, depth: Any, value: Any) -> Any:
+def _push(rt: Any, attrs: Any, heap: Any, table: Any, *args: Any) -> Any:
+    *where, overflow, depth, value = args
     d = int(depth)
-    a, ok = entry(table, row, lim, pos, tail, end, d)
+    a, ok = entry(table, *where, d)
     if ok:
         heap[a] = value
     else:
@@ -162,18 +170,18 @@ def _push(rt: Any, attrs: Any, heap: Any, table: Any, row: Any, lim: Any, pos: A
     return np.int64(d + 1)
 
 
-def _top(rt: Any, attrs: Any, heap: Any, table: Any, row: Any, lim: Any, pos: Any, tail: Any,
-         end: Any, depth: Any) -> Any:
-    a, ok = entry(table, row, lim, pos, tail, end, int(depth) - 1)
+def _top(rt: Any, attrs: Any, heap: Any, table: Any, *args: Any) -> Any:
+    *where, depth = args
+    a, ok = entry(table, *where, int(depth) - 1)
     return heap[a if ok else 0]
 
 
-defop(Op.ADSTACK_PUSH, "memory", 10, _push_rule, _push, pure=False,
+defop(Op.ADSTACK_PUSH, "memory", 13, _push_rule, _push, pure=False,
       doc="heap[entry(depth)] = value if that entry is valid, else record the overflow; "
           "returns depth + 1")
 defop(Op.ADSTACK_POP, "memory", 1, _pop_rule, lambda rt, attrs, d: np.int64(int(d) - 1),
       doc="depth - 1")
-defop(Op.ADSTACK_TOP, "memory", 8, _top_rule, _top, pure=False,
+defop(Op.ADSTACK_TOP, "memory", 11, _top_rule, _top, pure=False,
       doc="heap[entry(depth - 1)]: the value pushed last")
 defop(Op.ADSTACK_OWN, "memory", 4, _own_rule,
       lambda rt, attrs, table, row, lim, pos: np.int64(own_depths(table, int(row), int(lim),

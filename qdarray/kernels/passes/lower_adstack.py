@@ -1,13 +1,16 @@
 """lower_adstack: the adstack ops (ops/adstack.py) as plain memory ops and branches, so that
 code generators never spell them.
 
-    ADSTACK_PUSH(heap, table, row, lim, pos, tail, end, overflow, depth, value) -> next
+    ADSTACK_PUSH(heap, table, row, lim, pos, tail, end, run, base, width, overflow, depth,
+                 value) -> next
         next = depth + 1
-        if depth < lim:   heap[table[row + depth] + pos] = value
-        else:             a = tail + depth
-                          if a < end: heap[a] = value  else: ATOMIC_MAX(overflow, stack.id, next)
+        if depth < run:     heap[base + depth * width] = value
+        elif depth < lim:   heap[table[row + depth] + pos] = value
+        else:               a = tail + depth
+                            if a < end: heap[a] = value  else: ATOMIC_MAX(overflow, stack.id, next)
     ADSTACK_POP(depth) -> depth - 1
-    ADSTACK_TOP(heap, table, row, lim, pos, tail, end, depth) -> the entry at depth - 1,
+    ADSTACK_TOP(heap, table, row, lim, pos, tail, end, run, base, width, depth) -> the entry at
+        depth - 1,
         read through a local set in each branch (heap[0] where the entry is not valid; the
         tail's first entry where `lim` is the constant 0)
     ADSTACK_OWN(table, row, lim, pos) -> a binary search over the depths of the row:
@@ -15,8 +18,11 @@ code generators never spell them.
                                         if pos < table[row+mid+1] - table[row+mid]: lo = mid+1
                                         else: hi = mid
 
-The table branch reads one table element and checks nothing: every depth below a thread's
-`lim` holds an entry of it (ops/adstack.py); the tail branch reads none (a thread whose
+The run branch reads nothing and checks nothing: the group's threads are all there at those
+depths, so their positions step by `width` (on GPUs, with threads sorted by their loops'
+lengths, nearly every push and pop takes it). The table branch reads one table element and
+checks nothing: every depth below a thread's `lim` holds an entry of it (ops/adstack.py); the
+tail branch reads none (a thread whose
 group's row is empty, `lim` 0, as on CPUs, only ever takes it; where `lim` is the constant 0,
 as in the scratch layout, the tail branch is all there is, and its entries are `pos` apart,
 `tail + depth * pos`, unless `pos` is the constant 0: the scratch layout's lanes keep one
@@ -83,7 +89,7 @@ def _depth_vars(kernel: KernelIR) -> set[int]:
             defs[stmt.result.id] = stmt
         for k, v in enumerate(operands(stmt)):
             uses.setdefault(v.id, []).append((stmt, k))
-    depth_at = {Op.ADSTACK_PUSH: 8, Op.ADSTACK_POP: 0, Op.ADSTACK_TOP: 7}
+    depth_at = {Op.ADSTACK_PUSH: 11, Op.ADSTACK_POP: 0, Op.ADSTACK_TOP: 10}
     found: set[int] = set()
     for i in defs.values():
         if i.op in depth_at:
@@ -204,11 +210,11 @@ class _Lower(Rewriter):
         """`access(a, valid)` in the table branch and in the tail branch of the entry at
         `depth` (a Value); `valid` is None where the entry is valid whatever the depth."""
         em = self.em
-        table, row, lim, pos, tail, end = instr.args[1:7]
+        table, row, lim, pos, tail, end, run, base, width = instr.args[1:10]
         no_row, pos_zero = lim.id in self.zeros, pos.id in self.zeros
         if self.table32 is not None:
-            depth, row, lim, pos, tail, end = (self.u32(v) for v in
-                                               (depth, row, lim, pos, tail, end))
+            depth, row, lim, pos, tail, end, run, base, width = (
+                self.u32(v) for v in (depth, row, lim, pos, tail, end, run, base, width))
         if no_row:  # no row: every depth in the tail, `pos` apart (0: 1)
             # (the check and the offset computed apart from the thread's position `tail`,
             # so that lanes at one depth share them: numba_lanes.py)
@@ -223,12 +229,16 @@ class _Lower(Rewriter):
         with em.region() as in_tail:
             a = em.emit(Op.ADD, tail, depth)
             access(a, em.emit(Op.LT, a, end))
-        em.stmt(If(em.emit(Op.LT, depth, lim), block(in_table), block(in_tail), instr.loc))
+        with em.region() as past_run:
+            em.stmt(If(em.emit(Op.LT, depth, lim), block(in_table), block(in_tail), instr.loc))
+        with em.region() as in_run:
+            access(em.emit(Op.ADD, base, em.emit(Op.MUL, depth, width)), None)
+        em.stmt(If(em.emit(Op.LT, depth, run), block(in_run), block(past_run), instr.loc))
 
     def push(self, instr: Instr) -> None:
         em = self.em
-        heap, depth, value = instr.args[0], instr.args[8], instr.args[9]
-        overflow = instr.args[7]
+        heap, depth, value = instr.args[0], instr.args[11], instr.args[12]
+        overflow = instr.args[10]
         stack = instr.attrs[0]
         assert instr.result is not None
         result = self.define(instr.result, Op.ADD, depth, self.one(depth))
@@ -263,7 +273,7 @@ class _Lower(Rewriter):
                                                          em.const(0, parts[1].type)))
             em.store_var(out, em.emit(Op.LOAD, heap, safe))
 
-        d = instr.args[7]
+        d = instr.args[10]
         self.branches(instr, em.emit(Op.SUB, d, self.one(d)), read)
         em.emit_into(instr.result, Op.LOAD_VAR, attrs=(out,))
 
