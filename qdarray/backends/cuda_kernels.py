@@ -142,6 +142,8 @@ class CudaLauncher(Launcher):
         self.tpb = TPB_SIMULATED if SIMULATED else TPB
         self.bounds = [[(f.begin.id, f.end.id) for f in s.loops] for s in self.plan.stages]
         self.whole_grid = whole_grid_stages(kernel, self.plan)
+        self.carries: dict[tuple[int, int], list[Any]] = {}  # by (device, stream)
+        self.issuing = threading.Lock()
         # positions of the array arguments of a launch: parameters, carries, error record
         self.arrays = [k for k, (_, t) in enumerate(self.params) if isinstance(t, ArrayType)]
         nparams = len(self.params)
@@ -181,9 +183,26 @@ class CudaLauncher(Launcher):
             return cp.asarray(x)
 
     def _carries(self, index: int) -> list[Any]:
-        """One zeroed one-element array per carried value or local, all views of one
-        allocation (8-byte slots: one allocation and one memset per launch, not one per
-        carry)."""
+        """One one-element array per carried value or local (a serial stage writes it, a
+        later stage reads it). On a GPU they are made once per device and stream and reused:
+        a launch issues all its stages under the launcher's `issuing` lock, so on one stream
+        no other launch's stages run between them; another stream gets its own."""
+        if SIMULATED:
+            return self._new_carries(index)  # (the simulator's stages run unlocked)
+        cp = self.cp
+        if cp.cuda.runtime.getDevice() == index:
+            stream = cp.cuda.get_current_stream().ptr
+        else:
+            with cp.cuda.Device(index):
+                stream = cp.cuda.get_current_stream().ptr
+        key = (index, stream)
+        found = self.carries.get(key)
+        if found is None:
+            found = self.carries[key] = self._new_carries(index)
+        return found
+
+    def _new_carries(self, index: int) -> list[Any]:
+        """Zeroed carries, views of one allocation in 8-byte slots."""
         slots = [-(-np.dtype(d).itemsize // 8) for d in self.carry_dtypes]
         memory = self._zeros(sum(slots), np.int64, index)
         out = []
@@ -207,12 +226,15 @@ class CudaLauncher(Launcher):
         try:
             kargs, env, copies = self._args(native, index)
             self.plan.evaluate_host(env)
-            if self.carry_dtypes:
-                kargs += self._carries(index)
             if self.debug:
                 err = self._zeros(RECORD_LENGTH, np.int64, index)
-                kargs.append(err)
-            self._launch(kargs, self._grids(env, index), index)
+            grids = self._grids(env, index)
+            with self.issuing:
+                if self.carry_dtypes:
+                    kargs += self._carries(index)
+                if err is not None:
+                    kargs.append(err)
+                self._launch(kargs, grids, index)
             for host, dev in copies:
                 host[...] = self.backend.to_host(dev)
         finally:
