@@ -116,7 +116,7 @@ def test_every_entry_has_one_place_and_depths_are_adjacent(target, group, kind):
         where = slices(packed, sid, n)
         for t in range(n):
             for d in range(int(c[t]) + 3):
-                a, ok = entry(table, *where[t], d)
+                a, ok = entry(table, where[t], d)
                 assert ok == (d < c[t]), (sid, t, d)
                 if ok:
                     assert start <= a < start + c.sum() and a not in seen, (sid, t, d, a)
@@ -126,7 +126,7 @@ def test_every_entry_has_one_place_and_depths_are_adjacent(target, group, kind):
                 lanes = range(g, min(g + group, n))
                 lim = max(where[t][1] for t in lanes)  # the group's row
                 for d in range(lim):
-                    live = sorted((where[t][2], entry(table, *where[t], d)[0])
+                    live = sorted((where[t][2], entry(table, where[t], d)[0])
                                   for t in lanes if d < c[t])
                     runs = [a for _, a in live]
                     assert runs == list(range(runs[0], runs[0] + len(runs))), (g, d)
@@ -147,7 +147,7 @@ def test_an_empty_launch_and_one_thread(group):
     packed = packer.pack(stacks, 2, [0, 5], [0], lambda k, m: None)
     assert packed.sizes == {qd.float64: 5} and packed.entries == [0, 5]
     where = slices(packed, 1, 1)[0]
-    valid = [entry(np.asarray(packed.table), *where, d)[1] for d in range(6)]
+    valid = [entry(np.asarray(packed.table), where, d)[1] for d in range(6)]
     assert valid == [True] * 5 + [False]
 
 

@@ -147,21 +147,22 @@ def own_depths(table: Any, row: int, lim: int, pos: int) -> int:
     return lo
 
 
-def entry(table: Any, row: Any, lim: Any, pos: Any, tail: Any, end: Any, run: Any, base: Any,
-          width: Any, depth: int) -> tuple[int, bool]:
-    """(heap position, valid) of the entry at `depth` (the module docstring's rule)."""
-    if depth < int(run):
-        return int(base) + depth * int(width), True
-    if depth < int(lim):
-        return int(table[int(row) + depth]) + int(pos), True
-    a = int(tail) + depth
-    return a, a < int(end)
+def entry(table: Any, where: Any, depth: int) -> tuple[int, bool]:
+    """(heap position, valid) of the entry at `depth` for a thread whose entries are at
+    `where` = (row, lim, pos, tail, end, run, base, width) (the module docstring's rule)."""
+    row, lim, pos, tail, end, run, base, width = (int(v) for v in where)
+    if depth < run:
+        return base + depth * width, True
+    if depth < lim:
+        return int(table[row + depth]) + pos, True
+    a = tail + depth
+    return a, a < end
 
 
 def _push(rt: Any, attrs: Any, heap: Any, table: Any, *args: Any) -> Any:
     *where, overflow, depth, value = args
     d = int(depth)
-    a, ok = entry(table, *where, d)
+    a, ok = entry(table, where, d)
     if ok:
         heap[a] = value
     else:
@@ -172,7 +173,7 @@ def _push(rt: Any, attrs: Any, heap: Any, table: Any, *args: Any) -> Any:
 
 def _top(rt: Any, attrs: Any, heap: Any, table: Any, *args: Any) -> Any:
     *where, depth = args
-    a, ok = entry(table, *where, int(depth) - 1)
+    a, ok = entry(table, where, int(depth) - 1)
     return heap[a if ok else 0]
 
 
