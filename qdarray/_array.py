@@ -298,6 +298,13 @@ class Array:
     def __str__(self) -> str:
         return str(self._host())
 
+    def __format__(self, spec: str) -> str:
+        """`f"{x:.3f}"` of a 0-D array formats its value, as NumPy's 0-D arrays do; other
+        arrays take only the empty spec (their `str`)."""
+        if spec and self.ndim == 0:
+            return format(self._host().item(), spec)
+        return format(self._host(), spec)
+
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-D array is undefined; use x.shape or x.size.")

@@ -9,7 +9,7 @@ NumPy's documented cross-kind rules (int + float -> float) that NumPy-style code
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -43,6 +43,14 @@ class DType:
                 other, np.generic):
             # NumPy habits: `x.dtype == np.float32` and `x.dtype == a.dtype` for an ndarray a.
             return builtins.bool(self._np == other)
+        if isinstance(other, str):
+            # ... and `x.dtype == "float32"` (or "f4"), as NumPy's dtypes compare; a string
+            # that names no dtype is unequal, as in NumPy. (Not Python's types, which NumPy's
+            # dtypes equal too: `qd.int64 == int` would confuse annotations, `int` is weak.)
+            try:
+                return builtins.bool(self._np == np.dtype(cast(Any, other)))
+            except TypeError:
+                return False
         return NotImplemented
 
     def __ne__(self, other: object) -> builtins.bool:

@@ -61,7 +61,8 @@ BINARY = {
     "bitwise_or": ("integer or boolean", np.bitwise_or, False),
     "bitwise_right_shift": ("integer", np.right_shift, False),
     "bitwise_xor": ("integer or boolean", np.bitwise_xor, False),
-    "copysign": ("real-valued", np.copysign, True), "divide": ("numeric or boolean", np.divide, False),
+    "copysign": ("real-valued", np.copysign, True),
+    "divide": ("numeric or boolean", np.divide, False),
     "equal": ("all", np.equal, False), "floor_divide": ("real-valued", std_floor_divide, False),
     "greater": ("real numeric", np.greater, False),
     "greater_equal": ("real numeric", np.greater_equal, False),
@@ -70,9 +71,11 @@ BINARY = {
     "logaddexp": ("real-valued", np.logaddexp, True),
     "logical_and": ("all", np.logical_and, False), "logical_or": ("all", np.logical_or, False),
     "logical_xor": ("all", np.logical_xor, False), "maximum": ("real numeric", np.maximum, False),
-    "minimum": ("real numeric", np.minimum, False), "multiply": ("numeric or boolean", np.multiply, False),
+    "minimum": ("real numeric", np.minimum, False),
+    "multiply": ("numeric or boolean", np.multiply, False),
     "nextafter": ("real-valued", np.nextafter, True), "not_equal": ("all", np.not_equal, False),
-    "pow": ("numeric or boolean", np.power, False), "remainder": ("real-valued", np.remainder, False),
+    "pow": ("numeric or boolean", np.power, False),
+    "remainder": ("real-valued", np.remainder, False),
     "subtract": ("numeric", np.subtract, False),
 }
 

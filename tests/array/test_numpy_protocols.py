@@ -199,6 +199,29 @@ def test_dtypes_compare_with_numpy_dtypes() -> None:
     assert np.zeros(2, dtype=qd.asarray([1]).dtype).dtype == np.int64
 
 
+def test_dtypes_compare_with_names_and_python_types_as_numpys_do() -> None:
+    """`x.dtype == "float32"`: NumPy's dtypes compare equal to their names and codes
+    (qdarray's compared unequal, so `if x.dtype == "float32":` took the other branch
+    silently); the hash is the name's, so `{qd.float32: v}["float32"]` works."""
+    x = qd.ones(2, dtype=qd.float32)
+    assert x.dtype == "float32" and x.dtype == "f4" and not x.dtype != "float32"
+    assert x.dtype != "float64" and x.dtype != "no such dtype" and x.dtype != None  # noqa: E711
+    assert qd.int64 != int  # noqa: E721 - unlike NumPy: `int` is the weak kernel type
+    assert {qd.float32: 1}["float32"] == 1
+    for name, dtype in qd.__array_namespace_info__().dtypes().items():
+        assert (dtype == name) is (np.dtype(name) == name) is True
+
+
+def test_zero_d_arrays_take_format_specs() -> None:
+    """`f"{loss:.4f}"` of a 0-D result, as of a 0-D ndarray (a TypeError before)."""
+    assert f"{qd.sum(qd.asarray([1.25, 2.0])):.2f}" == "3.25"
+    assert f"{qd.asarray(7):>4d}" == "   7" and f"{qd.asarray(True)}" == "True"
+    assert format(qd.asarray(1 + 2j), ".1f") == format(np.asarray(1 + 2j), ".1f")
+    assert format(qd.asarray([1.0, 2.0]), "") == str(np.asarray([1.0, 2.0]))
+    with pytest.raises(TypeError, match="unsupported format string"):
+        format(qd.asarray([1.0, 2.0]), ".2f")
+
+
 # -- other devices -----------------------------------------------------------------------------
 
 
