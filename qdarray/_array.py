@@ -371,6 +371,10 @@ class Array:
     # -- interchange -----------------------------------------------------------------------
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if _autodiff.TAPES:
+            # NumPy code on the values is invisible to the tape: a gradient through it (or
+            # through qd.asarray of the export, a wrapper without a gradient) would be lost
+            _autodiff.refuse_foreign("numpy.asarray (x.__array__)", self)
         if self._device is not CPU:
             if copy is False:
                 raise ValueError(

@@ -457,6 +457,26 @@ def test_numpy_functions_are_recorded_or_refused() -> None:
     np.testing.assert_allclose(host(x.grad), 2 * np.cos(x0) + 2 * x0 + 1 / 3, rtol=1e-14)
 
 
+def test_numpy_exports_of_arrays_with_gradients_are_refused_inside_a_tape() -> None:
+    """np.asarray(x) hands NumPy code the values the tape cannot follow: the gradient through
+    `qd.asarray(np.asarray(x)) * 2` (a wrapper of x's memory without x's gradient) was 0,
+    silently, where finite differences give 2 (JAX and PyTorch refuse such exports too).
+    Outside the tape, and for arrays without gradients or behind stop_gradient, it works."""
+    x0 = np.array([0.5, 1.0, 2.0])
+    x = qd.asarray(x0.copy(), requires_grad=True)
+    with qd.ad.Tape():
+        with pytest.raises(qd.AutodiffError, match=r"numpy.asarray .* is not a qdarray "
+                                                    r"operation.*qd.ad.stop_gradient"):
+            qd.asarray(np.asarray(x)) * 2.0
+        with pytest.raises(qd.AutodiffError, match=r"numpy.asarray"):
+            np.array(qd.sin(x))                     # a result computed from x, too
+        np.testing.assert_array_equal(np.asarray(qd.ad.stop_gradient(x)), x0)
+        np.testing.assert_array_equal(np.asarray(qd.asarray(x0)), x0)
+    with pytest.raises(qd.AutodiffError, match=r"numpy.asarray"):
+        qd.ad.grad(lambda v: qd.sum(qd.asarray(np.asarray(v)) * 2.0))(x)
+    np.testing.assert_array_equal(np.asarray(x), x0)  # outside the tape
+
+
 def test_results_that_share_their_input_memory_are_read_only_on_the_tape() -> None:
     x = qd.asarray(np.array([0.5, 1.0, 1.5]), requires_grad=True)
     z = qd.asarray(np.array([1.0 + 2.0j, 3.0 - 1.0j]))
