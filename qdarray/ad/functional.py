@@ -107,6 +107,12 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         NumPy arrays and Python floats are accepted; a result that does not depend on an
         argument gives zeros for it.
 
+    Raises:
+        TypeError: an argument in `argnums` is not floating-point; `f` returns something
+            other than a one-element real floating-point array (a complex one included, as
+            with `jax.grad`), or, with `has_aux`, something other than a pair.
+        ValueError: `argnums` names a missing argument, or one argument twice.
+
     Example::
 
         def loss(w, x):
@@ -125,6 +131,13 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
                 raise ValueError(
                     f"argnums={argnums!r} names argument {p}, but {name} was called with "
                     f"{len(given)} positional arguments.")
+        seen = [p % len(given) for p in positions]
+        for k, p in enumerate(seen):
+            if p in seen[:k]:
+                raise ValueError(
+                    f"argnums={argnums!r} names argument {p} twice; {name} gets one stand-in "
+                    "per argument, so the second would receive no gradient. Name each "
+                    "argument once.")
         tape = Tape()
         # Inside a recording tape (a gradient that is differentiated again), the arguments'
         # cotangents live on nodes, which the enclosing tape sees computed; else companions.
@@ -136,14 +149,18 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
             leaves.append(leaf)
         with tape:
             out = f(*given, **kwargs)
+        if has_aux and not (isinstance(out, tuple | list) and len(out) == 2):
+            raise TypeError(
+                f"qd.ad.grad(..., has_aux=True) needs {name} to return a pair (value, aux); "
+                f"got {type(out).__name__}. Return a tuple, or leave has_aux out.")
         value, aux = out if has_aux else (out, None)
-        if type(value) is not Array or value.size != 1 or value.dtype.kind not in "fc":
+        if type(value) is not Array or value.size != 1 or value.dtype.kind != "f":
             what = (f"shape {value.shape}, dtype {value.dtype.name}" if type(value) is Array
                     else type(value).__name__)
             raise TypeError(
                 f"qd.ad.grad needs {name} to return a one-element floating-point array; got "
-                f"{what}. Use qd.sum(...) or qd.ad.Tape with backward(y, grad=...) for other "
-                "results.")
+                f"{what}. Use qd.sum(...) (qd.real(...) of a complex value) or qd.ad.Tape "
+                "with backward(y, grad=...) for other results.")
         if tape.tracked(value):
             tape.backward(value)
         grads = tuple(_gradient(leaf) for leaf in leaves)

@@ -422,6 +422,23 @@ def test_functional_form_errors() -> None:
         qd.ad.grad(lambda x: qd.sum(x), argnums=3)(qd.asarray([1.0]))
 
 
+def test_functional_form_refuses_what_it_cannot_answer() -> None:
+    x, y = qd.asarray([0.5, 1.0]), qd.asarray([2.0, 3.0])
+    f = lambda a, b: qd.sum(a * a * b)  # noqa: E731
+    # one argument named twice: the second stand-in would get every gradient, the first none
+    for argnums in ((0, 0), (1, -1)):
+        with pytest.raises(ValueError, match="names argument [01] twice"):
+            qd.ad.grad(f, argnums=argnums)(x, y)
+    # a complex result has no gradient in jax.grad's sense (it raises too), not Re's silently
+    with pytest.raises(TypeError, match="one-element floating-point array; got shape \\(\\), "
+                                        "dtype complex128"):
+        qd.ad.grad(lambda a: qd.sum(a * 1j))(x)
+    with pytest.raises(TypeError, match="has_aux=True\\) needs <lambda> to return a pair"):
+        qd.ad.grad(lambda a: qd.sum(a), has_aux=True)(x)
+    g, aux = qd.ad.grad(lambda a: [qd.sum(qd.real(a * (1 + 1j))), "aux"], has_aux=True)(x)
+    assert host(g).tolist() == [1.0, 1.0] and aux == "aux"
+
+
 def test_stop_gradient() -> None:
     x = qd.asarray(np.array([1.0, 2.0]), requires_grad=True)
     g = qd.ad.grad(lambda x: qd.sum(x * qd.ad.stop_gradient(x)))(x)
