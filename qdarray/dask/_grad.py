@@ -9,15 +9,16 @@ import numpy as np
 
 from .. import _dtypes
 from . import _blocks
-from ._halo import transpose_overlap
+from ._halo import core_chunks, transpose_overlap
 from ._map import _tuple_meta, empty_meta, partials, prepare, whole
 from ._plan import Plan, names_of
 
 
-def _cotangents(plan: Plan, values: list[Any], grad: Any, single: bool,
-                kernel: str) -> list[Any]:
-    """The cotangent of each output, as the graph takes it: Dask arrays chunked like blockwise
-    outputs, whole arrays for accumulators."""
+def _cotangents(plan: Plan, values: list[Any], graph_args: list[Any], halos: Any, grad: Any,
+                single: bool, kernel: str) -> list[Any]:
+    """The cotangent of each output, as the graph takes it: Dask arrays chunked like the
+    blocks of blockwise outputs (`halos`: (depths, boundaries), or None without halos),
+    whole arrays for accumulators."""
     given = (grad,) if single else grad
     if not isinstance(given, tuple | list) or len(given) != len(plan.outputs):
         raise TypeError(f"{kernel}(): grad= takes one cotangent per name in out= "
@@ -29,16 +30,32 @@ def _cotangents(plan: Plan, values: list[Any], grad: Any, single: bool,
         if tuple(cotangent.shape) != tuple(value.shape):
             raise ValueError(f"{kernel}(): the cotangent of '{name}' has shape "
                              f"{tuple(cotangent.shape)}; the output has shape {value.shape}.")
+        _check_dtype(kernel, name, cotangent, value)
         if plan.accumulator(position):
             if isinstance(cotangent, da.Array):
                 raise TypeError(f"{kernel}(): the cotangent of the accumulator '{name}' is a "
                                 "Dask array; pass a qdarray array (it goes to every block).")
             out.append(whole(cotangent))
         else:
+            chunks = value.chunks
+            if halos is not None:  # the graph's blocks: `prepare` may have merged some
+                chunks = core_chunks(graph_args[position].chunks, *halos)
             if not isinstance(cotangent, da.Array):
-                cotangent = da.from_array(cotangent, chunks=value.chunks)
-            out.append(cotangent.rechunk(value.chunks))
+                cotangent = da.from_array(cotangent, chunks=chunks)
+            out.append(cotangent.rechunk(chunks))
     return out
+
+
+def _check_dtype(kernel: str, name: str, cotangent: Any, value: Any) -> None:
+    """A cotangent is real floating-point and converts to its output's dtype without loss
+    (float32 for a float64 output, not the other way): nothing is downcast silently."""
+    given = _dtypes.normalize_dtype(getattr(cotangent, "dtype", None))
+    wanted = _dtypes.normalize_dtype(value.dtype)
+    if (given is None or wanted is None or given not in _dtypes.REAL_FLOATING_DTYPES
+            or not np.can_cast(np.dtype(given.name), np.dtype(wanted.name), "safe")):
+        raise TypeError(f"{kernel}(): the cotangent of '{name}' has dtype "
+                        f"{getattr(cotangent, 'dtype', None)}; the output has dtype "
+                        f"{value.dtype}. Pass a cotangent of the output's dtype.")
 
 
 def _wrt(plan: Plan, values: list[Any], wrt: Any, kernel: str) -> tuple[tuple[int, ...], bool]:
@@ -86,20 +103,22 @@ def map_kernel_grad(kernel: Any, *args: Any, out: str | tuple[str, ...], grad: A
 
     Raises:
         TypeError: a `wrt` that is not a floating-point array, cotangents that do not match
-            `out`, or any error of `map_kernel`.
+            `out` (or that are not real floating-point, or wider than their output's dtype),
+            or any error of `map_kernel`.
         ValueError: as for `map_kernel`, or a cotangent of the wrong shape.
     """
     plan, graph_args, values, depths, boundaries = prepare(kernel, args, kwargs, out, depth,
                                                            boundary, "sum")
     _, single_out = names_of(out, "out")
     positions, single = _wrt(plan, values, wrt, kernel.__name__)
-    cotangents = _cotangents(plan, values, grad, single_out, kernel.__name__)
+    halos = any(depths.values())
+    cotangents = _cotangents(plan, values, graph_args, (depths, boundaries) if halos else None,
+                             grad, single_out, kernel.__name__)
     grid = next(v for v, k in zip(graph_args, plan.kinds, strict=True) if k == "blocked")
     token = da.core.tokenize(kernel, plan, positions, *graph_args, *cotangents)
     results = da.map_blocks(_blocks.reverse, kernel, plan, positions, depths, boundaries,
                             *graph_args, *cotangents, name=f"{kernel.__name__}-grad-{token}",
                             chunks=grid.chunks, meta=_tuple_meta(grid.ndim), dtype=object)
-    halos = any(depths.values())
     grads = []
     for index, position in enumerate(positions):
         value = values[position]

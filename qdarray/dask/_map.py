@@ -39,7 +39,12 @@ def prepare(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any
             boundary: Any, combine: str) -> tuple[Plan, list[Any], list[Any], dict[int, int],
                                                   dict[int, Any]]:
     """The plan, the arguments as the graph takes them (blocked ones extended by their halos,
-    whole ones as tasks) and as given, and the coerced depth and boundary."""
+    whole ones as tasks) and as given, and the coerced depth and boundary.
+
+    With halos, blocks narrower than their halo are merged into a neighbour first (Dask's
+    `overlap` needs every block at least as wide), for every blocked argument alike: the
+    graph's blocks (`core_chunks` of the extended ones) may then be fewer than the given
+    arguments' blocks, and results are rechunked back to those."""
     plan, values = bind(kernel, args, kwargs, out, combine)
     values = unify(values, plan)
     check_grid(kernel.__name__, plan, values)
@@ -57,11 +62,21 @@ def prepare(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any
     graph_args = []
     for value, kind in zip(values, plan.kinds, strict=True):
         if kind == "blocked" and halos:
-            value = da.overlap.overlap(value, depth=depths, boundary=boundaries)
+            value = da.overlap.overlap(widen(value, depths), depth=depths, boundary=boundaries)
         elif kind == "whole":
             value = whole(value)
         graph_args.append(value)
+    if halos:
+        check_grid(kernel.__name__, plan, graph_args)
     return plan, graph_args, values, depths, boundaries
+
+
+def widen(x: da.Array, depths: dict[int, int]) -> da.Array:
+    """`x` with every block at least as wide as its axis's halo: a narrower block merged into
+    a neighbour, as Dask's `overlap` would do (`ensure_minimum_chunksize`)."""
+    chunks = tuple(da.overlap.ensure_minimum_chunksize(depths[ax], c) if depths[ax] else c
+                   for ax, c in enumerate(x.chunks))
+    return x if chunks == x.chunks else x.rechunk(chunks)
 
 
 def map_kernel(kernel: Any, *args: Any, out: str | tuple[str, ...], depth: Any = None,
@@ -135,9 +150,10 @@ def map_kernel(kernel: Any, *args: Any, out: str | tuple[str, ...], depth: Any =
                 outputs.append(da.map_blocks(_blocks.pick, results, index,
                                              chunks=target.chunks, meta=empty_meta(target),
                                              dtype=target.dtype))
-    if halos:
+    if halos:  # trimmed, and in the blocks the output came in
         outputs = [x if plan.accumulator(p) else
                    da.overlap.trim_internal(x, depths, boundary=boundaries)
+                   .rechunk(values[p].chunks)
                    for x, p in zip(outputs, plan.outputs, strict=True)]
     return outputs[0] if single else tuple(outputs)
 

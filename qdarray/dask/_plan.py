@@ -129,6 +129,9 @@ def depth_of(depth: Any, ndim: int) -> dict[int, int]:
     """`depth=` as {axis: halo width} (an int for every axis, a tuple or a dict by axis)."""
     if depth is None:
         return dict.fromkeys(range(ndim), 0)
+    if isinstance(depth, bool | np.bool_):
+        raise ValueError(f"depth={depth!r}: give an int, a tuple of {ndim} ints or a dict "
+                         "{axis: int} (the halo width on both sides of each block).")
     if isinstance(depth, int | np.integer):
         out = dict.fromkeys(range(ndim), int(depth))
     elif isinstance(depth, tuple) and len(depth) == ndim:
@@ -139,7 +142,7 @@ def depth_of(depth: Any, ndim: int) -> dict[int, int]:
         raise ValueError(f"depth={depth!r}: give an int, a tuple of {ndim} ints or a dict "
                          "{axis: int} (the halo width on both sides of each block).")
     for ax, d in out.items():
-        if not isinstance(d, int | np.integer) or d < 0:
+        if not isinstance(d, int | np.integer) or isinstance(d, bool | np.bool_) or d < 0:
             raise ValueError(f"depth={depth!r}: axis {ax} has {d!r}; halo widths are "
                              "non-negative ints, the same on both sides of a block.")
     return {ax: int(d) for ax, d in out.items()}

@@ -51,3 +51,9 @@ def affine(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1], z: qd.Array[q
         y[i] = x[i] * scale
         z[i] += x[i] * x[i]
         qd.atomic_max(top[0], x[i])
+
+
+@qd.kernel
+def scaled(x: qd.Array[qd.float32, 1], y: qd.Array[qd.float32, 1]):
+    for i in range(x.shape[0]):
+        y[i] = x[i] * 2.0

@@ -22,6 +22,7 @@ from dask_kernels import (  # noqa: E402
     affine,
     dynamic_loop,
     dynamic_loop_reference,
+    scaled,
     stencil,
     stencil_reference,
 )
@@ -177,6 +178,44 @@ def test_gradient_through_every_boundary_matches_finite_differences(boundary: An
     gxv, gwv = dask.compute(gx, gw)
     analytic = float((host(gxv) * dx).sum() + (host(gwv) * dw).sum())
     assert analytic == pytest.approx(numeric, rel=1e-7, abs=1e-8)
+
+
+@pytest.mark.parametrize("boundary", ["none", "periodic", 0.25])
+def test_blocks_narrower_than_the_halo(boundary: Any) -> None:
+    # Dask's overlap merges blocks narrower than the halo into a neighbour; the results keep
+    # the blocks given, and the gradient equals the one on blocks wide enough (it raised a
+    # shape mismatch: the cotangents were split into the blocks given, not the merged ones)
+    narrow, wide = ((1, 5, 0, 7), (4, 1, 6)), (7, 6)
+    cot = RNG.standard_normal(X2.shape)
+
+    def both(chunks: Any) -> tuple[Any, ...]:
+        zeros = chunked(np.zeros(X2.shape), chunks)
+        args = (chunked(X2, chunks), qd.asarray(W), zeros)
+        y = qdd.map_kernel(stencil, *args, out="y", depth=2, boundary=boundary)
+        gx, gw = qdd.map_kernel_grad(stencil, *args, out="y", grad=qd.asarray(cot),
+                                     wrt=("x", "w"), depth=2, boundary=boundary)
+        assert y.chunks == gx.chunks == zeros.chunks
+        return tuple(host(r) for r in dask.compute(y, gx, gw))
+
+    for got, want in zip(both(narrow), both(wide), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+
+
+def test_cotangents_of_another_dtype_are_refused() -> None:
+    x, zeros = chunked(X2, 5), chunked(np.zeros(X2.shape), 5)
+    for cot in (qd.ones(X2.shape, dtype=qd.int32), qd.ones(X2.shape, dtype=qd.complex128)):
+        with pytest.raises(TypeError, match="cotangent of 'y' has dtype .*(int32|complex128)"):
+            qdd.map_kernel_grad(stencil, x, qd.asarray(W), zeros, out="y", grad=cot, wrt="x")
+    x32 = da.from_array(qd.asarray(X1, dtype=qd.float32), chunks=100)
+    y32 = da.from_array(qd.zeros(300, dtype=qd.float32), chunks=100)
+    with pytest.raises(TypeError, match="cotangent of 'y' has dtype qdarray.float64; the "
+                                        "output has dtype qdarray.float32"):  # a downcast
+        qdd.map_kernel_grad(scaled, x32, y32, out="y", grad=qd.ones(300), wrt="x")
+    g = qdd.map_kernel_grad(scaled, x32, y32, out="y", grad=qd.ones(300, dtype=qd.float32),
+                            wrt="x")
+    assert host(g.compute()).tolist() == [2.0] * 300
+    with pytest.raises(ValueError, match="depth=True"):
+        qdd.map_kernel(stencil, x, qd.asarray(W), zeros, out="y", depth=True)
 
 
 @pytest.mark.parametrize("boundary", ["none", "periodic", "reflect", "nearest", 0.0])
