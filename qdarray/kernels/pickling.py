@@ -12,7 +12,8 @@ and machines with other devices, as `dask.distributed` and `multiprocessing` sen
   its closure, its parameters' annotations evaluated) plus the text of its source file, so
   the other process parses the same source (its lines are put in `linecache`) even where the
   file does not exist. Unpickling the same pickle twice in one process gives the same object,
-  which compiles once.
+  which compiles once. Each pickle carries the values as they are when it is made: a global
+  the kernel reads, changed since an earlier pickle, travels changed.
 """
 
 from __future__ import annotations
@@ -47,10 +48,12 @@ def reduce_function(obj: Any) -> tuple[Any, ...]:
     ref = _by_reference(obj)
     if ref is not None:
         return (import_function, ref)
+    # An object unpickled here travels on as the pickle it came from. Any other is pickled
+    # afresh each time: the globals and closure values it carries may have changed since the
+    # last pickle (a kernel watches them and compiles again here; the pickle must follow).
     payload = getattr(obj, "_pickle_payload", None)
     if payload is None:
         payload = _by_value(obj)
-        obj._pickle_payload = payload  # the source was parsed once too: same values
     return (rebuild_function, (type(obj), payload))
 
 

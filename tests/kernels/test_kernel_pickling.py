@@ -146,6 +146,31 @@ def test_unpicklable_without_cloudpickle_names_the_fix(monkeypatch):
         pickle.dumps(make_scaler(1.0))
 
 
+OFFSET = 0.5
+
+
+def make_shifter():
+    @qd.kernel
+    def shift(x: qd.Array[qd.float64, 1]):
+        for i in range(x.shape[0]):
+            x[i] = x[i] + OFFSET
+
+    return shift
+
+
+def test_a_pickle_carries_the_globals_as_they_are_now(monkeypatch):
+    # The kernel here compiles again when OFFSET changes; a pickle made after the change must
+    # carry the new value too (it sent the first pickle's again: a worker ran the old one)
+    shift = make_shifter()
+    before = pickle.loads(pickle.dumps(shift))
+    monkeypatch.setattr(sys.modules[__name__], "OFFSET", 2.0)
+    after = pickle.loads(pickle.dumps(shift))
+    for kernel, want in ((shift, 2.0), (before, 0.5), (after, 2.0)):
+        x = qd.zeros(2, dtype=qd.float64)
+        kernel(x)
+        assert np.asarray(x).tolist() == [want, want]
+
+
 def test_rebuild_is_keyed_by_the_payload():
     a = pickle.dumps(make_scaler(2.0))
     b = pickle.dumps(make_scaler(4.0))
