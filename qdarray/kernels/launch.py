@@ -11,6 +11,7 @@ kernel writes, and turn a debug-mode error record into `KernelIndexError`.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -121,6 +122,11 @@ def check_devices(kernel: Any, names: Sequence[str], devices: Sequence[list[Devi
 # -- packing --------------------------------------------------------------------------------
 
 
+# The smallest magnitude that rounds to an infinity in float32 (2**128 - 2**103: halfway
+# between the largest float32 and 2**128, which ties to even, away from the largest).
+_FLOAT32_OVERFLOW = float(2**128 - 2**103)
+
+
 def _scalar_packer(spec: ArgSpec, what: str) -> Callable[[Any, list[Any]], None]:
     make = spec.type._np.type
     if spec.weak and spec.type.kind in "iu":
@@ -146,6 +152,23 @@ def _scalar_packer(spec: ArgSpec, what: str) -> Callable[[Any, list[Any]], None]
                     f"Pass a value in range, or declare the parameter with a wider type.")
             out.append(make(v))
         return pack_typed_int
+
+    if spec.type.kind == "f" and spec.type.itemsize == 4:
+        def pack_float32(x: Any, out: list[Any]) -> None:
+            # np.float32(1e39) is inf: a finite value at or past the halfway point between
+            # float32's largest value and 2**128 would round to an infinity.
+            try:
+                v = float(x)
+                finite_too_large = _FLOAT32_OVERFLOW <= abs(v) < math.inf
+            except OverflowError:  # an int beyond float64's range
+                finite_too_large = True
+            if finite_too_large:
+                raise KernelOverflowError(
+                    f"{what}: {x!r} does not fit in float32 (largest magnitude "
+                    f"{np.finfo(np.float32).max!s}); it would become an infinity. Pass a value "
+                    "in range, or declare the parameter qd.float64.")
+            out.append(make(v))
+        return pack_float32
 
     def pack_typed(x: Any, out: list[Any]) -> None:
         try:

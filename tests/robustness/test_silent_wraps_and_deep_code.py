@@ -62,6 +62,31 @@ def test_an_integer_the_parameter_holds_is_passed_exactly(value):
     np.testing.assert_array_equal(x, [int(value)] * 2)
 
 
+@qd.kernel
+def fill32(x: qd.Array[qd.float32, 1], s: qd.float32):
+    for i in range(x.shape[0]):
+        x[i] = s
+
+
+@pytest.mark.parametrize("value", [1e39, -np.float64(4e38), 2**200, 3.4028236e38])
+def test_a_finite_float_beyond_float32_raises_overflow_error(value):
+    """np.float32(1e39) is inf (with a RuntimeWarning): a float32 parameter refuses the
+    value instead, as an integer parameter refuses one it cannot hold."""
+    x = np.zeros(2, np.float32)
+    with pytest.raises(qd.KernelOverflowError, match=r"does not fit in float32 \(largest "
+                                                     r"magnitude 3.4028235e\+38\)"):
+        fill32(x, value)
+    np.testing.assert_array_equal(x, [0, 0])  # nothing ran
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf, np.nan, 3.4028235e38, 3.40282356e38, 1e-50,
+                                   np.float32(2.5), 7])
+def test_float32_parameters_take_what_float32_holds_or_rounds_to(value):
+    x = np.zeros(2, np.float32)
+    fill32(x, value)
+    np.testing.assert_array_equal(x, [np.float32(value)] * 2)
+
+
 def test_a_dataclass_field_holding_another_kind_than_declared_raises():
     x = np.zeros(2)
     with pytest.raises(TypeError, match=r"field 'n' is declared int but holds 2.5"):
