@@ -3,8 +3,8 @@ its lockstep pushes and pops are its deepest lanes' (one dynamic loop pushing, i
 end-aligned), else each lane keeps its own. Both give the scalar reverse's gradients bit for
 bit: data-dependent trip counts with zero-trip lanes, all-zero groups, tails where N is not a
 multiple of the group width, while loops, loops that run uniform inner loops, break and
-continue, nested and sequential dynamic loops, divergent branches, skewed workloads, one and
-two workers; finite differences agree, and an overflow of a shared depth is reported."""
+continue, nested and sequential dynamic loops, a dynamic loop run again by an outer loop,
+divergent branches, skewed workloads, one and two workers; finite differences agree, and an overflow of a shared depth is reported."""
 
 from __future__ import annotations
 
@@ -182,10 +182,36 @@ def branchy(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1], y: qd.Array[qd
         y[i] = v
 
 
+@qd.kernel
+def rerun(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        for _ in range(3):  # uniform, but it runs the dynamic loop again: with a shared depth
+            for _ in range(a[i]):  # the second run read slots its shorter lanes never wrote
+                v = v * 1.05 + 0.1 * qd.math.cos(v)
+        y[i] = v
+
+
+@qd.kernel
+def rerun_while(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1],
+                y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        k = 0
+        while k < 2:
+            for _ in range(a[i]):
+                v = v * 1.05 + 0.1 * qd.math.cos(v)
+                if v > 1.5:
+                    break
+            k += 1
+        y[i] = v
+
+
 KERNELS = {"while": (halving, "shared"), "uniform inner loop": (inner_uniform, "shared"),
            "break": (breaks, "shared"), "continue": (continues, "own"),
            "sequential loops": (sequential, "own"), "nested loops": (nested, "own"),
-           "divergent branch": (branchy, "own")}
+           "divergent branch": (branchy, "own"), "rerun in a for": (rerun, "own"),
+           "rerun in a while": (rerun_while, "own")}
 
 
 def args_of(n: int, seed: int) -> Any:
@@ -203,7 +229,8 @@ def test_each_construct_in_its_layout(name):
         check(kern, args_of(n, n), layout)
 
 
-@pytest.mark.parametrize("name", ["while", "break", "nested loops"])
+@pytest.mark.parametrize("name", ["while", "break", "nested loops", "rerun in a for",
+                                  "rerun in a while"])
 def test_against_finite_differences(name):
     kern, layout = KERNELS[name]
     make = args_of(29, 2)

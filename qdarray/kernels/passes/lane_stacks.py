@@ -14,7 +14,11 @@ lockstep order pushes and pops exactly as each of its deepest lanes does:
   its lanes' iterations from the first step on; no push in a masked `while`'s condition, which
   runs once more than its body) and there is at most one of them; the masked loops that pop
   are end-aligned (uniformity.py), so the reverse of a loop runs its steps in the mirror
-  order of the forward's lockstep steps, with the same lanes in each.
+  order of the forward's lockstep steps, with the same lanes in each;
+- the masked loop that pushes or pops is inside no other loop (it runs once per thread): run
+  again, it would start at the depth of the lanes that ran the most iterations the time
+  before, and its last reverse step would read, for the other lanes, a slot below that they
+  never wrote instead of their value from before the loop.
 
 Then the group's depth is at every point the depth of its lanes that have run the most
 iterations, at most the capacity the launch sized for one thread; a lane that ran fewer
@@ -62,6 +66,8 @@ def group_depth(body: Block, u: Uniformity, depths: dict[int, Var]) -> str | Non
     pushing: set[int] = set()
     popping: set[int] = set()
 
+    repeated: set[int] = set()  # masked loops inside another loop
+
     def site(s: Instr, chain: list[For | While], vary: bool) -> str | None:
         d = defs.get(s.args[0].id)
         kind = d.op if d is not None else None
@@ -78,6 +84,9 @@ def group_depth(body: Block, u: Uniformity, depths: dict[int, Var]) -> str | Non
         if not chain:
             return None
         loop = chain[0]
+        if id(loop) in repeated:
+            return f"the loop at {loop.loc}, whose trip counts vary between lanes, runs " \
+                   "inside another loop"
         if kind is Op.ADD:
             if id(loop) in u.end_aligned or (isinstance(loop, For)
                                              and not u.uniform(loop.begin)):
@@ -89,31 +98,34 @@ def group_depth(body: Block, u: Uniformity, depths: dict[int, Var]) -> str | Non
             popping.add(id(loop))
         return None
 
-    def walk(b: Block, chain: list[For | While], vary: bool) -> str | None:
+    def walk(b: Block, chain: list[For | While], vary: bool, loops: int) -> str | None:
         for s in b.stmts:
-            why = stmt(s, chain, vary)
+            why = stmt(s, chain, vary, loops)
             if why is not None:
                 return why
         return None
 
-    def stmt(s: Stmt, chain: list[For | While], vary: bool) -> str | None:
+    def stmt(s: Stmt, chain: list[For | While], vary: bool, loops: int) -> str | None:
         if isinstance(s, Instr):
             if s.op is Op.STORE_VAR and s.attrs[0].id in depths:
                 return site(s, chain, vary)
             return None
         if isinstance(s, If):
             inner = vary or not u.uniform(s.cond)
-            return walk(s.then_body, chain, inner) or walk(s.else_body, chain, inner)
+            return (walk(s.then_body, chain, inner, loops)
+                    or walk(s.else_body, chain, inner, loops))
         if isinstance(s, (For, While)):
             masked = id(s) in u.masked_loops
+            if masked and loops:
+                repeated.add(id(s))
             if isinstance(s, While):
-                why = walk(s.cond_body, chain, vary or masked)
+                why = walk(s.cond_body, chain, vary or masked, loops + 1)
                 if why is not None:
                     return why
-            return walk(s.body, chain + [s] if masked else chain, vary)
+            return walk(s.body, chain + [s] if masked else chain, vary, loops + 1)
         return None
 
-    why = walk(body, [], False)
+    why = walk(body, [], False, 0)
     if why is None and (len(pushing) > 1 or len(popping) > 1):
         why = "more than one loop whose trip counts vary between lanes pushes or pops"
     return why
