@@ -74,7 +74,14 @@ def asarray(obj: Any, /, *, dtype: DType | None = None, device: Any = None,
         np_dtype = _native_dtype(dtype, target)
         if np_dtype is None and _contains_only_python_ints(obj):
             np_dtype = np.dtype(np.int64)
-        native = target.backend.asarray(obj, np_dtype, copy, target)
+        try:
+            native = target.backend.asarray(obj, np_dtype, copy, target)
+        except OverflowError as exc:
+            name = "int64 (the default integer dtype)" if dtype is None else str(dtype)
+            raise OverflowError(
+                f"asarray: a Python int in the data does not fit in {name} ({exc}); "
+                "use dtype=qd.uint64 for values up to 2**64 - 1, or a float dtype."
+            ) from None
         _check_supported(native, target)
         return _with_grad(Array._new(native, target), requires_grad)
     assert src_device is not None  # as_native gives a device with every native array

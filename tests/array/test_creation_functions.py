@@ -255,3 +255,13 @@ def test_full_takes_values_of_its_kind_and_below() -> None:
     check(qd.full_like(qd.arange(3), 4), np.full(3, 4))
     with pytest.raises(OverflowError, match="300"):
         qd.full(2, 300, dtype=qd.int8)
+
+
+def test_asarray_of_python_ints_beyond_the_dtype_names_the_way_out() -> None:
+    """NumPy's own message was "Python int too large to convert to C long"."""
+    with pytest.raises(OverflowError, match=r"does not fit in int64 \(the default integer "
+                                            r"dtype\) .*; use dtype=qd.uint64"):
+        qd.asarray([1, 2**63])
+    with pytest.raises(OverflowError, match="does not fit in qdarray.int8 .*300"):
+        qd.asarray([1, 300], dtype=qd.int8)
+    check(qd.asarray([2**63], dtype=qd.uint64), np.array([2**63], np.uint64))
