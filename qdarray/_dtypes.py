@@ -9,7 +9,7 @@ NumPy's documented cross-kind rules (int + float -> float) that NumPy-style code
 from __future__ import annotations
 
 import builtins
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -44,13 +44,11 @@ class DType:
             # NumPy habits: `x.dtype == np.float32` and `x.dtype == a.dtype` for an ndarray a.
             return builtins.bool(self._np == other)
         if isinstance(other, str):
-            # ... and `x.dtype == "float32"` (or "f4"), as NumPy's dtypes compare; a string
-            # that names no dtype is unequal, as in NumPy. (Not Python's types, which NumPy's
-            # dtypes equal too: `qd.int64 == int` would confuse annotations, `int` is weak.)
-            try:
-                return builtins.bool(self._np == np.dtype(cast(Any, other)))
-            except TypeError:
-                return False
+            # ... and `x.dtype == "float32"` (or "f4"), as NumPy's dtypes compare: NumPy's
+            # comparison is False for any string that names no dtype (it never raises). (Not
+            # Python's types, which NumPy's dtypes equal too: `qd.int64 == int` would confuse
+            # annotations, where `int` is the weak kernel type.)
+            return builtins.bool(self._np == other)
         return NotImplemented
 
     def __ne__(self, other: object) -> builtins.bool:
