@@ -27,10 +27,13 @@ its arrays correctly.
 from __future__ import annotations
 
 import ctypes
+import math
 import struct
 import threading
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 # struct codes of numba's scalar kernel parameters, each padded to an 8-byte slot
 _SCALAR = {"int8": "b7x", "uint8": "B7x", "int16": "h6x", "uint16": "H6x", "int32": "i4x",
@@ -149,9 +152,35 @@ class DirectLaunch:
         vals = self.values(kargs)
         with self.lock:  # the buffer is shared; CUDA copies it at each launch
             self.format.pack_into(self.buffer, 0, *vals)
-            for handle, (blocks, threads) in zip(self.handles, grids, strict=True):
-                if blocks:
-                    self.launch_kernel(handle, blocks, threads, stream, self.params)
+            self.relaunch(grids, stream)
+
+    def relaunch(self, grids: Sequence[tuple[int, int]], stream: int) -> None:
+        """Launch every stage again with the parameters packed last (the caller holds the
+        lock, or knows that nothing packed other parameters since)."""
+        for handle, (blocks, threads) in zip(self.handles, grids, strict=True):
+            if blocks:
+                self.launch_kernel(handle, blocks, threads, stream, self.params)
+
+
+def launch_key(native: Sequence[Any], is_array: Sequence[bool], device_array: Any
+               ) -> tuple[Any, ...] | None:
+    """What a launch's parameters pack from, to tell whether a launch packs exactly as the
+    last one did: each device array's address, shape and strides, each scalar's value (a
+    zero float with its sign: -0.0 and 0.0 pack differently). None where a launch cannot be
+    repeated without packing: an argument that is not a `device_array` (a host array copied
+    for the launch, another library's array converted at each launch)."""
+    key: list[Any] = []
+    for array, x in zip(is_array, native, strict=True):
+        if array:
+            if type(x) is not device_array:
+                return None
+            key.append((x.data.ptr, x.shape, x.strides))
+        elif isinstance(x, (float, complex, np.inexact)):
+            key.append((type(x), x, *(math.copysign(1.0, part) for part in
+                                      (complex(x).real, complex(x).imag))))
+        else:
+            key.append(x)
+    return tuple(key)
 
 
 def direct_launch(stages: Sequence[Any], numba_args: Sequence[Any], ptr: Any,

@@ -142,3 +142,34 @@ def test_every_combination_of_small_shapes_agrees_with_numpy():
             view = base.reshape(8, 8)[::steps[0], ::steps[1]][:shape[0], :shape[1]]
             want = int(view.flags.c_contiguous) | 2 * int(view.flags.f_contiguous)
             assert contiguity(view.shape, view.strides, view.itemsize) == want, view.strides
+
+
+class _DeviceArray:
+    """Stands for a CuPy array: an address, a shape and strides."""
+
+    def __init__(self, ptr: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> None:
+        self.data = SimpleNamespace(ptr=ptr)
+        self.shape = shape
+        self.strides = strides
+
+
+def test_launch_key_tells_launches_that_pack_alike():
+    from qdarray.backends.cuda_direct import launch_key
+
+    a = _DeviceArray(4096, (16,), (4,))
+    same = _DeviceArray(4096, (16,), (4,))       # another object, the same memory
+    flags = [False, True, False]
+
+    def key(*native):
+        return launch_key(native, flags, _DeviceArray)
+
+    assert key(2.0, a, 3) == key(2.0, same, 3)
+    assert key(2.0, a, 3) != key(2.0, _DeviceArray(4160, (16,), (4,)), 3)   # moved
+    assert key(2.0, a, 3) != key(2.0, _DeviceArray(4096, (8,), (4,)), 3)    # shorter
+    assert key(2.0, a, 3) != key(2.0, _DeviceArray(4096, (16,), (8,)), 3)   # strided
+    assert key(0.0, a, 3) != key(-0.0, a, 3)                      # they pack differently
+    assert key(np.float32(0.0), a, 3) != key(np.float32(-0.0), a, 3)
+    assert key(complex(1, 0.0), a, 3) != key(complex(1, -0.0), a, 3)
+    assert key(2.0, a, 3) != key(np.float32(2.0), a, 3)          # (conservative)
+    assert key(2.0, a, 3) != key(2.0, a, 4)
+    assert key(2.0, np.zeros(16, np.float32), 3) is None          # copied at each launch

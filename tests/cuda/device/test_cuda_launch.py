@@ -110,3 +110,38 @@ def test_an_index_error_on_a_later_launch_is_reported(device):
         np.testing.assert_array_equal(np.asarray(out.to_device("cpu")), [4.0, 0.0, 2.0])
     with pytest.raises(IndexError, match=r"Index \(9,\) is out of bounds .* \(thread 1\)"):
         gather(x, qd.asarray(np.array([1, 9, 2]), device=device), out)
+
+
+@qd.kernel
+def signs(a: float, x: qd.Array[qd.float32, 1], y: qd.Array[qd.float32, 1]):
+    for i in range(x.shape[0]):
+        y[i] = qd.math.copysign(1.0, a) * x[i] + y[i]
+
+
+def test_repeated_launches_follow_every_change_of_their_arguments(device):
+    """On a GPU a launch that packs exactly as the last one did is issued again without
+    packing: every change of an argument (a scalar's value or sign, an array's memory,
+    offset, length or strides) must still reach the kernel."""
+    base = np.arange(32, dtype=np.float32)
+    x = qd.asarray(base, device=device)
+    y = qd.zeros(32, dtype=qd.float32, device=device)
+    want = np.zeros(32, np.float32)
+    steps = [(2.0, x, y, base, slice(None)), (2.0, x, y, base, slice(None)),
+             (-0.0, x, y, base, slice(None)), (0.0, x, y, base, slice(None)),
+             (0.0, x, y, base, slice(None))]
+    for a, xs, ys, xh, sl in steps:
+        signs(a, xs, ys)
+        want[sl] += np.copysign(1.0, a) * xh
+        np.testing.assert_array_equal(np.asarray(y.to_device("cpu")), want, err_msg=str(a))
+    other = qd.asarray(base * 3, device=device)   # new memory, the same shape
+    for _ in range(2):
+        signs(1.0, other, y)
+        want += base * 3
+    np.testing.assert_array_equal(np.asarray(y.to_device("cpu")), want)
+    for lo in (0, 8, 8, 16):                      # views: offsets and lengths
+        signs(1.0, x[lo:lo + 8], y[lo:lo + 8])
+        want[lo:lo + 8] += base[lo:lo + 8]
+        np.testing.assert_array_equal(np.asarray(y.to_device("cpu")), want, err_msg=str(lo))
+    signs(1.0, x[::2], y[:16])                    # strided
+    want[:16] += base[::2]
+    np.testing.assert_array_equal(np.asarray(y.to_device("cpu")), want)
