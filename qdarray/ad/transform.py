@@ -443,6 +443,9 @@ class Gen:
             if op in WRITES:
                 if act.value(instr.args[-1].id):
                     self.rule(instr, env, adj, None)
+                elif op is Op.STORE:  # a constant overwrote the element: its old value
+                    b = AdjointBuilder(self, instr, env, adj)  # had no effect, gradient 0
+                    b.clear_grad(b.indices(1, len(instr.args) - 1))
                 return
             r = instr.result
             if r is None:
