@@ -85,23 +85,3 @@ def test_complex_scalars_pass_as_two_parts(device, dtype):
     got = host(qd.full(3, -0.5 + 4j, dtype=qd.complex64 if dtype == np.complex64
                         else qd.complex128, device=device))
     np.testing.assert_array_equal(got, np.full(3, dtype(-0.5 + 4j)))
-
-
-def test_booleans_in_arithmetic_follow_numpy(device):
-    """`mask * x`, True + True (or), `*` of booleans (and), `//` and `**` of booleans (int8),
-    in place, as on the CPU (tests/array/test_elementwise_functions.py)."""
-    m = np.array([True, False, True, False])
-    x = np.array([2.0, -3.0, 0.5, 4.0], dtype=np.float32)
-    i = np.array([5, 7, -2, 1], dtype=np.int8)
-    qm, qx, qi = (qd.asarray(v, device=device) for v in (m, x, i))
-    with np.errstate(divide="ignore"):
-        floor = i // ~m
-    for got, want in [(qm * qx, m * x), (qx + qm, x + m), (qm * 2, m * 2), (1.5 * qm, 1.5 * m),
-                      (qm + qi, m + i), (qm + qm, m + m), (qm * qm, m * m), (qm ** qm, m ** m),
-                      (qi // qd.asarray(~m, device=device), floor),
-                      (qd.sum(qm * qx), np.sum(m * x))]:
-        assert got.device == qd.Device(device)
-        np.testing.assert_array_equal(np.asarray(got.to_device("cpu")), want)
-        assert got.dtype == np.asarray(want).dtype
-    qm += qd.asarray([False, True, False, False], device=device)
-    np.testing.assert_array_equal(np.asarray(qm.to_device("cpu")), [True, True, True, False])
