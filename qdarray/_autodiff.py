@@ -212,7 +212,7 @@ def write(name: str, x: Array, key: Any, value: Any, old: Any) -> None:
         tape.write(name, x, key, value, old)
 
 
-def before_write(x: Array, name: str) -> Any:
+def before_write(x: Array, name: str, key: Any = Ellipsis) -> Any:
     """Where `x`'s cotangent goes on this thread's tape before the write `name` (its
     companion or node; None when untracked), checking that the tape's record of it still
     holds (call only when `TAPES` is not empty)."""
@@ -221,7 +221,7 @@ def before_write(x: Array, name: str) -> Any:
         return None
     if len(TAPES) > 1:
         tape.nested(name, (x,))
-    return tape.before_write(x, name)
+    return tape.before_write(x, name, key)
 
 
 def inplace(name: str, x1: Array, x2: Any, category: str | None) -> Array | None:

@@ -313,7 +313,7 @@ def setitem(x: Array, key: Any, value: Any) -> None:
         native_key = normalize_key(x, key)[0]
     native_value = _native_value(x, value)
     taped = bool(TAPES)
-    old = _autodiff.before_write(x, "x[key] = value") if taped else None
+    old = _autodiff.before_write(x, "x[key] = value", native_key) if taped else None
     shared = type(value) is Array and value._buffer is x._buffer
     if shared and type(native_value) is not np.ndarray:
         # The value views the target's memory. NumPy copies an overlapping value before it

@@ -5,7 +5,8 @@
 - `qd.ad.Tape()` records the kernel launches and namespace operations of a block;
   `tape.backward(loss)` runs their reverses, last first (`Tape(loss=y)` does it on exit);
 - `qd.ad.grad(f)` / `qd.ad.value_and_grad(f)`: the functional form, as in JAX;
-- `qd.ad.stop_gradient(x)`: a constant view of `x`.
+- `qd.ad.stop_gradient(x)`: a constant view of `x`; `qd.ad.zero_grad(*arrays)` clears
+  gradients (`Tape(zero_grads=True)` clears those of every array it recorded).
 
 Loop-carried locals of dynamic loops live on per-thread adstacks sized exactly at launch from
 the loop bounds (`qdarray.ad.sizing`, `qdarray.ad.sizer`): max-reducer kernels evaluate the
@@ -23,11 +24,12 @@ from ..kernels.kernel import set_reverse
 from . import tape as _tape
 from .checkpoint_launch import memory_limit, set_memory_limit
 from .functional import grad, stop_gradient, value_and_grad
+from .snapshots import zero_grad
 from .tape import Tape
 
 __all__ = ["Tape", "AdStackOverflowError", "AdStackSizingError", "AutodiffError", "grad",
            "memory_limit", "reset_stats", "set_memory_limit", "stats", "stop_gradient",
-           "value_and_grad"]
+           "value_and_grad", "zero_grad"]
 
 
 def stats() -> dict[str, Any]:
@@ -48,7 +50,8 @@ def stats() -> dict[str, Any]:
         `group_efficiency_reordered` (Σ entries / Σ_groups threads x largest entries,
         before and after reordering; 1.0 on CPUs, which do not group),
         `tape_operations` and `tape_kernel_launches` (namespace operations and kernel
-        launches recorded on tapes), and `tape_bytes_held` (what the tapes not yet run
+        launches recorded on tapes), `tape_snapshot_bytes` (copies tapes made of what
+        recorded writes overwrote of what recorded reverses need), and `tape_bytes_held` (what the tapes not yet run
         keep for their reverses now: arrays the VJP rules need, kernel arguments, gradient
         companions they made; `tape.stats()` gives one tape's).
 

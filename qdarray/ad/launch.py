@@ -207,9 +207,9 @@ class ReverseLauncher:
         counter(list(args) + [counts, starts])
         return counts
 
-    def __call__(self, args: Sequence[Any]) -> None:
+    def __call__(self, args: Sequence[Any], check: bool = True) -> None:
         with _HEAPS_IN_USE:  # one reverse launch at a time uses the shared heap buffers
-            self.launch(args)
+            self.launch(args, check)
 
     def check_reads(self, args: Sequence[Any]) -> None:
         """Raise when an array the forward launch read was written since."""
@@ -251,9 +251,9 @@ class ReverseLauncher:
         flat = args if self.flat_args else [a for _, a in flatten(self.specs, args)]
         return self.sizer.size(flat, args)
 
-    def launch(self, args: Sequence[Any]) -> None:
+    def launch(self, args: Sequence[Any], check: bool = True) -> None:
         flat = args if self.flat_args else [a for _, a in flatten(self.specs, args)]
-        if self.reads:
+        if self.reads and check:
             self.check_reads(args)
         self.execute(args, flat, None)
 
@@ -531,9 +531,12 @@ _KEYS: dict[type, Any] = {**KEY_FUNCS, Array: _array_key, BufferView: _view_key}
 
 
 def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None,
-                   table: dict[Any, ReverseLauncher] | None = None) -> None:
+                   table: dict[Any, ReverseLauncher] | None = None, check: bool = True
+                   ) -> None:
     """Run the reverse of `kernel` on `args` (target None: the arrays' device); `table` is
-    the kernel's launcher table when the caller holds it."""
+    the kernel's launcher table when the caller holds it. `check`: compare the arrays the
+    last forward launch read with what they are now (a tape, which checks each recorded
+    launch's own, passes False)."""
     debug = _state["debug"]
     if kernel._guards and not holds(kernel.fn, kernel._guards):
         kernel.environment_changed()
@@ -552,7 +555,7 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
         launcher = prepare_reverse(kernel, args, target, debug)
         table[key] = launcher
         kernel.watch(launcher.watched)
-    launcher(args)
+    launcher(args, check)
 
 
 class GradKernel:

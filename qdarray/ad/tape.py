@@ -8,12 +8,20 @@ reverse of each record, last first: a kernel launch's reverse kernel, which accu
 the `.grad` companions of its arguments, or an operation's VJP rules, which accumulate into
 its inputs' cotangents. `Tape(loss=y)` runs the reverse when the block ends.
 
-What the reverse needs must still hold when it runs. Before a launch's reverse the tape checks
-that the arrays the launch only read are unchanged (by write generation; a NumPy array passed
-directly, which counts no writes, by a copy kept when the launch ran): a changed integer
-array, a loop bound, raises `AdStackSizingError`, a changed float input `AutodiffError`.
-Before an operation's VJP it checks that the arrays its rules kept are unchanged, naming the
-operation and, when the tape saw it, the write.
+What the reverse needs must still hold when it runs. The tape knows the region of each
+array a launch reads and writes (kernels/regions.py) and the arrays an operation's rules keep;
+a later write it records (a launch, `x[key] = value`) that overwrites part of them first
+copies that part, and an in-place launch (`x[i] = f(x[i])`) copies what it overwrites of what
+it read (snapshots.py). The reverse runs last first and puts each copy back as it passes the
+write, undoing the write's generation too, so every check below sees the memory as its record
+saw it; when the reverses are done the arrays hold their final values again.
+
+Before a launch's reverse the tape checks that the arrays the launch read are unchanged (by
+write generation; a NumPy array passed directly, which counts no writes, by a copy kept when
+the launch ran): a write the tape did not see (outside it, or through an export such as
+np.asarray) to a changed integer array, a loop bound, raises `AdStackSizingError`, to a float
+input `AutodiffError`. Before an operation's VJP it checks that the arrays its rules kept are
+unchanged, naming the operation and, when the tape saw it, the write.
 """
 
 from __future__ import annotations
@@ -34,11 +42,23 @@ from .._errors import AdStackSizingError, AutodiffError
 from .._indexing import setitem
 from ..buffer_view import BufferView
 from .records import backprop, nbytes, saved_arrays
+from .snapshots import (
+    Needs,
+    Snapshot,
+    final_state,
+    hull,
+    key_box,
+    launch_access,
+    own_overwrites,
+    region,
+    take_within_limit,
+    zero_recorded_grads,
+)
 
 _LIVE: weakref.WeakSet[Tape] = weakref.WeakSet()
 _INEXACT = frozenset(_dtypes.FLOATING_DTYPES)  # results that can carry a gradient
 _NOTHING: tuple[Any, ...] = ()  # the values of an operation whose rules need none
-COUNTS = {"tape_operations": 0, "tape_kernel_launches": 0}
+COUNTS = {"tape_operations": 0, "tape_kernel_launches": 0, "tape_snapshot_bytes": 0}
 
 
 @dataclasses.dataclass
@@ -49,6 +69,20 @@ class _Launch:
     # (name, buffer token, generation, dtype); a NumPy array has no token: (name, the array,
     # a copy of what the launch read, dtype)
     inputs: list[tuple[str, Any, Any, Any]]
+    snaps: list[Snapshot] = dataclasses.field(default_factory=list)
+    # the memory it wrote: (buffer token, generation before, after, read by the launch too)
+    chain: list[tuple[Any, int, int, bool]] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class _Write:
+    """A namespace write `x[key] = value` on the tape: the copy of what it overwrote that a
+    recorded reverse needs, and the generations it moved x's memory between."""
+
+    snaps: list[Snapshot]
+    buffer: Any
+    before: int
+    after: int | None = None
 
 
 def _arrays(names: Sequence[str], args: Sequence[Any], numpy: bool = False
@@ -82,6 +116,9 @@ class Tape:
             the block ends. Without it, call `tape.backward(loss)` after the block.
         validation: check every recorded kernel launch for overwrites of elements it read
             (slow: runs each launch through the interpreter first; see `qdarray.ad.validate`).
+        zero_grads: set the gradient of every array the tape recorded to zero before the
+            reverses accumulate into it (as `ti.ad.Tape` does); by default gradients add to
+            what they hold.
 
     Example::
 
@@ -92,7 +129,8 @@ class Tape:
         print(x.grad)                 # cos(x) * x + sin(x)
     """
 
-    def __init__(self, loss: Any = None, *, validation: bool = False) -> None:
+    def __init__(self, loss: Any = None, *, validation: bool = False,
+                 zero_grads: bool = False) -> None:
         if loss is not None:
             if type(loss) is not Array:
                 raise TypeError(
@@ -109,6 +147,11 @@ class Tape:
                     "Use a kernel that reduces it to one element first (e.g. out[0] += v).")
         self.loss = loss
         self.validation = validation
+        self.zero_grads = zero_grads
+        self.needs = Needs()  # the regions recorded reverses need
+        self.indexed = 0  # records up to here have their needs in `needs`
+        self.snapshot_bytes = 0
+        self.pending: _Write | None = None
         self.records: list[Any] = []
         self.done = False
         self.recording = False
@@ -293,14 +336,24 @@ class Tape:
         COUNTS["tape_operations"] += 1
         return node
 
-    def before_write(self, x: Array, name: str) -> Any:
-        """Where `x`'s cotangent goes before the write `name`; raises, before anything is
-        written, when the write cannot be recorded."""
+    def before_write(self, x: Array, name: str, key: Any = Ellipsis) -> Any:
+        """Where `x`'s cotangent goes before the write `name` of `x[key]`; raises, before
+        anything is written, when the write cannot be recorded. Copies what the write will
+        overwrite of what a recorded reverse needs."""
         if not self.recording:
             return None
         target = self._target(x, name)
         if type(target) is Node and target.alias:
             raise _alias_error(target, "written through")
+        self.index_needs()
+        snaps = []
+        w = region(x, key_box(x._data.shape, key))
+        if w is not None:
+            b = self.needs.overwritten(w)
+            if b is not None:
+                snaps.append(self._take(w.array, b, True, name))
+        self.pending = _Write(snaps, x._buffer, x._buffer.generation)
+        self.records.append(self.pending)
         return target
 
     def write(self, name: str, x: Array, key: Any, value: Any, old: Any) -> None:
@@ -308,6 +361,9 @@ class Tape:
         (`before_write`, taken before it)."""
         if not self.recording:
             return
+        if self.pending is not None and self.pending.buffer is x._buffer:
+            self.pending.after = x._buffer.generation
+        self.pending = None
         self.writers[x._buffer] = name
         old_target = old
         if type(old) is Node and old.companion is not None:
@@ -390,25 +446,72 @@ class Tape:
             if type(a) is Array and a._grad is None and self._target(a, kernel.__name__):
                 self.materialize(a)
             tracked = tracked or _has_grad(a)
+        acc = launch_access(kernel, args, launcher)
+        snaps = self._launch_snapshots(kernel, acc)
+        read = {name for name, r in acc.reads if r is not None}
+        memory = {id(r.array._buffer): r.array._buffer for _, r in acc.written()}
+        chain = [(buf, buf.generation) for buf in memory.values()]
         launcher(args)
         names = kernel.param_names
         written = {".".join((names[i], *path)) for i, path in launcher.bumps}
         inputs: list[tuple[str, Any, Any, Any]] = []
         for name, a in arrays:
             if type(a) is np.ndarray:
-                if name not in written:
+                if name not in written and name in read:
                     # NumPy arrays count no writes: what the launch read is kept to compare.
                     inputs.append((name, a, a.copy(), a.dtype))
                 continue
             buf, dtype = _token(a)
             if name not in written:
-                inputs.append((name, buf, buf.generation, dtype))
+                if name in read:
+                    inputs.append((name, buf, buf.generation, dtype))
                 continue
             self.writers[buf] = f"kernel '{kernel.__name__}'"
             if tracked and not _has_grad(a) and dtype.kind in "fc":
                 self._give_companion(kernel, name, a)
-        self.records.append(_Launch(kernel, args, target, inputs))
+        read_memory = {id(r.array._buffer) for r in acc.read_regions()}
+        rec = _Launch(kernel, args, target, inputs, snaps,
+                      [(buf, g0, buf.generation, id(buf) in read_memory) for buf, g0 in chain])
+        for r in acc.read_regions():
+            self.needs.add(r)
+        self.records.append(rec)
+        self.indexed = len(self.records)
         COUNTS["tape_kernel_launches"] += 1
+
+    def _launch_snapshots(self, kernel: Any, acc: Any) -> list[Snapshot]:
+        """Copies of what a launch with regions `acc` is about to overwrite of what recorded
+        reverses need, and of what it overwrites of what it read itself."""
+        own = own_overwrites(kernel, acc)
+        if not acc.writes:
+            return []
+        self.index_needs()
+        snaps = []
+        for name, w in acc.written():
+            b = self.needs.overwritten(w)
+            before = True
+            if name in own:
+                own_box, before = own[name]
+                if before:
+                    b = own_box if b is None else hull(b, own_box)
+            if b is not None:
+                snaps.append(self._take(w.array, b, before, f"kernel '{kernel.__name__}'"))
+        return snaps
+
+    def _take(self, array: Array, b: Any, before: bool, by: str) -> Snapshot:
+        snap = take_within_limit(array, b, before, by, snapshot_bytes())
+        self.snapshot_bytes += snap.nbytes
+        COUNTS["tape_snapshot_bytes"] += snap.nbytes
+        return snap
+
+    def index_needs(self) -> None:
+        """Add the arrays kept by the operations recorded since the last call to the
+        regions recorded reverses need."""
+        for rec in self.records[self.indexed:]:
+            if type(rec) is Node:
+                for value in rec.values:
+                    for a in saved_arrays(value):
+                        self.needs.add_array(a)
+        self.indexed = len(self.records)
 
     def _give_companion(self, kernel: Any, name: str, a: Any) -> None:
         """A kernel output computed from arrays with gradients gets a companion, so what
@@ -472,7 +575,10 @@ class Tape:
         self.recording = False
         pause = _Paused()
         TAPES.append(pause)
+        finals, generations = final_state(self.records)
         try:
+            if self.zero_grads:
+                zero_recorded_grads(self.records)
             node: Any = target
             if type(node) is Node and node.companion is None:
                 node.cot = seed
@@ -482,6 +588,11 @@ class Tape:
                 comp._buffer.generation += 1
             self._run()
         finally:
+            # The reverses rewound the arrays the tape copied: give them their final values.
+            for snap in finals:
+                snap.restore()
+            for buf, generation in generations:
+                buf.generation = generation
             TAPES.remove(pause)
             self._release()
 
@@ -495,6 +606,8 @@ class Tape:
         self.orphans = {}
         self.companions = []
         self.owned = set()
+        self.needs = Needs()
+        self.pending = None
 
     def grad(self) -> None:
         """Seed the loss given to the constructor with 1 and run the recorded reverses."""
@@ -504,14 +617,38 @@ class Tape:
         from .launch import grad_of, launch_reverse
 
         for rec in reversed(self.records):
-            if type(rec) is Node:
+            t = type(rec)
+            if t is Node:
                 backprop(rec, self.writers)
                 continue
-            if not any(grad_of(a) is not None for _, a in _arrays(rec.kernel.param_names,
-                                                                   rec.args)):
-                continue  # no gradient in or out (e.g. a kernel filling an index array)
-            self.check_inputs(rec)
-            launch_reverse(rec.kernel, rec.args, rec.target)
+            if t is _Write:
+                for snap in rec.snaps:
+                    snap.restore()
+                if rec.after is not None and rec.buffer.generation == rec.after:
+                    rec.buffer.generation = rec.before
+                continue
+            for buf, _, after, read in rec.chain:
+                if read and buf.generation != after:
+                    raise AutodiffError(
+                        f"An array kernel '{rec.kernel.__name__}' read and wrote was written "
+                        "after the launch was recorded by a write the tape did not see (a "
+                        "kernel outside it, or an export such as np.asarray or DLPack), so its "
+                        "reverse would use the new values. Write it inside the tape, or use a "
+                        "copy for the later writes.")
+            for snap in rec.snaps:
+                if snap.before:
+                    snap.restore()
+            if any(grad_of(a) is not None for _, a in _arrays(rec.kernel.param_names,
+                                                               rec.args)):
+                # (none: no gradient in or out, e.g. a kernel filling an index array)
+                self.check_inputs(rec)
+                launch_reverse(rec.kernel, rec.args, rec.target, check=False)
+            for snap in rec.snaps:
+                if not snap.before:
+                    snap.restore()
+            for buf, before, after, _ in rec.chain:
+                if buf.generation == after:
+                    buf.generation = before
 
     @staticmethod
     def check_inputs(launch: _Launch) -> None:
@@ -536,27 +673,33 @@ class Tape:
 
     def stats(self) -> dict[str, int]:
         """What this tape holds: `operations` (namespace operations recorded),
-        `kernel_launches`, and `bytes_held` (the arrays its records keep for the reverse
-        and the gradient companions it made, each counted once)."""
+        `kernel_launches`, `bytes_held` (the arrays its records keep for the reverse, the
+        gradient companions it made, each counted once, and its snapshots) and
+        `snapshot_bytes` (the copies it made of what later writes overwrote of what
+        recorded reverses need; after the reverses: what it had made)."""
         if self.done:
             return {"operations": self._counts[0], "kernel_launches": self._counts[1],
-                    "bytes_held": 0}
+                    "bytes_held": 0, "snapshot_bytes": self.snapshot_bytes}
         seen: dict[int, int] = {}
-        ops = 0
+        ops = launches = 0
         for rec in self.records:
             if type(rec) is Node:
                 ops += 1
                 for value in rec.values:
                     for a in saved_arrays(value):
                         seen[id(a._data)] = nbytes(a)
+            elif type(rec) is _Write:
+                continue
             else:
+                launches += 1
                 for _, a in _arrays(rec.kernel.param_names, rec.args):
                     arr = a._base if type(a) is BufferView else a
                     seen[id(arr._data)] = nbytes(arr)
         for comp in self.companions:
             seen[id(comp._data)] = nbytes(comp)
-        return {"operations": ops, "kernel_launches": len(self.records) - ops,
-                "bytes_held": sum(seen.values())}
+        return {"operations": ops, "kernel_launches": launches,
+                "bytes_held": sum(seen.values()) + self.snapshot_bytes,
+                "snapshot_bytes": self.snapshot_bytes}
 
 
 def _key_generations(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -607,7 +750,7 @@ class _Paused:
     def op(self, name: str, out: Any, ins: tuple[Any, ...], params: Any) -> Any:
         return out
 
-    def before_write(self, x: Array, name: str) -> None:
+    def before_write(self, x: Array, name: str, key: Any = Ellipsis) -> None:
         return None
 
     def write(self, name: str, x: Array, key: Any, value: Any, old: Any) -> None:
@@ -639,3 +782,8 @@ class _Paused:
 def bytes_held() -> int:
     """Bytes held by the records of every tape not yet run."""
     return sum(t.stats()["bytes_held"] for t in list(_LIVE) if not t.done)
+
+
+def snapshot_bytes() -> int:
+    """Bytes of the snapshots held by every tape not yet run."""
+    return sum(t.snapshot_bytes for t in list(_LIVE) if not t.done)

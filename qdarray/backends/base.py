@@ -102,6 +102,12 @@ class Backend(Protocol):
         """The CUDA Array Interface of a native array (None: the kind's arrays have none)."""
         ...
 
+    def byte_layout(self, native: Any) -> tuple[int, tuple[int, ...]]:
+        """Where `native`'s first element lies in its memory and its strides, in bytes; the
+        first figure is comparable between arrays over the same memory (the tape compares
+        the regions kernels read and write through different views with it)."""
+        ...
+
     def window_root(self, native: Any) -> tuple[Any, int]:
         """For a 1-D contiguous native array: the outermost 1-D contiguous array of the same
         dtype it is a slice of, and its element offset there (BufferView's base and offset)."""

@@ -89,6 +89,9 @@ class CpuBackend:
     def index_add(self, native: np.ndarray, key: tuple[Any, ...], values: Any) -> None:
         np.add.at(native, key, values)
 
+    def byte_layout(self, native: np.ndarray) -> tuple[int, tuple[int, ...]]:
+        return native.__array_interface__["data"][0], native.strides
+
     def window_root(self, native: np.ndarray) -> tuple[np.ndarray, int]:
         """The outermost 1-D contiguous array of the same dtype that `native` (1-D, contiguous)
         is a slice of, and `native`'s element offset in it."""

@@ -124,6 +124,9 @@ class SimulatedCudaBackend(_CudaBase):
     def index_add(self, native: np.ndarray, key: tuple[Any, ...], values: Any) -> None:
         np.add.at(native, key, values)
 
+    def byte_layout(self, native: np.ndarray) -> tuple[int, tuple[int, ...]]:
+        return self._cpu.byte_layout(native)
+
     def window_root(self, native: np.ndarray) -> tuple[np.ndarray, int]:
         return self._cpu.window_root(native)
 
@@ -238,6 +241,9 @@ class CupyBackend(_CudaBase):
             import cupyx  # type: ignore[import-not-found]  # with CuPy
 
             cupyx.scatter_add(native, key, values)
+
+    def byte_layout(self, native: Any) -> tuple[int, tuple[int, ...]]:
+        return native.data.ptr, native.strides
 
     def window_root(self, native: Any) -> tuple[Any, int]:
         """The outermost 1-D contiguous array of the same dtype that `native` views, and

@@ -95,6 +95,9 @@ class OpenCLBackend:
     def to_host(self, native: Any) -> np.ndarray:
         return native.to_host()  # type: ignore[no-any-return]
 
+    def byte_layout(self, native: ClArray) -> tuple[int, tuple[int, ...]]:
+        return int(native.offset), tuple(native.strides)
+
     def window_root(self, native: ClArray) -> tuple[ClArray, int]:
         """The whole buffer as a 1-D array, and `native`'s element offset in it."""
         item = native.dtype.itemsize

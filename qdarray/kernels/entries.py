@@ -30,7 +30,7 @@ from .records import KernelRecord, RecordFormatError, as_list, as_str, decode_re
 from .records import encode_record as _encode_record
 from .types import type_str
 
-FORMAT = 1
+FORMAT = 2
 Deps = list[tuple[tuple[str, ...], str]]
 
 
@@ -71,10 +71,12 @@ def decode_deps(x: Any) -> Deps:
 
 @dataclass(frozen=True)
 class Entry:
-    """A stored forward kernel: its compiled record, written parameters, dependencies."""
+    """A stored forward kernel: its compiled record, written parameters, what it reads and
+    writes of each (regions.derive), dependencies."""
 
     record: KernelRecord
     written: tuple[str, ...]
+    access: Any
     deps: Deps
 
 
@@ -89,6 +91,7 @@ def load(kernel: Any, key: str) -> Entry | None:
             raise RecordFormatError("another format or key")
         entry = Entry(decode_record(data["record"]),
                       tuple(as_str(w) for w in as_list(data["written"])),
+                      _decode_access(data["access"]),
                       decode_deps(data["deps"]))
     except (RecordFormatError, KeyError, TypeError, ValueError, IndexError) as exc:
         cache.damaged(f"qdarray_entry_{key}.json", f"{type(exc).__name__}: {exc}")
@@ -98,11 +101,31 @@ def load(kernel: Any, key: str) -> Entry | None:
     return entry
 
 
-def store(key: str, record: KernelRecord, written: Sequence[str], deps: Deps) -> None:
+def _decode_access(x: Any) -> Any:
+    """An access summary as stored (JSON; regions.derive): checked for its outline."""
+    if not isinstance(x, dict) or set(x) != {"reads", "writes", "order"}:
+        raise RecordFormatError("an access summary of another form")
+    for k in ("reads", "writes"):
+        for entry in as_list(x[k]):
+            name, index = as_list(entry, 2)
+            as_str(name)
+            if index is not None:
+                as_list(index)
+    n = (len(x["reads"]), len(x["writes"]))
+    for item in as_list(x["order"]):
+        r, w, rel = as_list(item, 3)
+        if not (isinstance(r, int) and isinstance(w, int) and 0 <= r < n[0] and 0 <= w < n[1]
+                and rel in ("rbw", "raw", "mixed")):
+            raise RecordFormatError("an access summary of another form")
+    return x
+
+
+def store(key: str, record: KernelRecord, written: Sequence[str], access: Any,
+          deps: Deps) -> None:
     """Write an entry under `key` (replacing any entry stored there)."""
     try:
         data = {"format": FORMAT, "key": key, "record": _encode_record(record),
-                "written": list(written), "deps": encode_deps(deps)}
+                "written": list(written), "access": access, "deps": encode_deps(deps)}
     except (RecordFormatError, TypeError):
         return
     cache.write_record(f"qdarray_entry_{key}", data)

@@ -310,17 +310,19 @@ def signature(kernel: Any, args: Sequence[Any]) -> tuple[list[tuple[str, ArgSpec
 
 
 def build_ir(kernel: Any, specs: list[tuple[str, ArgSpec]], *, debug: bool, lower: bool,
-             recorder: Recorder | None = None) -> tuple[KernelIR, tuple[str, ...]]:
-    """The kernel's IR for these argument specs after the compile pipeline, and the names
-    of the parameters it writes (`recorder` notes what the frontend read from Python)."""
+             recorder: Recorder | None = None) -> tuple[KernelIR, tuple[str, ...], Any]:
+    """The kernel's IR for these argument specs after the compile pipeline, the names of
+    the parameters it writes, and what it reads and writes of each (regions.derive; the
+    tape's regions) (`recorder` notes what the frontend read from Python)."""
     # The frontend and the passes load with the first compile: a process whose kernels all
     # come from the disk cache (entries.py) imports neither, a part of its start-up.
     from .frontend import build
     from .passes import pipeline
+    from .regions import derive
 
     ir = build(kernel.source(), specs, recorder)
     written = dict(ir.meta).get("written", ())
-    return pipeline(ir, debug=debug, lower=lower), written
+    return pipeline(ir, debug=debug, lower=lower), written, derive(ir)
 
 
 def _from_entry(kernel: Any, args: Sequence[Any], specs: list[tuple[str, ArgSpec]], key: str,
@@ -336,6 +338,7 @@ def _from_entry(kernel: Any, args: Sequence[Any], specs: list[tuple[str, ArgSpec
     launcher = launcher_of(entry.record, packers, bumps, target, debug, device)
     if launcher is not None:
         launcher.deps = launcher.watched = entry.deps
+        launcher.access = entry.access
         count("entries_loaded")
     return launcher
 
@@ -356,8 +359,8 @@ def prepare(kernel: Any, args: Sequence[Any], target: KernelTarget | None, debug
             if stored is not None:
                 return stored
     recorder = Recorder(kernel.source())
-    ir, written = build_ir(kernel, specs, debug=debug, lower=target.lowers_views,
-                           recorder=recorder)
+    ir, written, access = build_ir(kernel, specs, debug=debug, lower=target.lowers_views,
+                                   recorder=recorder)
     bumps = written_paths(kernel.param_names, written)
     check_writeable(kernel, args, bumps)
     packers = [packer(s, f"{kernel.__name__}() argument '{n}'", not target.lowers_views,
@@ -365,10 +368,11 @@ def prepare(kernel: Any, args: Sequence[Any], target: KernelTarget | None, debug
     launcher = target.launcher(ir, packers, bumps, debug=debug, device=device)
     launcher.deps = recorder.result()
     launcher.watched = recorder.watched()
+    launcher.access = access
     if key is not None and launcher.deps is not None:
         record = record_of(launcher)
         if record is not None:
-            entries.store(key, record, written, launcher.deps)
+            entries.store(key, record, written, access, launcher.deps)
     return launcher
 
 

@@ -108,6 +108,9 @@ class Launcher:
     # What this process checks at each call (env.Recorder.watched: also what has no
     # fingerprint, by identity)
     watched: list[tuple[tuple[str, ...], str]] | None = None
+    # What the kernel reads and writes of each array parameter (regions.derive; None for
+    # kernels qdarray builds itself)
+    access: Any = None
 
     def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any]) -> None:
         self.kernel = kernel

@@ -45,7 +45,7 @@ def test_every_rule_is_exercised() -> None:
         args = [qd.asarray(a, requires_grad=True) for a in inputs]
         with qd.ad.Tape() as tape:
             wholeprog.program(spec, "cpu")(*args)
-            seen.update(r.rule.name for r in tape.records)
+            seen.update(r.rule.name for r in tape.records if hasattr(r, "rule"))
     own_tests = {"asarray", "to_device", "add_at", "view's transpose"}  # the last two: nested
     rules = {name for name, rule in VJPS.items() if not rule.zero}
     assert rules - own_tests - seen == set()
@@ -276,24 +276,26 @@ def test_writes_the_tape_records_give_jax_gradients() -> None:
                                rtol=1e-12)
 
 
-def test_writing_what_the_tape_needs_raises_naming_both() -> None:
-    x = qd.asarray(np.array([0.5, 1.0]), requires_grad=True)
+def test_writing_what_the_tape_needs_is_undone_for_the_reverse() -> None:
+    x0 = np.array([0.5, 1.0])
+    x = qd.asarray(x0, requires_grad=True)
     w = qd.asarray(np.array([2.0, 3.0]))
     with qd.ad.Tape() as tape:
         loss = qd.sum(qd.sin(x) * w)              # keeps sin(x) for nothing, w for x
-        w[0] = 7.0                                 # w changes under the tape
-    with pytest.raises(qd.AutodiffError) as info:
-        tape.backward(loss)
-    msg = str(info.value)
-    assert "multiply (operation 1 on the tape) needs its argument 'x2'" in msg
-    assert "shape (2,), dtype float64" in msg and "by x[key] = value" in msg
+        w[0] = 7.0                                 # w changes under the tape: a copy is kept
+    assert tape.stats()["snapshot_bytes"] == 8
+    tape.backward(loss)
+    np.testing.assert_allclose(host(x.grad), np.cos(x0) * [2.0, 3.0], rtol=1e-14)
+    np.testing.assert_array_equal(host(w), [7.0, 3.0])
 
+    x = qd.asarray(x0, requires_grad=True)
     with qd.ad.Tape() as tape:
         e = qd.exp(x)                              # keeps its result
         e *= 2.0                                   # an in-place operator on it
         loss = qd.sum(e)
-    with pytest.raises(qd.AutodiffError, match="exp .* needs its result .* written afterwards"):
-        tape.backward(loss)
+    tape.backward(loss)
+    np.testing.assert_allclose(host(x.grad), 2 * np.exp(x0), rtol=1e-14)
+    np.testing.assert_allclose(host(e), 2 * np.exp(x0), rtol=1e-14)
 
 
 def test_writes_the_tape_does_not_see_still_raise() -> None:
@@ -453,11 +455,13 @@ def test_stats_report_operations_and_bytes_held() -> None:
         a = x + w                                  # keeps nothing
         b = a * w                                  # keeps w (800 bytes) for a
         loss = qd.sum(qd.sin(b))                   # keeps b (800 bytes)
-    assert tape.stats() == {"operations": 4, "kernel_launches": 0, "bytes_held": 1600}
+    assert tape.stats() == {"operations": 4, "kernel_launches": 0, "bytes_held": 1600,
+                            "snapshot_bytes": 0}
     assert qd.ad.stats()["tape_operations"] == 4
     assert qd.ad.stats()["tape_bytes_held"] >= 1600
     tape.backward(loss)
-    assert tape.stats() == {"operations": 4, "kernel_launches": 0, "bytes_held": 0}
+    assert tape.stats() == {"operations": 4, "kernel_launches": 0, "bytes_held": 0,
+                            "snapshot_bytes": 0}
 
 
 def test_numpy_functions_are_recorded_or_refused() -> None:

@@ -114,6 +114,9 @@ class VulkanBackend:
         np.add.at(host, hkey, values.to_host() if isinstance(values, VkArray) else values)
         copy_ops.write_host(native, host)
 
+    def byte_layout(self, native: VkArray) -> tuple[int, tuple[int, ...]]:
+        return int(native.offset), tuple(native.strides)
+
     def window_root(self, native: VkArray) -> tuple[VkArray, int]:
         """The whole buffer as a 1-D array, and `native`'s element offset in it."""
         item = native.dtype.itemsize

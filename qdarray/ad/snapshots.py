@@ -1,0 +1,378 @@
+"""Regions and snapshots: what a recorded reverse still needs, and copies of what later
+writes overwrite of it.
+
+A kernel launch reads a region of each array argument and writes a region of some
+(`kernels/regions.py` derives them from the kernel, evaluated here at launch as boxes: per
+axis a half-open interval). A namespace operation on the tape keeps whole arrays. The tape
+indexes these *needed* regions per memory (`Needs`). A later write to that memory (a kernel
+launch, `x[key] = value`) that meets one of them first copies the part of its own write
+region that meets it (a `Snapshot`); the reverse puts the copy back when it passes the write,
+so every reverse sees what its launch or operation saw. A launch that reads and then
+overwrites the same elements (`x[i] = f(x[i])`, one array passed for a read and a written
+parameter) keeps the overwritten region the same way, and its reverse runs on it.
+
+Regions are compared in one array's coordinates when both come from arrays with the same
+layout over the memory (same first element, strides and shape: the same array, passed again),
+and otherwise by the byte span they cover, which can only find more overlap than there is
+(the copy is then larger, never wrong).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from .._array import Array
+from .._errors import AutodiffError
+from ..buffer_view import BufferView
+from ..kernels.regions import Box, box
+
+Key = tuple[int, tuple[int, ...], tuple[int, ...]]  # (first byte, strides, shape)
+
+
+@dataclasses.dataclass(slots=True)
+class Region:
+    """A box of an array: `array` (an Array; a BufferView's base) in its coordinates."""
+
+    array: Array
+    key: Key
+    box: Box
+    span: tuple[int, int]  # the bytes [lo, hi) it covers, comparable within one memory
+
+
+def _key(a: Array) -> Key:
+    first, strides = a._device.backend.byte_layout(a._data)
+    return int(first), tuple(int(s) for s in strides), tuple(a._data.shape)
+
+
+def _span(key: Key, b: Box, itemsize: int) -> tuple[int, int]:
+    first, strides, _ = key
+    lo = hi = first
+    for (a, z), s in zip(b, strides, strict=True):
+        if z <= a:
+            return first, first
+        lo += min(a * s, (z - 1) * s)
+        hi += max(a * s, (z - 1) * s)
+    return lo, hi + itemsize
+
+
+def region(a: Any, b: Box | None = None) -> Region | None:
+    """The region `b` of argument `a` (an Array or BufferView; None: all of it), None when
+    empty. A BufferView's box is moved to its base's coordinates."""
+    if type(a) is BufferView:
+        base = a._base
+        if b is None:
+            b = ((0, a._size),)
+        if base._data.ndim != 1:
+            b = tuple((0, n) for n in base._data.shape)
+        else:
+            b = ((a._offset + b[0][0], a._offset + b[0][1]),)
+        a = base
+    elif b is None:
+        b = tuple((0, n) for n in a._data.shape)
+    if any(z <= lo for lo, z in b):
+        return None
+    key = _key(a)
+    return Region(a, key, b, _span(key, b, a._dtype.itemsize))
+
+
+def meet(w: Region, n: Region) -> Box | None:
+    """The part of write region `w` (in its coordinates) that may overwrite region `n`."""
+    if w.span[1] <= n.span[0] or n.span[1] <= w.span[0]:
+        return None
+    if w.key != n.key:
+        return w.box
+    out = tuple((max(a, c), min(z, d)) for (a, z), (c, d) in zip(w.box, n.box, strict=True))
+    return None if any(z <= a for a, z in out) else out
+
+
+def hull(a: Box, b: Box) -> Box:
+    return tuple((min(p, r), max(q, s)) for (p, q), (r, s) in zip(a, b, strict=True))
+
+
+class Needs:
+    """The regions recorded reverses need, per memory: one box per layout (the hull of the
+    regions added through it), so the index stays as small as the number of layouts."""
+
+    def __init__(self) -> None:
+        self.by_memory: dict[Any, dict[Key, Region]] = {}
+
+    def add(self, r: Region) -> None:
+        layouts = self.by_memory.setdefault(r.array._buffer, {})
+        old = layouts.get(r.key)
+        if old is None:
+            layouts[r.key] = Region(r.array, r.key, r.box, r.span)
+        elif old.box != r.box:
+            old.box = hull(old.box, r.box)
+            old.span = (min(old.span[0], r.span[0]), max(old.span[1], r.span[1]))
+
+    def add_array(self, a: Array) -> None:
+        r = region(a)
+        if r is not None:
+            self.add(r)
+
+    def overwritten(self, w: Region) -> Box | None:
+        """The part of write region `w` that meets a needed region (their hull; None)."""
+        out = None
+        for n in self.by_memory.get(w.array._buffer, {}).values():
+            m = meet(w, n)
+            if m is not None:
+                out = m if out is None else hull(out, m)
+        return out
+
+
+@dataclasses.dataclass(slots=True)
+class Snapshot:
+    """What `array[box]` held before a write; put back before (or, for a launch that reads
+    what it wrote itself, after) that write's reverse."""
+
+    array: Array
+    key: Key
+    box: Box
+    data: Any  # a native copy
+    before: bool
+    nbytes: int
+
+    def restore(self) -> None:
+        self.array._data[_slices(self.box)] = self.data
+
+
+def _slices(b: Box) -> tuple[slice, ...]:
+    return tuple(slice(a, z) for a, z in b)
+
+
+def take(array: Array, b: Box, before: bool) -> Snapshot:
+    """A copy of `array[b]` (as it is now)."""
+    view = array._data[_slices(b)]
+    data = array._device.backend.asarray(view, None, True, array._device)
+    return Snapshot(array, _key(array), b, data, before, _nbytes(array, b))
+
+
+def _nbytes(array: Array, b: Box) -> int:
+    return int(np.prod([z - a for a, z in b], dtype=np.int64)) * array._dtype.itemsize
+
+
+def take_within_limit(array: Array, b: Box, before: bool, by: str, held: int) -> Snapshot:
+    """`take`, when the tapes' snapshots (`held` bytes now) stay within
+    `qd.ad.set_memory_limit`; a MemoryError with the figures otherwise."""
+    from .checkpoint_launch import memory_limit
+
+    limit = memory_limit()
+    n = _nbytes(array, b)
+    if limit is not None and held + n > limit:
+        raise MemoryError(
+            f"{by} overwrites {n} bytes of an array (shape {array.shape}, region "
+            f"{[list(r) for r in b]}) that a recorded reverse needs, and the tapes already "
+            f"keep {held} bytes of such copies: more than the {limit} bytes of "
+            "qd.ad.set_memory_limit. Raise the limit, or keep each step's state in its own "
+            "slice of a time-indexed array (x[t + 1] computed from x[t]), which needs no "
+            "copies.")
+    return take(array, b, before)
+
+
+def final_state(records: Any) -> tuple[list[Snapshot], list[tuple[Any, int]]]:
+    """Copies of what the reverses of `records` will put back (each region once), and the
+    generation of every memory a recorded write moved: what `backward` restores at its end,
+    so the arrays hold their final values again."""
+    finals: dict[Any, Snapshot] = {}
+    generations: dict[int, tuple[Any, int]] = {}
+    for rec in records:
+        snaps = getattr(rec, "snaps", None)
+        if snaps is None:
+            continue
+        memories = [c[0] for c in rec.chain] if hasattr(rec, "chain") else [rec.buffer]
+        for buf in memories:
+            generations[id(buf)] = (buf, buf.generation)
+        for s in snaps:
+            k = (id(s.array._buffer), s.key, s.box)
+            if k not in finals:
+                finals[k] = take(s.array, s.box, True)
+    return list(finals.values()), list(generations.values())
+
+
+def zero_recorded_grads(records: Any) -> None:
+    """Set the gradient of every array `records` (a tape's) touch to zero."""
+    from .._autodiff import Node
+
+    seen: set[int] = set()
+    for rec in records:
+        if type(rec) is Node:
+            grads = [t.companion if type(t) is Node else t for t in rec.targets]
+        elif hasattr(rec, "kernel"):
+            values: dict[str, Any] = {}
+            _flatten(rec.kernel.param_names, rec.args, values)
+            grads = [a._grad_base if type(a) is BufferView else a._grad
+                     for a in values.values() if type(a) in (Array, BufferView)]
+        else:
+            continue
+        for g in grads:
+            if type(g) is Array and id(g._buffer) not in seen:
+                seen.add(id(g._buffer))
+                g._data[...] = 0
+                g._buffer.generation += 1
+
+
+def zero_grad(*arrays: Any) -> None:
+    """Set the gradient of each array to zero (arrays without one are left as they are).
+
+    Example::
+
+        qd.ad.zero_grad(x, v)          # before the next optimisation step's tape
+    """
+    for a in arrays:
+        if type(a) is BufferView:
+            base = a._grad_base
+            if base is not None:
+                base._data[a._offset:a._offset + a._size] = 0
+                base._buffer.generation += 1
+            continue
+        if type(a) is Array:
+            g = a._grad
+        else:
+            raise TypeError(f"zero_grad takes qdarray Arrays or BufferViews; got "
+                            f"{type(a).__name__}.")
+        if g is not None:
+            g._data[...] = 0
+            g._buffer.generation += 1
+
+
+# -- a launch's regions ---------------------------------------------------------------------
+
+
+@dataclasses.dataclass(slots=True)
+class LaunchAccess:
+    """The regions one launch reads and writes: one per access of the kernel's summary
+    (None: not touched at this launch), by parameter name, and the order of each (read,
+    write) pair of accesses within a thread."""
+
+    reads: list[tuple[str, Region | None]]
+    writes: list[tuple[str, Region | None]]
+    order: list[tuple[int, int, str]]
+
+    def read_regions(self) -> list[Region]:
+        return [r for _, r in self.reads if r is not None]
+
+    def written(self) -> list[tuple[str, Region]]:
+        """Each written parameter's region (the hull of its accesses' boxes)."""
+        out: dict[str, Region] = {}
+        for name, r in self.writes:
+            if r is None:
+                continue
+            prev = out.get(name)
+            out[name] = r if prev is None else Region(
+                r.array, r.key, hull(prev.box, r.box),
+                (min(prev.span[0], r.span[0]), max(prev.span[1], r.span[1])))
+        return list(out.items())
+
+
+def _flatten(names: Any, args: Any, out: dict[str, Any]) -> None:
+    for name, a in zip(names, args, strict=True):
+        if dataclasses.is_dataclass(a) and not isinstance(a, type):
+            fields = dataclasses.fields(a)
+            _flatten([f"{name}.{f.name}" for f in fields], [getattr(a, f.name) for f in fields],
+                     out)
+        else:
+            out[name] = a
+
+
+def launch_access(kernel: Any, args: Any, launcher: Any) -> LaunchAccess:
+    """The regions of one launch of `kernel` with `args` (the kernel's access summary
+    evaluated; a launcher without one: every array argument read whole and every written
+    one written whole, each read before the writes)."""
+    values: dict[str, Any] = {}
+    _flatten(kernel.param_names, args, values)
+    shapes = {}
+    for name, a in values.items():
+        if type(a) is Array:
+            shapes[name] = a._data.shape
+        elif type(a) is BufferView:
+            shapes[name] = (a._size,)
+    access = launcher.access
+    if access is None:
+        written = {".".join((kernel.param_names[i], *path)) for i, path in launcher.bumps}
+        reads = [(n, region(values[n])) for n in shapes]
+        writes = [(n, region(values[n])) for n in shapes if n in written]
+        order = [(i, j, "rbw") for i in range(len(reads)) for j in range(len(writes))]
+        return LaunchAccess(reads, writes, order)
+    out = []
+    for table in (access["reads"], access["writes"]):
+        regions: list[tuple[str, Region | None]] = []
+        for name, index in table:
+            r = None
+            if name in shapes:
+                b = box([index], values, shapes[name], shapes)
+                r = None if b is None else region(values[name], b)
+            regions.append((name, r))
+        out.append(regions)
+    return LaunchAccess(out[0], out[1], [(r, s, rel) for r, s, rel in access["order"]])
+
+
+def own_overwrites(kernel: Any, acc: LaunchAccess) -> dict[str, tuple[Box, bool]]:
+    """The part of each written parameter's region that the launch itself reads before (or
+    after) writing it: name -> (box, read before the write). Raises `AutodiffError` where
+    a read and a write of one element come in either order (a serial loop holds both)."""
+    out: dict[str, tuple[Box, bool]] = {}
+    for i, j, rel in acc.order:
+        rname, r = acc.reads[i]
+        wname, w = acc.writes[j]
+        if r is None or w is None or r.array._buffer is not w.array._buffer:
+            continue
+        m = meet(w, r)
+        if m is None:
+            continue
+        if rel == "mixed":
+            same = "" if rname == wname else f" (through parameter '{rname}')"
+            raise AutodiffError(
+                f"Kernel '{kernel.__name__}' reads elements of '{wname}'{same} both before "
+                "and after writing them (a serial loop reads what an earlier iteration "
+                "wrote), so its reverse cannot see what each read saw. Read the old values "
+                "from one array and write the new ones to another (x_new[i] = f(x[i])), or "
+                "launch the loop's steps one by one.")
+        before = rel == "rbw"
+        prev = out.get(wname)
+        if prev is not None and prev[1] != before:
+            raise AutodiffError(
+                f"Kernel '{kernel.__name__}' reads some elements of '{wname}' before writing "
+                "them and others after, so its reverse cannot see what each read saw. Read "
+                "the old values from one array and write the new ones to another.")
+        out[wname] = (m if prev is None else hull(prev[0], m), before)
+    return out
+
+
+def key_box(shape: tuple[int, ...], key: Any) -> Box:
+    """The box `x[key]` writes in an array of `shape`: exact for integers and slices (a
+    strided slice gives its hull), the whole array for anything else."""
+    whole = tuple((0, n) for n in shape)
+    if key is Ellipsis:
+        return whole
+    items = key if type(key) is tuple else (key,)
+    if not all(k is Ellipsis or type(k) is slice or isinstance(k, (int, np.integer))
+               for k in items):
+        return whole  # index arrays, masks, new axes
+    ellipses = [i for i, k in enumerate(items) if k is Ellipsis]
+    if len(ellipses) > 1:
+        return whole
+    if ellipses:
+        at = ellipses[0]
+        fill = (slice(None),) * (len(shape) - len(items) + 1)
+        items = items[:at] + fill + items[at + 1:]
+    if len(items) > len(shape):
+        return whole
+    items = items + (slice(None),) * (len(shape) - len(items))
+    out = []
+    for k, n in zip(items, shape, strict=True):
+        if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+            i = int(k) + n if k < 0 else int(k)
+            out.append((i, i + 1))
+        else:
+            start, stop, step = k.indices(n)
+            m = len(range(start, stop, step))
+            if m == 0:
+                out.append((0, 0))
+            elif step > 0:
+                out.append((start, start + (m - 1) * step + 1))
+            else:
+                out.append((start + (m - 1) * step, start + 1))
+    return tuple(out)
