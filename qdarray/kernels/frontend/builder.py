@@ -249,6 +249,27 @@ class Builder:
 
     # -- constants and conversions -------------------------------------------------------
 
+    def weak_default(self, kind: type) -> DType:
+        """The dtype a weak value of Python type `kind` (bool, int, float) takes where no
+        other operand decides: a local, a result of two weak operands."""
+        return self.ctx.default_float if kind is float else T.WEAK_DEFAULT[kind]
+
+    def local_dtype(self, value: Any) -> DType:
+        """The dtype of a new local (or func result) first assigned `value`: a typed value's
+        own, a literal's or weak float's the default for its kind."""
+        if type(value) is TVal:
+            if value.weak and value.dtype.kind == "f":
+                return self.ctx.default_float
+            return value.dtype
+        return self.weak_default(type(value))
+
+    def promote_weak(self, strong: DType, kind: type) -> DType:
+        """The dtype of `strong op weak` where the weak operand is a Python `kind`: NumPy's
+        rule, except that a float with an integer or bool gives the default float."""
+        if kind is float and strong.kind != "f":
+            return self.ctx.default_float
+        return T.promote_weak(strong, kind)
+
     def const(self, value: Any, dtype: DType) -> TVal:
         if dtype.kind in "iu":
             if isinstance(value, float) and not value.is_integer():

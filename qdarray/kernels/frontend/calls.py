@@ -107,7 +107,8 @@ def visit_Call(kb: Builder, node: ast.Call) -> Any:
     if isinstance(callee, DType):
         return explicit_cast(kb, callee, node)
     if callee in _CASTS:
-        return explicit_cast(kb, _CASTS[callee], node, python=callee)
+        dtype = kb.ctx.default_float if callee is builtins.float else _CASTS[callee]
+        return explicit_cast(kb, dtype, node, python=callee)
     if callee is language.cast:
         if len(node.args) != 2:
             kb.fail("qd.cast takes (value, dtype).", "Use qd.cast(x, qd.float32).", node)
@@ -258,7 +259,7 @@ def math_call(kb: Builder, op: Op, node: ast.Call) -> Any:
         if dtype.kind == "b":
             kb.type_fail("abs() of a bool is not supported.", "Use int(x).", node)
     elif dtype.kind != "f":
-        dtype = _dtypes.float64
+        dtype = kb.ctx.default_float
     args = tuple(kb.cast_to(v, dtype).value for v in vals)
     rtype = _dtypes.bool if op in _PREDICATES else dtype
     return TVal(kb.emit(op, args, (), rtype), weak)  # type: ignore[arg-type]
@@ -355,6 +356,7 @@ def inline(kb: Builder, func: Any, node: ast.Call) -> Any:
         kb.ctx.stack + (kb.frame(node),),
         is_kernel=False,
         params=frozenset(bound.arguments),
+        default_float=kb.ctx.default_float if func.default_float is None else func.default_float,
     )
     caller, saved_top, saved_result = kb.ctx, kb.top, kb.func_result
     values = {}
@@ -408,7 +410,7 @@ def func_argument(kb: Builder, func: Any, name: str, value: Any, ann: Any, node:
         return kb.implicit(value, ann, "safe", f"Parameter '{name}' of func '{func.__name__}'")
     if ann in (builtins.int, builtins.float, builtins.bool):
         return kb.implicit(
-            value, T.WEAK_DEFAULT[ann], "safe", f"Parameter '{name}' of func '{func.__name__}'"
+            value, kb.weak_default(ann), "safe", f"Parameter '{name}' of func '{func.__name__}'"
         )
     if isinstance(ann, (T.ArrayAnnotation, T.ViewAnnotation)):
         if type(value) is not MemRef or not ann.accepts(value.value.type):

@@ -263,10 +263,10 @@ def common(kb: Builder, a: Any, b: Any) -> tuple[DType, bool]:
     if sa or sb:
         strong, other = (a, b) if sa else (b, a)
         kind = type(other) if is_const(other) else T.weak_kind(other.dtype)
-        return T.promote_weak(strong.dtype, kind), False
+        return kb.promote_weak(strong.dtype, kind), False
     kind_a = type(a) if is_const(a) else T.weak_kind(a.dtype)
     kind_b = type(b) if is_const(b) else T.weak_kind(b.dtype)
-    return T.WEAK_DEFAULT[T.promote_weak_pair(kind_a, kind_b)], True
+    return kb.weak_default(T.promote_weak_pair(kind_a, kind_b)), True
 
 
 def fold(kb: Builder, op: Op, a: Any, b: Any, node: ast.AST | None) -> Any:
@@ -311,7 +311,7 @@ def binop(kb: Builder, op: Op, a: Any, b: Any, node: ast.AST | None = None) -> A
             node,
         )
     if op is Op.TRUEDIV and dtype.kind != "f":
-        dtype = _dtypes.float64
+        dtype = kb.ctx.default_float
     va = kb.cast_to(a, dtype)
     vb = kb.cast_to(b, dtype)
     rtype = _dtypes.bool if op in COMPARISONS else dtype
