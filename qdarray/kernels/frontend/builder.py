@@ -432,12 +432,26 @@ class Builder:
         else:
             base, prefix = ref, ()
         parts = index if isinstance(index, tuple) else (index,)
+        if any(p is None for p in parts):
+            self.none_index(base, node)
         indices = prefix + tuple(self.index_value(p, node) for p in parts)
         if len(indices) > base.ndim:
             self.fail(f"{describe(base)} has {_count(base.ndim, 'dimension')} but is indexed "
                       f"with {len(indices)}.", f"Use at most {_count(base.ndim, 'index')}.",
                       node)
         return base, indices
+
+    def none_index(self, base: MemRef, node: ast.AST) -> NoReturn:
+        """`x[None]`: Taichi's access to a 0-d field; kernels index arrays with integers."""
+        name = base.name
+        if base.ndim == 0:
+            fix = f"Use {name}[()] to read or update a 0-d array."
+        else:
+            fix = (f"Use a shape-(1,) array and {name}[0], as for a loss that "
+                   "qd.ad.Tape(loss=...) takes: qd.zeros(1, dtype=qd.float32, "
+                   "requires_grad=True) (a 0-d array is indexed x[()]).")
+        self.type_fail(f"{describe(base)} is indexed with None (Taichi's spelling for a 0-d "
+                       "field); kernels index arrays with integers.", fix, node)
 
     def note_write(self, ref: MemRef) -> None:
         self.written.add(ref.name)
