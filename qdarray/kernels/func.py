@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 from typing import Any, cast
@@ -34,6 +35,20 @@ def _check_parameters(fn: Any, what: str) -> inspect.Signature:
                 "list of parameters. Use explicit parameters or a frozen dataclass."
             )
     return sig
+
+
+def unknown_keyword(sig: inspect.Signature, kwargs: Any) -> str | None:
+    """What is wrong, as sentences to follow "f() ", when a call passes a keyword that `sig`
+    has no parameter for (Python's `bind` reports a missing parameter first, naming another
+    one), else None."""
+    names = list(sig.parameters)
+    for key in kwargs:
+        if key not in sig.parameters:
+            close = difflib.get_close_matches(key, names, 1)
+            guess = f" Did you mean '{close[0]}'?" if close else ""
+            return (f"got an unexpected keyword argument '{key}'; its parameters are "
+                    f"{', '.join(names)}.{guess}")
+    return None
 
 
 class Function:

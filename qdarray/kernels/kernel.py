@@ -18,7 +18,7 @@ from .args import KEY_FUNCS, signature_key
 from .bound_reads import Reads, read_paths
 from .debug import _state
 from .env import guards, holds
-from .func import Func, Function, func
+from .func import Func, Function, func, unknown_keyword
 from .options import DEFAULT_FLOAT
 from .target import KernelTarget, target_of
 
@@ -65,6 +65,9 @@ class Kernel(Function):
         self._tables: list[dict[Any, Any]] = [*self._launchers, *self._interpreted]
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        unknown = unknown_keyword(self._signature, kwargs)
+        if unknown is not None:
+            raise KernelTypeError(f"{self.__name__}() {unknown}")
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as exc:

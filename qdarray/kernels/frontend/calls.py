@@ -14,7 +14,7 @@ from ... import _dtypes
 from ..._dtypes import DType
 from .. import language, qdmath
 from .. import types as T
-from ..func import Func, Function
+from ..func import Func, Function, unknown_keyword
 from ..ir import Op
 from ..ops import OPS
 from . import exprs, stmts, views
@@ -338,6 +338,10 @@ def inline(kb: Builder, func: Any, node: ast.Call) -> Any:
     if kb.recorder is not None:
         kb.recorder.enter(func, src)
     annotations = func.annotations()
+    unknown = unknown_keyword(func._signature, [k.arg for k in node.keywords if k.arg])
+    if unknown is not None:
+        kb.fail(f"Cannot call func '{func.__name__}': it {unknown}",
+                "Use the func's parameter names.", node)
     try:
         bound = inspect.signature(func.fn).bind(
             *[kb.expr(a) for a in node.args],
