@@ -26,13 +26,13 @@ def check_float(value: Any, what: str) -> DType:
     """`value` as a DType when it names float32 or float64 (a DType, NumPy type or name);
     a TypeError naming `what` and the value otherwise."""
     try:
-        dtype = _dtypes.normalize_dtype(value) if value is not float else _dtypes.float64
+        dtype = _dtypes.normalize_dtype(value)
     except (TypeError, ValueError):
         dtype = None
     if dtype not in FLOAT_TYPES:
         raise TypeError(f"{what} takes qd.float32 or qd.float64; got {value!r}. "
                         "Use default_float=qd.float32 (or qd.float64, the default).")
-    return dtype  # type: ignore[return-value]
+    return dtype
 
 
 def _from_environment() -> DType:

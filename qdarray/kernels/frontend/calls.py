@@ -107,8 +107,8 @@ def visit_Call(kb: Builder, node: ast.Call) -> Any:
     if isinstance(callee, DType):
         return explicit_cast(kb, callee, node)
     if callee in _CASTS:
-        dtype = kb.ctx.default_float if callee is builtins.float else _CASTS[callee]
-        return explicit_cast(kb, dtype, node, python=callee)
+        to = kb.ctx.default_float if callee is builtins.float else _CASTS[callee]
+        return explicit_cast(kb, to, node, python=callee)
     if callee is language.cast:
         if len(node.args) != 2:
             kb.fail("qd.cast takes (value, dtype).", "Use qd.cast(x, qd.float32).", node)
