@@ -51,12 +51,16 @@ def _reference(x: np.ndarray) -> np.ndarray:
 X = np.linspace(0.0, 1.0, 1000, dtype=f32)
 
 
-def test_literals_stay_float32_bit_for_bit(launch):
+def test_literals_stay_float32_bit_for_bit(launch, backend):
     y32, y64 = np.zeros_like(X), np.zeros_like(X)
     launch(relax32, X, y32)
     launch(relax64, X, y64)
     want = _reference(X)
-    np.testing.assert_array_equal(y32, want)
+    if backend == "cuda":
+        # NVVM may fuse a * b + c into one rounding (docs/cuda.md): float32 to a few ulp
+        np.testing.assert_allclose(y32, want, rtol=1e-6)
+    else:
+        np.testing.assert_array_equal(y32, want)
     # with float64 literals the local is float64: the same formula rounds elsewhere
     assert (y64 != want).sum() > 100
     np.testing.assert_allclose(y64, want, rtol=1e-6)
@@ -187,3 +191,29 @@ def test_pickled_by_value_keeps_the_option():
     k = qd.kernel(default_float=qd.float32)(inner)
     back = pickle.loads(pickle.dumps(k))
     assert back.default_float is qd.float32
+
+
+@qd.func(default_float=qd.float32)
+def _halve(v: float):
+    return v * 0.5
+
+
+@qd.kernel
+def calls_a_float32_func(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        y[i] = _halve(x[i])  # `v: float` is float32 in _halve
+
+
+def test_a_funcs_float_parameters_follow_its_setting():
+    x, y = np.zeros(2), np.zeros(2)
+    with pytest.raises(qd.KernelTypeError, match="Parameter 'v' of func '_halve' has type "
+                                                 "float32"):
+        calls_a_float32_func(x, y)  # a float64 value into a float32 parameter narrows
+
+    @qd.kernel
+    def weak_argument(y: qd.Array[qd.float64, 1]):
+        for i in range(y.shape[0]):
+            y[i] = _halve(0.1)
+
+    weak_argument(y)
+    assert y.tolist() == [float(np.float32(0.1) * np.float32(0.5))] * 2

@@ -413,9 +413,10 @@ def func_argument(kb: Builder, func: Any, name: str, value: Any, ann: Any, node:
     if isinstance(ann, DType):
         return kb.implicit(value, ann, "safe", f"Parameter '{name}' of func '{func.__name__}'")
     if ann in (builtins.int, builtins.float, builtins.bool):
-        return kb.implicit(
-            value, kb.weak_default(ann), "safe", f"Parameter '{name}' of func '{func.__name__}'"
-        )
+        dtype = kb.weak_default(ann)
+        if ann is builtins.float and func.default_float is not None:
+            dtype = func.default_float  # the func's own default float types its parameters
+        return kb.implicit(value, dtype, "safe", f"Parameter '{name}' of func '{func.__name__}'")
     if isinstance(ann, (T.ArrayAnnotation, T.ViewAnnotation)):
         if type(value) is not MemRef or not ann.accepts(value.value.type):
             got = describe(value) if type(value) is not MemRef else T.type_str(value.value.type)
