@@ -39,7 +39,10 @@ def _from_environment() -> DType:
     text = os.environ.get("QDARRAY_DEFAULT_FLOAT", "").strip()
     if not text:
         return _dtypes.float64
-    return check_float(text, "QDARRAY_DEFAULT_FLOAT")
+    if text not in ("float32", "float64"):
+        raise ValueError(f"QDARRAY_DEFAULT_FLOAT must be float32 or float64; got {text!r}. "
+                         "Use QDARRAY_DEFAULT_FLOAT=float32, or leave it unset for float64.")
+    return _dtypes.float32 if text == "float32" else _dtypes.float64
 
 
 # [the package-wide default float]: a one-element list read at every kernel call

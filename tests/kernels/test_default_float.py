@@ -5,7 +5,10 @@ the launching tests on their devices."""
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -217,3 +220,16 @@ def test_a_funcs_float_parameters_follow_its_setting():
 
     weak_argument(y)
     assert y.tolist() == [float(np.float32(0.1) * np.float32(0.5))] * 2
+
+
+@pytest.mark.parametrize("value,out", [("float32", "float32"), ("", "float64"),
+                                       ("half", "QDARRAY_DEFAULT_FLOAT must be float32 or "
+                                                "float64; got 'half'")])
+def test_environment_variable(value, out):
+    code = ("import qdarray as qd\n"
+            "try:\n    print(qd.default_float().name)\n"
+            "except Exception as e:\n    print(e)\n")
+    env = {**os.environ, "QDARRAY_DEFAULT_FLOAT": value}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out in run.stdout + run.stderr
