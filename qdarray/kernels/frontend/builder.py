@@ -256,7 +256,7 @@ class Builder:
 
     def local_dtype(self, value: Any) -> DType:
         """The dtype of a new local (or func result) first assigned `value`: a typed value's
-        own, a literal's or weak float's the default for its kind."""
+        own; for a literal or a weak float, the default of its kind (the default float)."""
         if type(value) is TVal:
             if value.weak and value.dtype.kind == "f":
                 return self.ctx.default_float
