@@ -270,18 +270,20 @@ from .kernels import (  # noqa: E402
     atomic_min,
     cast,
     debug_mode,
+    default_float,
     func,
     kernel,
     math,
     ndrange,
     select,
     set_debug,
+    set_default_float,
     static,
 )
 
 __all__ += [
     "atomic_add", "atomic_max", "atomic_min", "cast", "debug_mode", "func", "kernel", "math",
-    "ndrange", "select", "set_debug", "static",
+    "ndrange", "select", "set_debug", "static", "default_float", "set_default_float",
 ]
 
 # -- reverse-mode autodiff -----------------------------------------------------------------

@@ -405,10 +405,26 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
         reps = reps[0]
         if reps < 0:
             raise ValueError(f"repeat needs non-negative repeats; got {reps}.")
+        _check_result_size("repeat", x, reps)
     out = _new(xp.repeat(x._data, reps, axis=axis), x._device)
     if TAPES:
         return record("repeat", out, (x,), {"repeats": repeats, "axis": axis})  # type: ignore[no-any-return]
     return out
+
+
+def _check_result_size(func: str, x: Array, reps: int) -> None:
+    """A ValueError with the numbers when `x` repeated `reps` times has more bytes than an
+    array can (NumPy's own check overflows first and reports negative dimensions)."""
+    total = x.size * reps
+    nbytes = total * x._dtype.itemsize
+    if nbytes > _MAX_BYTES:
+        raise ValueError(
+            f"{func}'s result would have {x.size} x {reps} = {total} elements "
+            f"of {x._dtype.itemsize} bytes ({nbytes} bytes), more than the largest array "
+            f"({_MAX_BYTES} bytes). Use fewer repeats.")
+
+
+_MAX_BYTES = 2**63 - 1  # the largest size NumPy (intp) and CuPy arrays can have, in bytes
 
 
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:

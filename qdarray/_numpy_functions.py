@@ -477,8 +477,8 @@ def _array_equal(a1: Any, a2: Any, equal_nan: Any = False) -> builtins.bool:
 def _unique(ar: Any, return_index: Any = False, return_inverse: Any = False,
             return_counts: Any = False, axis: Any = None, *, equal_nan: Any = True,
             sorted: Any = True) -> Array:
-    refuse("unique", return_index=return_index or None, return_inverse=return_inverse or None,
-            return_counts=return_counts or None, axis=axis)
+    _unique_flags(return_index, return_inverse, return_counts)
+    refuse("unique", axis=axis)
     x = one_array(ar, "unique")
     if x._dtype.kind == "c":
         raise NotInNamespace("numpy.unique of complex values has no namespace equivalent")
@@ -488,6 +488,24 @@ def _unique(ar: Any, return_index: Any = False, return_inverse: Any = False,
         if builtins.bool(ut.any(nan)):
             values = values[: values.shape[0] - int(sf.count_nonzero(nan)) + 1]
     return values
+
+
+def _unique_flags(return_index: Any, return_inverse: Any, return_counts: Any) -> None:
+    """np.unique's return_* flags: the namespace functions that give the same results."""
+    flags = [name for name, value in (("return_index", return_index),
+                                       ("return_inverse", return_inverse),
+                                       ("return_counts", return_counts)) if value]
+    if not flags:
+        return
+    if flags == ["return_counts"]:
+        use = "qd.unique_counts(x), which gives the sorted unique values and their counts"
+    elif flags == ["return_inverse"]:
+        use = "qd.unique_inverse(x), which gives the sorted unique values and the inverse indices"
+    else:
+        use = ("qd.unique_all(x), which gives the sorted unique values, the indices of their "
+               "first occurrences, the inverse indices and the counts")
+    raise NotInNamespace(f"numpy.unique with {'=True, '.join(flags)}=True: use {use} on "
+                         "every device")
 
 
 def _unique_values(x: Any) -> Array:

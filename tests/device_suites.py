@@ -33,6 +33,12 @@ ATOMICS = (
     "test_multidimensional_atomics",
 )
 
+# tests/kernels/test_default_float.py (its fixture restores the package-wide setting)
+DEFAULT_FLOAT = (
+    "_restore_default_float", "test_literals_stay_float32_bit_for_bit",
+    "test_package_wide_setting", "test_reverse_mode",
+)
+
 VIEW_KERNELS = (
     "test_array_slices_are_windows", "test_buffer_views_and_views_of_views",
     "test_plain_annotation_takes_the_dtype_from_the_argument", "test_size_shape_len",

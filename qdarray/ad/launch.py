@@ -501,7 +501,7 @@ def _build_reverse(kernel: Any, specs: list[tuple[str, ArgSpec]], debug: bool,
     from ..kernels.passes import resolve_views, simplify
     from .reverse import build_reverse
 
-    built = build(kernel.source(), specs, recorder)
+    built = build(kernel.source(), specs, recorder, default_float=kernel.resolved_float())
     written = dict(built.meta).get("written", ())
     # The forward passes of `pipeline` before its bounds checks (the reverse kernel's own
     # compile adds those for every access); in debug mode resolve_views checks subviews.
@@ -546,10 +546,11 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
         if table is None:
             table = _CACHE[kernel] = {}
             kernel.register_table(table)
+    fl = kernel.resolved_float()
     try:
-        key: Any = (debug, target, tuple([_KEYS[type(a)](a) for a in args]))
+        key: Any = (debug, fl, target, tuple([_KEYS[type(a)](a) for a in args]))
     except KeyError:
-        key = (debug, target, tuple(signature_key(a) for a in args), _mask(args))
+        key = (debug, fl, target, tuple(signature_key(a) for a in args), _mask(args))
     launcher = table.get(key)
     if launcher is None:
         launcher = prepare_reverse(kernel, args, target, debug)

@@ -13,8 +13,10 @@ from .debug import debug_mode, set_debug
 from .func import Func, func
 from .kernel import Kernel, kernel
 from .language import atomic_add, atomic_max, atomic_min, cast, ndrange, select, static
+from .options import default_float, set_default_float
 
 __all__ = [
     "Func", "Kernel", "func", "kernel", "math", "atomic_add", "atomic_max", "atomic_min",
     "cast", "ndrange", "select", "static", "debug_mode", "set_debug", "cache_stats",
+    "default_float", "set_default_float",
 ]

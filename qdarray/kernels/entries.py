@@ -6,7 +6,7 @@ generated code before any of that runs:
 
 - the kernel function's code (`env.code_fingerprint`: bytecode, constants, names, file,
   lines and columns),
-- the argument specs and the target and debug mode,
+- the argument specs, the target, debug mode and the default float type (options.py),
 - what it is for (`"forward"`, or the reverse with its set of gradients),
 - qdarray's own code (`cache.code_fingerprint`), numba's and Python's versions.
 
@@ -52,7 +52,7 @@ def entry_key(kernel: Any, specs: Sequence[tuple[str, ArgSpec]], target: str, de
     if code is None:
         return None
     parts = ["kernel entry", str(FORMAT), code, env.code_fingerprint(kernel.fn), target,
-             str(bool(debug)), purpose]
+             str(bool(debug)), purpose, f"default_float={kernel.resolved_float().name}"]
     parts += [f"{name}={spec_text(spec)}" for name, spec in specs]
     return cache.cache_key("\0".join(parts))
 

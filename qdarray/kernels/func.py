@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 from typing import Any, cast
 
 from .._errors import KernelSyntaxError, KernelTypeError
+from .._dtypes import DType
+from .options import check_float
 from .pickling import reduce_function
 from .source import FunctionSource, parse_function
 
@@ -34,15 +37,33 @@ def _check_parameters(fn: Any, what: str) -> inspect.Signature:
     return sig
 
 
+def unknown_keyword(sig: inspect.Signature, kwargs: Any) -> str | None:
+    """What is wrong, as sentences to follow "f() ", when a call passes a keyword that `sig`
+    has no parameter for (Python's `bind` reports a missing parameter first, naming another
+    one), else None."""
+    names = list(sig.parameters)
+    for key in kwargs:
+        if key not in sig.parameters:
+            close = difflib.get_close_matches(key, names, 1)
+            guess = f" Did you mean '{close[0]}'?" if close else ""
+            return (f"got an unexpected keyword argument '{key}'; its parameters are "
+                    f"{', '.join(names)}.{guess}")
+    return None
+
+
 class Function:
     """A Python function compiled by qdarray: a kernel or a func. Its source is parsed and
     its annotations evaluated once, on first use."""
 
     __name__: str  # set by functools.update_wrapper
 
-    def __init__(self, fn: Any, what: str) -> None:
+    def __init__(self, fn: Any, what: str, default_float: Any = None) -> None:
         functools.update_wrapper(cast(Any, self), fn)
         self.fn = fn
+        # the type Python floats take in its body (options.py); None: the caller's or the
+        # package-wide one
+        self.default_float: DType | None = (
+            None if default_float is None else check_float(default_float, f"@qd.{what}"))
         self._signature = _check_parameters(fn, what)
         self._src: FunctionSource | None = None
         self._annotations: dict[str, Any] | None = None
@@ -66,8 +87,8 @@ class Function:
 class Func(Function):
     """A `@qd.func`: inlined into the kernels (and funcs) that call it."""
 
-    def __init__(self, fn: Any) -> None:
-        super().__init__(fn, "func")
+    def __init__(self, fn: Any, default_float: Any = None) -> None:
+        super().__init__(fn, "func", default_float)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise KernelSyntaxError(
@@ -79,11 +100,16 @@ class Func(Function):
         return f"<qd.func {self.fn.__qualname__}>"
 
 
-def func(fn: Any) -> Func:
+def func(fn: Any = None, *, default_float: Any = None) -> Any:
     """Mark a helper that kernels call; it is inlined at each call site.
 
     Args:
         fn: the helper; it may take scalars and arrays and return a value.
+        default_float: the type Python floats take in the helper (qd.float32 or
+            qd.float64); left out, that of the kernel or func calling it.
+
+    Returns:
+        A `Func` (`@qd.func(default_float=...)` returns the decorator that makes one).
 
     Example::
 
@@ -91,4 +117,6 @@ def func(fn: Any) -> Func:
         def clamp01(v):
             return qd.math.clip(v, 0.0, 1.0)
     """
-    return Func(fn)
+    if fn is None:
+        return lambda f: Func(f, default_float)
+    return Func(fn, default_float)

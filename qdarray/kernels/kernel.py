@@ -12,12 +12,14 @@ from collections.abc import Callable
 from typing import Any
 
 from .._autodiff import TAPES
+from .._dtypes import DType
 from .._errors import KernelTypeError
 from .args import KEY_FUNCS, signature_key
 from .bound_reads import Reads, read_paths
 from .debug import _state
 from .env import guards, holds
-from .func import Func, Function, func
+from .func import Func, Function, func, unknown_keyword
+from .options import DEFAULT_FLOAT
 from .target import KernelTarget, target_of
 
 __all__ = ["Func", "Kernel", "func", "kernel", "set_reverse", "RECORDERS"]
@@ -40,13 +42,18 @@ def set_reverse(make: Callable[[Kernel], Any]) -> None:
 class Kernel(Function):
     """A `@qd.kernel`: calling it compiles (once per signature) and launches."""
 
-    def __init__(self, fn: Any) -> None:
-        super().__init__(fn, "kernel")
+    def __init__(self, fn: Any, default_float: Any = None) -> None:
+        super().__init__(fn, "kernel", default_float)
         self.param_names = tuple(self._signature.parameters)
         self._nparams = len(self.param_names)
-        # one launcher table per debug state, and one for the interpreter
+        # One launcher table per debug state, and one for the interpreter, for the default
+        # float `_float` (the kernel's own, or the package-wide one it follows: when that
+        # changes, `_use_float` switches to the tables of the new one).
         self._launchers: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
         self._interpreted: tuple[dict[Any, Any], dict[Any, Any]] = ({}, {})
+        self._follows = self.default_float is None
+        self._float = DEFAULT_FLOAT[0] if self.default_float is None else self.default_float
+        self._by_float = {self._float: (self._launchers, self._interpreted)}
         # generations of the arrays the last launches only read (bound_reads.py)
         self._reads = Reads()
         self._grad: Any = None
@@ -58,6 +65,9 @@ class Kernel(Function):
         self._tables: list[dict[Any, Any]] = [*self._launchers, *self._interpreted]
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        unknown = unknown_keyword(self._signature, kwargs)
+        if unknown is not None:
+            raise KernelTypeError(f"{self.__name__}() {unknown}")
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as exc:
@@ -65,10 +75,26 @@ class Kernel(Function):
         bound.apply_defaults()
         return tuple(bound.arguments.values())
 
+    def resolved_float(self) -> DType:
+        """The default float type this kernel compiles with now (options.py)."""
+        return DEFAULT_FLOAT[0] if self.default_float is None else self.default_float
+
+    def _use_float(self) -> None:
+        """Switch to the launcher tables of the package-wide default float of now."""
+        self._float = DEFAULT_FLOAT[0]
+        tables = self._by_float.get(self._float)
+        if tables is None:
+            tables = self._by_float[self._float] = (({}, {}), ({}, {}))
+            for table in (*tables[0], *tables[1]):
+                self.register_table(table)
+        self._launchers, self._interpreted = tables
+
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         """Launch the kernel on `args` (compiling it first for a new signature)."""
         if kwargs or len(args) != self._nparams:
             args = self._bind(args, kwargs)
+        if self._follows and self._float is not DEFAULT_FLOAT[0]:
+            self._use_float()
         if self._guards and not holds(self.fn, self._guards):
             self.environment_changed()
         table = self._launchers[_state["debug"]]
@@ -94,6 +120,8 @@ class Kernel(Function):
 
         if kwargs or len(args) != self._nparams:
             args = self._bind(args, kwargs)
+        if self._follows and self._float is not DEFAULT_FLOAT[0]:
+            self._use_float()
         if self._guards and not holds(self.fn, self._guards):
             self.environment_changed()
         table = self._interpreted[_state["debug"]]
@@ -173,7 +201,7 @@ class Kernel(Function):
         return f"<qd.kernel {self.fn.__qualname__}>"
 
 
-def kernel(fn: Any) -> Kernel:
+def kernel(fn: Any = None, *, default_float: Any = None) -> Any:
     """Compile a Python function into a parallel kernel.
 
     The outermost `for` loop runs in parallel (one thread per iteration); everything else
@@ -182,9 +210,13 @@ def kernel(fn: Any) -> Kernel:
 
     Args:
         fn: the kernel function.
+        default_float: the type Python floats take in the kernel where no other operand
+            decides (`acc = 0.0`, `float(i)`, `i / 2`): qd.float32 or qd.float64; left out,
+            the package-wide one (`qd.set_default_float`, float64 unless set).
 
     Returns:
-        A `Kernel`; calling it launches on the device of its array arguments.
+        A `Kernel`; calling it launches on the device of its array arguments
+        (`@qd.kernel(default_float=...)` returns the decorator that makes one).
 
     Example::
 
@@ -193,4 +225,6 @@ def kernel(fn: Any) -> Kernel:
             for i in range(x.shape[0]):
                 y[i] = a * x[i] + y[i]
     """
-    return Kernel(fn)
+    if fn is None:
+        return lambda f: Kernel(f, default_float)
+    return Kernel(fn, default_float)

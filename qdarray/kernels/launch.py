@@ -320,7 +320,7 @@ def build_ir(kernel: Any, specs: list[tuple[str, ArgSpec]], *, debug: bool, lowe
     from .passes import pipeline
     from .regions import derive
 
-    ir = build(kernel.source(), specs, recorder)
+    ir = build(kernel.source(), specs, recorder, default_float=kernel.resolved_float())
     written = dict(ir.meta).get("written", ())
     return pipeline(ir, debug=debug, lower=lower), written, derive(ir)
 

@@ -76,7 +76,8 @@ def _by_value(obj: Any) -> bytes:
     names = {n.id for n in ast.walk(obj.source().tree) if isinstance(n, ast.Name)}
     names -= {*code.co_names, *code.co_varnames, *code.co_cellvars, *code.co_freevars}
     extra = {n: fn.__globals__[n] for n in sorted(names) if n in fn.__globals__}
-    value = (fn, file, text, obj.annotations(), extra)
+    options = {"default_float": None if obj.default_float is None else obj.default_float.name}
+    value = (fn, file, text, obj.annotations(), extra, options)
     return bytes(cloudpickle.dumps(value, protocol=5))
 
 
@@ -101,7 +102,7 @@ def rebuild_function(cls: type, payload: bytes) -> Any:
     obj = _REBUILT.get(key)
     if obj is not None:
         return obj
-    fn, file, text, annotations, extra = pickle.loads(payload)
+    fn, file, text, annotations, extra, options = pickle.loads(payload)
     # cloudpickle (3.1.3 on) sends code objects with the file name "<dynamic-code>"; the
     # source, its diagnostics and the kernel cache's key name the file the code came from.
     fn.__code__ = _named_for(fn.__code__, file)
@@ -113,7 +114,7 @@ def rebuild_function(cls: type, payload: bytes) -> Any:
         # The file is absent here, or holds other text than the code was compiled from: the
         # pickled text is the function's source. (mtime None: checkcache keeps the entry.)
         linecache.cache[file] = (len(text), None, lines, file)
-    obj = cls(fn)
+    obj = cls(fn, **options)
     obj._annotations = annotations
     obj._pickle_payload = payload
     _REBUILT[key] = obj

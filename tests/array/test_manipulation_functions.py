@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -273,3 +275,13 @@ def test_device_mismatch_names_both_devices() -> None:
         qd.concat([qd.zeros((2, 3)), other])
     with pytest.raises(ValueError, match="cpu and arrays\\[1\\] on cuda:1"):
         qd.broadcast_arrays(qd.zeros(3), other)
+
+
+@pytest.mark.parametrize("axis", [None, 0])
+def test_repeat_beyond_the_largest_array_gives_the_numbers(axis: int | None) -> None:
+    # NumPy's own size computation overflows and says "negative dimensions are not allowed"
+    with pytest.raises(ValueError, match=re.escape(
+            "repeat's result would have 2 x 4611686018427387904 = 9223372036854775808 elements "
+            "of 8 bytes (73786976294838206464 bytes), more than the largest array "
+            "(9223372036854775807 bytes). Use fewer repeats.")):
+        qd.repeat(qd.asarray(np.array([1, 2], np.int64)), 2**62, axis=axis)

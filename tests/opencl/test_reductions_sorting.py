@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
@@ -151,6 +153,17 @@ def test_unique_and_nonzero(device):
     same(qd.unique_values(on(device, x)), qd.unique_values(qd.asarray(x)))
     for g, w in zip(qd.nonzero(on(device, x)), qd.nonzero(qd.asarray(x)), strict=True):
         same(g, w)
+
+
+def test_numpy_unique_flags_point_to_the_namespace_functions(device):
+    x = on(device, np.array([5, 1, 5, 3, 1, 1]))
+    for flags, use in [({"return_counts": True}, "use qd.unique_counts(x)"),
+                       ({"return_inverse": True}, "use qd.unique_inverse(x)"),
+                       ({"return_index": True, "return_counts": True}, "use qd.unique_all(x)")]:
+        with pytest.raises(TypeError, match=r"numpy.unique with .*=True: " + re.escape(use)):
+            np.unique(x, **flags)
+    counts = qd.unique_counts(x)  # what the message points to runs on the device
+    assert host(counts.values).tolist() == [1, 3, 5] and host(counts.counts).tolist() == [3, 1, 2]
 
 
 def test_empty_inputs(device):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from device_harness import shared
-from device_suites import ATOMICS, LANGUAGE, OPS, VIEW_KERNELS
+from device_suites import ATOMICS, DEFAULT_FLOAT, LANGUAGE, OPS, VIEW_KERNELS
 
 import qdarray as qd
 from qdarray.backends.vulkan import _instance
@@ -16,6 +16,7 @@ from qdarray.backends.vulkan import _instance
 globals().update(shared("vulkan", "test_ops", OPS))
 globals().update(shared("vulkan", "test_language", LANGUAGE))
 globals().update(shared("vulkan", "test_atomics", ATOMICS))
+globals().update(shared("vulkan", "test_default_float", DEFAULT_FLOAT))
 globals().update(shared("vulkan", "test_view_kernels", VIEW_KERNELS, "buffer_view"))
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ... import _dtypes
+from ..._dtypes import DType
 from ..args import ArgSpec
 from ..ir import KernelIR, Param
 from ..source import FunctionSource, parse_function
@@ -43,13 +45,15 @@ def _param(kb: Builder, name: str, spec: ArgSpec, params: list[Param]) -> Any:
     return TVal(value, spec.weak)
 
 
-def build(src: FunctionSource, specs: list[tuple[str, ArgSpec]], recorder: Any = None
-          ) -> KernelIR:
+def build(src: FunctionSource, specs: list[tuple[str, ArgSpec]], recorder: Any = None,
+          default_float: DType = _dtypes.float64) -> KernelIR:
     """The IR of kernel `src` for arguments described by `specs` (name, spec) in order;
-    `recorder` (an `env.Recorder`) notes what the compile reads from Python."""
+    `recorder` (an `env.Recorder`) notes what the compile reads from Python; Python floats
+    take `default_float` where no other operand decides (options.py)."""
     b = Builder(src.name, VISITORS)
     b.recorder = recorder
-    b.ctx = FuncCtx(src, Scope(), (), is_kernel=True, params=frozenset(n for n, _ in specs))
+    b.ctx = FuncCtx(src, Scope(), (), is_kernel=True, params=frozenset(n for n, _ in specs),
+                    default_float=default_float)
     try:
         params: list[Param] = []
         bindings = [(name, _param(b, name, spec, params)) for name, spec in specs]

@@ -249,6 +249,27 @@ class Builder:
 
     # -- constants and conversions -------------------------------------------------------
 
+    def weak_default(self, kind: type) -> DType:
+        """The dtype a weak value of Python type `kind` (bool, int, float) takes where no
+        other operand decides: a local, a result of two weak operands."""
+        return self.ctx.default_float if kind is float else T.WEAK_DEFAULT[kind]
+
+    def local_dtype(self, value: Any) -> DType:
+        """The dtype of a new local (or func result) first assigned `value`: a typed value's
+        own; for a literal or a weak float, the default of its kind (the default float)."""
+        if type(value) is TVal:
+            if value.weak and value.dtype.kind == "f":
+                return self.ctx.default_float
+            return value.dtype
+        return self.weak_default(type(value))
+
+    def promote_weak(self, strong: DType, kind: type) -> DType:
+        """The dtype of `strong op weak` where the weak operand is a Python `kind`: NumPy's
+        rule, except that a float with an integer or bool gives the default float."""
+        if kind is float and strong.kind != "f":
+            return self.ctx.default_float
+        return T.promote_weak(strong, kind)
+
     def const(self, value: Any, dtype: DType) -> TVal:
         if dtype.kind in "iu":
             if isinstance(value, float) and not value.is_integer():
@@ -411,12 +432,26 @@ class Builder:
         else:
             base, prefix = ref, ()
         parts = index if isinstance(index, tuple) else (index,)
+        if any(p is None for p in parts):
+            self.none_index(base, node)
         indices = prefix + tuple(self.index_value(p, node) for p in parts)
         if len(indices) > base.ndim:
             self.fail(f"{describe(base)} has {_count(base.ndim, 'dimension')} but is indexed "
                       f"with {len(indices)}.", f"Use at most {_count(base.ndim, 'index')}.",
                       node)
         return base, indices
+
+    def none_index(self, base: MemRef, node: ast.AST) -> NoReturn:
+        """`x[None]`: Taichi's access to a 0-d field; kernels index arrays with integers."""
+        name = base.name
+        if base.ndim == 0:
+            fix = f"Use {name}[()] to read or update a 0-d array."
+        else:
+            fix = (f"Use a shape-(1,) array and {name}[0], as for a loss that "
+                   "qd.ad.Tape(loss=...) takes: qd.zeros(1, dtype=qd.float32, "
+                   "requires_grad=True) (a 0-d array is indexed x[()]).")
+        self.type_fail(f"{describe(base)} is indexed with None (Taichi's spelling for a 0-d "
+                       "field); kernels index arrays with integers.", fix, node)
 
     def note_write(self, ref: MemRef) -> None:
         self.written.add(ref.name)

@@ -14,7 +14,7 @@ from ... import _dtypes
 from ..._dtypes import DType
 from .. import language, qdmath
 from .. import types as T
-from ..func import Func, Function
+from ..func import Func, Function, unknown_keyword
 from ..ir import Op
 from ..ops import OPS
 from . import exprs, stmts, views
@@ -107,7 +107,8 @@ def visit_Call(kb: Builder, node: ast.Call) -> Any:
     if isinstance(callee, DType):
         return explicit_cast(kb, callee, node)
     if callee in _CASTS:
-        return explicit_cast(kb, _CASTS[callee], node, python=callee)
+        to = kb.ctx.default_float if callee is builtins.float else _CASTS[callee]
+        return explicit_cast(kb, to, node, python=callee)
     if callee is language.cast:
         if len(node.args) != 2:
             kb.fail("qd.cast takes (value, dtype).", "Use qd.cast(x, qd.float32).", node)
@@ -258,7 +259,7 @@ def math_call(kb: Builder, op: Op, node: ast.Call) -> Any:
         if dtype.kind == "b":
             kb.type_fail("abs() of a bool is not supported.", "Use int(x).", node)
     elif dtype.kind != "f":
-        dtype = _dtypes.float64
+        dtype = kb.ctx.default_float
     args = tuple(kb.cast_to(v, dtype).value for v in vals)
     rtype = _dtypes.bool if op in _PREDICATES else dtype
     return TVal(kb.emit(op, args, (), rtype), weak)  # type: ignore[arg-type]
@@ -337,6 +338,10 @@ def inline(kb: Builder, func: Any, node: ast.Call) -> Any:
     if kb.recorder is not None:
         kb.recorder.enter(func, src)
     annotations = func.annotations()
+    unknown = unknown_keyword(func._signature, [k.arg for k in node.keywords if k.arg])
+    if unknown is not None:
+        kb.fail(f"Cannot call func '{func.__name__}': it {unknown}",
+                "Use the func's parameter names.", node)
     try:
         bound = inspect.signature(func.fn).bind(
             *[kb.expr(a) for a in node.args],
@@ -355,6 +360,7 @@ def inline(kb: Builder, func: Any, node: ast.Call) -> Any:
         kb.ctx.stack + (kb.frame(node),),
         is_kernel=False,
         params=frozenset(bound.arguments),
+        default_float=kb.ctx.default_float if func.default_float is None else func.default_float,
     )
     caller, saved_top, saved_result = kb.ctx, kb.top, kb.func_result
     values = {}
@@ -407,9 +413,10 @@ def func_argument(kb: Builder, func: Any, name: str, value: Any, ann: Any, node:
     if isinstance(ann, DType):
         return kb.implicit(value, ann, "safe", f"Parameter '{name}' of func '{func.__name__}'")
     if ann in (builtins.int, builtins.float, builtins.bool):
-        return kb.implicit(
-            value, T.WEAK_DEFAULT[ann], "safe", f"Parameter '{name}' of func '{func.__name__}'"
-        )
+        dtype = kb.weak_default(ann)
+        if ann is builtins.float and func.default_float is not None:
+            dtype = func.default_float  # the func's own default float types its parameters
+        return kb.implicit(value, dtype, "safe", f"Parameter '{name}' of func '{func.__name__}'")
     if isinstance(ann, (T.ArrayAnnotation, T.ViewAnnotation)):
         if type(value) is not MemRef or not ann.accepts(value.value.type):
             got = describe(value) if type(value) is not MemRef else T.type_str(value.value.type)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import operator
-from typing import Any
+from typing import Any, NoReturn
 
 from ... import _dtypes
 from ..._dtypes import DType
@@ -196,7 +196,8 @@ def visit_Subscript(kb: Builder, node: ast.Subscript) -> Any:
         if type(index) is not int:
             kb.fail(
                 f"Tuples are indexed with integer constants; got {describe(index)}.",
-                "Use qd.static(...) or a constant index.",
+                "Use qd.static(...) or a constant index (a qd.static loop variable, for k in "
+                "qd.static(range(n))), or pass the values as an array argument.",
                 node.slice,
             )
         try:
@@ -207,11 +208,31 @@ def visit_Subscript(kb: Builder, node: ast.Subscript) -> Any:
                 f"Use an index in [0, {len(base)}).",
                 node.slice,
             )
+    if isinstance(base, list):
+        list_index(kb, base, index, node)
     kb.fail(
         f"{describe(base)} cannot be indexed in kernels.",
         "Index array arguments, e.g. x[i, j].",
         node,
     )
+
+
+def list_index(kb: Builder, base: list[Any], index: Any, node: ast.Subscript) -> NoReturn:
+    """A Python list read by a kernel (a module-level `COEFFS = [...]`): kernels index tuples
+    of constants (with constants or qd.static loop variables) and arrays, never lists."""
+    name = ast.unparse(node.value)
+    shown = ", ".join(repr(v) for v in base[:4]) + (", ..." if len(base) > 4 else "")
+    as_tuple = f"{name} = ({shown})"
+    if is_const(index):
+        kb.fail(f"'{name}' is a Python list; kernels do not index lists.",
+                f"Use a tuple ({as_tuple}): a tuple of constants is indexed with constant "
+                f"indices and qd.static loop variables (for k in qd.static(range({len(base)}))).",
+                node)
+    kb.fail(f"'{name}' is a Python list, indexed with a value computed when the kernel runs; "
+            "kernels do not index lists.",
+            f"Use an array argument (pass qd.asarray({name}) and index it), or a tuple "
+            f"({as_tuple}) indexed with a qd.static loop variable "
+            f"(for k in qd.static(range({len(base)}))).", node)
 
 
 def load(kb: Builder, ref: MemRef, indices: tuple[TVal, ...]) -> TVal:
@@ -263,10 +284,10 @@ def common(kb: Builder, a: Any, b: Any) -> tuple[DType, bool]:
     if sa or sb:
         strong, other = (a, b) if sa else (b, a)
         kind = type(other) if is_const(other) else T.weak_kind(other.dtype)
-        return T.promote_weak(strong.dtype, kind), False
+        return kb.promote_weak(strong.dtype, kind), False
     kind_a = type(a) if is_const(a) else T.weak_kind(a.dtype)
     kind_b = type(b) if is_const(b) else T.weak_kind(b.dtype)
-    return T.WEAK_DEFAULT[T.promote_weak_pair(kind_a, kind_b)], True
+    return kb.weak_default(T.promote_weak_pair(kind_a, kind_b)), True
 
 
 def fold(kb: Builder, op: Op, a: Any, b: Any, node: ast.AST | None) -> Any:
@@ -311,7 +332,7 @@ def binop(kb: Builder, op: Op, a: Any, b: Any, node: ast.AST | None = None) -> A
             node,
         )
     if op is Op.TRUEDIV and dtype.kind != "f":
-        dtype = _dtypes.float64
+        dtype = kb.ctx.default_float
     va = kb.cast_to(a, dtype)
     vb = kb.cast_to(b, dtype)
     rtype = _dtypes.bool if op in COMPARISONS else dtype

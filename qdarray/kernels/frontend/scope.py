@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ... import _dtypes
+from ..._dtypes import DType
 from ..ir import Frame, Var
 from ..source import FunctionSource
 from .values import VarRef
@@ -103,6 +105,7 @@ class FuncCtx:
     vars: dict[str, VarRef] = field(default_factory=dict)
     loops: list[Loop] = field(default_factory=list)
     ret: ReturnState | None = None
+    default_float: DType = _dtypes.float64  # the type of Python floats here (options.py)
 
     @property
     def name(self) -> str:

@@ -130,7 +130,7 @@ def assign_name(kb: Builder, name: str, value: Any, node: ast.AST) -> None:
             )
         ref = None  # not bound here: this is a fresh local of each thread
     if ref is None:
-        dtype = value.dtype if type(value) is TVal else T.WEAK_DEFAULT[type(value)]
+        dtype = kb.local_dtype(value)
         ref = VarRef(kb.new_var(name, dtype), getattr(node, "lineno", 0))
         ctx.vars[name] = ref
     v = kb.implicit(value, ref.var.dtype, "safe", f"Local '{name}'")  # type: ignore[arg-type]
@@ -289,7 +289,7 @@ def visit_Return(kb: Builder, node: ast.Return) -> None:
                     "Use a single return at the end of the func to return other values.",
                     node,
                 )
-            dtype = value.dtype if type(value) is TVal else T.WEAK_DEFAULT[type(value)]
+            dtype = kb.local_dtype(value)
             ret.result = VarRef(kb.new_var(f"{ctx.name}_result", dtype), node.lineno)
         v = kb.implicit(
             value,

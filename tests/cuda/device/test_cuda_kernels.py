@@ -4,9 +4,10 @@ device, with the same NumPy oracles (and interpreter-defined semantics) as on th
 from __future__ import annotations
 
 from device_harness import shared
-from device_suites import ATOMICS, LANGUAGE, OPS
+from device_suites import ATOMICS, DEFAULT_FLOAT, LANGUAGE, OPS
 
 globals().update(shared("cuda", "test_ops", OPS + (
     "test_float_floor_division_and_remainder_edges_match_numpy_bits",)))
 globals().update(shared("cuda", "test_language", LANGUAGE))
 globals().update(shared("cuda", "test_atomics", ATOMICS))
+globals().update(shared("cuda", "test_default_float", DEFAULT_FLOAT))
