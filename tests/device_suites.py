@@ -102,6 +102,12 @@ WHOLE_PROGRAM_KERNELS = (
     "test_a_kernel_output_used_through_another_array_raises", "test_gradients_cross_devices",
 )
 
+TIME_STEPPING = (
+    "test_time_indexed_state_needs_no_copies", "test_in_place_steps",
+    "test_one_array_for_a_read_and_a_written_parameter", "test_rows_passed_as_views",
+    "test_namespace_write_of_what_a_launch_read",
+)
+
 RULES = ("sin", "exp", "sqrt", "tanh", "log", "atan2", "pow", "hypot", "floor", "mod", "select")
 
 

@@ -659,15 +659,16 @@ class Tape:
             elif buf.generation == generation:
                 continue
             what = (f"'{name}', an argument kernel '{launch.kernel.__name__}' only reads, was "
-                    "written after the launch was recorded")
+                    "written after the launch was recorded by a write the tape did not see (an "
+                    "export such as np.asarray or DLPack, or a kernel or operation outside the "
+                    "tape)")
+            fix = ("Write it inside the tape with qdarray operations or kernels (the tape "
+                   "keeps what they overwrite for the reverse), or write to a copy.")
             if dtype.kind in "iu":
                 raise AdStackSizingError(
                     f"{what}. It may bound loops, so the reverse would size and run them with "
-                    "the new values. Use a copy for the later writes, or record the launches "
-                    "in separate tapes.")
-            raise AutodiffError(
-                f"{what}, so its reverse would use the new values. Use a copy for the later "
-                "writes, or record the launches in separate tapes.")
+                    f"the new values. {fix}")
+            raise AutodiffError(f"{what}, so its reverse would use the new values. {fix}")
 
     # -- memory --------------------------------------------------------------------------------
 

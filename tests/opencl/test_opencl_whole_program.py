@@ -6,7 +6,8 @@ and kernel launch on the device."""
 from __future__ import annotations
 
 from device_harness import shared
-from device_suites import WHOLE_PROGRAM, WHOLE_PROGRAM_KERNELS
+from device_suites import TIME_STEPPING, WHOLE_PROGRAM, WHOLE_PROGRAM_KERNELS
 
 globals().update(shared("opencl", "test_whole_program", WHOLE_PROGRAM, "ad"))
 globals().update(shared("opencl", "test_whole_program_kernels", WHOLE_PROGRAM_KERNELS, "ad"))
+globals().update(shared("opencl", "test_time_stepping", TIME_STEPPING, "ad"))
