@@ -250,6 +250,7 @@ class LaunchAccess:
     reads: list[tuple[str, Region | None]]
     writes: list[tuple[str, Region | None]]
     order: list[tuple[int, int, str]]
+    read_names: set[str]  # every parameter the kernel reads (NumPy arrays included)
 
     def read_regions(self) -> list[Region]:
         return [r for _, r in self.reads if r is not None]
@@ -295,7 +296,7 @@ def launch_access(kernel: Any, args: Any, launcher: Any) -> LaunchAccess:
         reads = [(n, region(values[n])) for n in shapes]
         writes = [(n, region(values[n])) for n in shapes if n in written]
         order = [(i, j, "rbw") for i in range(len(reads)) for j in range(len(writes))]
-        return LaunchAccess(reads, writes, order)
+        return LaunchAccess(reads, writes, order, set(values))
     out = []
     for table in (access["reads"], access["writes"]):
         regions: list[tuple[str, Region | None]] = []
@@ -306,7 +307,8 @@ def launch_access(kernel: Any, args: Any, launcher: Any) -> LaunchAccess:
                 r = None if b is None else region(values[name], b)
             regions.append((name, r))
         out.append(regions)
-    return LaunchAccess(out[0], out[1], [(r, s, rel) for r, s, rel in access["order"]])
+    return LaunchAccess(out[0], out[1], [(r, s, rel) for r, s, rel in access["order"]],
+                        {name for name, _ in access["reads"]})
 
 
 def own_overwrites(kernel: Any, acc: LaunchAccess) -> dict[str, tuple[Box, bool]]:

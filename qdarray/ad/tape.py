@@ -448,7 +448,7 @@ class Tape:
             tracked = tracked or _has_grad(a)
         acc = launch_access(kernel, args, launcher)
         snaps = self._launch_snapshots(kernel, acc)
-        read = {name for name, r in acc.reads if r is not None}
+        read = acc.read_names
         memory = {id(r.array._buffer): r.array._buffer for _, r in acc.written()}
         chain = [(buf, buf.generation) for buf in memory.values()]
         launcher(args)

@@ -1,7 +1,9 @@
 """Validation mode: find launches that break the rule reverse mode relies on.
 
-The reverse of a kernel reloads what the forward launch read, so a kernel must not overwrite
-a global element it has read in the same launch. `check_launch` runs the kernel through an
+The reverse of a kernel reloads what the forward launch read. The tape keeps a copy of what a
+thread overwrites of what it read itself (ad/snapshots.py), but a thread must not overwrite
+an element another thread of the same launch read: which value that thread saw depends on
+the order the threads ran in (a race), and the reverse cannot know it. `check_launch` runs the kernel through an
 instrumented interpreter on copies of its arguments (arguments over one piece of memory, such
 as one array passed for two parameters, stay over one piece of memory in the copies), records
 every element read and written (by address, so views of one buffer are one array), and
@@ -37,7 +39,7 @@ class _Checker(Interpreter):
     def __init__(self, kernel: Any, names: dict[int, str]) -> None:
         super().__init__(kernel)
         self.names = names
-        self.reads: dict[int, tuple[Instr, tuple[int, ...]]] = {}
+        self.reads: dict[int, tuple[Instr, tuple[int, ...], tuple[int, ...]]] = {}
 
     def address(self, instr: Instr, n: int) -> tuple[int, tuple[int, ...]]:
         mem = self.values[instr.args[0].id]
@@ -54,22 +56,30 @@ class _Checker(Interpreter):
         if op is Op.LOAD:
             addr, idx = self.address(instr, len(instr.args) - 1)
             if addr >= 0:
-                self.reads.setdefault(addr, (instr, idx))
+                seen = self.reads.get(addr)
+                if seen is None or seen[2] == self.thread:
+                    self.reads[addr] = (instr, idx, self.thread)
+                else:  # read by several threads: any of them is another than a writer
+                    self.reads[addr] = (instr, idx, ("several",))
         elif op in _WRITES:
             addr, idx = self.address(instr, len(instr.args) - 2)
-            if addr in self.reads:
-                self.violation(instr, idx, self.reads[addr][0])
+            seen = self.reads.get(addr)
+            if seen is not None and seen[2] != self.thread:
+                self.violation(instr, idx, seen[0], seen[2])
         super().instr(instr)
 
-    def violation(self, write: Instr, idx: tuple[int, ...], read: Instr) -> None:
+    def violation(self, write: Instr, idx: tuple[int, ...], read: Instr,
+                  reader: tuple[int, ...]) -> None:
         name = self.names.get(write.args[0].id, "?")
         element_ = f"{name}[{', '.join(map(str, idx))}]"
+        by = "other threads" if reader == ("several",) else f"thread {reader}"
         raise AutodiffError(
-            f"Kernel '{self.kernel.name}' overwrites {element_} after reading it in the same "
-            "launch. Its reverse reloads what the forward launch read and would see the new "
-            f"value, so the gradients would be wrong.\nWritten here:\n"
+            f"Kernel '{self.kernel.name}' overwrites {element_} in thread {self.thread} after "
+            f"{by} of the same launch read it. What the reader saw depends on the order the "
+            "threads ran in, and its reverse cannot know it, so the gradients would be wrong."
+            f"\nWritten here:\n"
             f"{format_location(write.loc)}\nRead here:\n{format_location(read.loc)}\n"
-            f"Use a separate output array (y[i] = f(x[i]) instead of x[i] = f(x[i])), "
+            "Use a separate output array (y[i] = f(x[i - 1]) instead of x[i] = f(x[i - 1])), "
             "qd.atomic_add for accumulation, or two kernel launches.")
 
 
@@ -120,7 +130,8 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:
 
 
 def check_launch(kernel: Any, args: Sequence[Any]) -> None:
-    """Raise AutodiffError if launching `kernel` on `args` overwrites an element it read."""
+    """Raise AutodiffError if launching `kernel` on `args` overwrites an element another
+    thread of the launch read."""
     launcher = prepare(kernel, args, INTERP, False)
     memo: dict[int, Any] = {}
     copies = [_copy(a, memo) for a in args]

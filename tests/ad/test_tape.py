@@ -142,22 +142,36 @@ def in_place(x: qd.Array[qd.float64, 1]):
 
 
 @qd.kernel
+def shift_left(x: qd.Array[qd.float64, 1]):
+    for i in range(1, x.shape[0]):
+        x[i - 1] = x[i] * 2.0
+
+
+@qd.kernel
 def accumulate(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
     for i in range(x.shape[0]):
         y[0] += x[i]
     y[1] = y[0] * 2.0          # reads y[0] after the loop: fine, nothing overwrites it
 
 
-def test_validation_mode_finds_overwrites(grad):
+def test_validation_mode_finds_overwrites_of_what_other_threads_read(grad):
+    x = qd.asarray(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    with pytest.raises(qd.AutodiffError) as info, qd.ad.Tape(validation=True):
+        grad.forward(shift_left, x)
+    msg = str(info.value)
+    line = shift_left.fn.__code__.co_firstlineno + 3
+    assert "overwrites x[1] in thread (2,) after thread (1,)" in msg and f"line {line}" in msg
+    assert "Use a separate output array" in msg
+    np.testing.assert_array_equal(host(x), [1.0, 2.0, 3.0])   # the launch did not run
+
+
+def test_validation_mode_accepts_what_the_tape_copies(grad):
     x = qd.asarray(np.array([1.0, 2.0]), requires_grad=True)
     loss = qd.zeros(1, requires_grad=True)
-    with pytest.raises(qd.AutodiffError) as info, qd.ad.Tape(loss=loss, validation=True):
-        grad.forward(in_place, x)
-    msg = str(info.value)
-    line = in_place.fn.__code__.co_firstlineno + 3
-    assert "overwrites x[0] after reading it" in msg and f"line {line}" in msg
-    assert "Use a separate output array" in msg
-    np.testing.assert_array_equal(host(x), [1.0, 2.0])   # the launch did not run
+    with qd.ad.Tape(loss=loss, validation=True):
+        grad.forward(in_place, x)               # each thread overwrites what it read
+        grad.forward(total, x, loss)
+    np.testing.assert_allclose(host(x.grad), np.cos([1.0, 4.0]) * [2.0, 4.0])
 
 
 def test_validation_mode_accepts_read_after_write(grad):

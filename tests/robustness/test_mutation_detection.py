@@ -48,6 +48,12 @@ def sq_acc(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
         y[i] += x[i] * x[i]
 
 
+@qd.kernel
+def shifted_acc(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(1, x.shape[0]):
+        y[i - 1] += x[i] * x[i]
+
+
 def _operands(n: np.ndarray) -> tuple[qd.Array, qd.Array]:
     x = qd.asarray(np.linspace(0.1, 0.5, n.size), requires_grad=True)
     y = qd.zeros(n.size, dtype=qd.float64, requires_grad=True)
@@ -159,9 +165,11 @@ def test_a_plain_numpy_bound_written_inside_a_tape_is_seen():
 
 def test_validation_sees_an_overwrite_through_a_second_parameter_on_the_same_array():
     x = qd.asarray(np.array([1.0, 2.0, 3.0]), requires_grad=True)
-    with pytest.raises(qd.AutodiffError, match=r"overwrites y\[0\] after reading it"):
-        check_launch(sq_acc, (x, x))
+    with pytest.raises(qd.AutodiffError, match=r"overwrites y\[1\] in thread \(2,\) after "
+                       r"thread \(1,\)"):
+        check_launch(shifted_acc, (x, x))
     data = np.array([1.0, 2.0, 3.0])
     with pytest.raises(qd.AutodiffError, match="overwrites"):
-        check_launch(sq_acc, (data, data[:]))
-    check_launch(sq_acc, (x, qd.zeros(3, dtype=qd.float64)))  # separate memory: fine
+        check_launch(shifted_acc, (data, data[:]))
+    check_launch(shifted_acc, (x, qd.zeros(3, dtype=qd.float64)))  # separate memory: fine
+    check_launch(sq_acc, (x, x))    # each thread its own element: the tape copies it
