@@ -52,7 +52,7 @@ def launch() -> Callable[..., None]:
         if kwargs or len(args) != len(kern.param_names):
             args = kern._bind(args, kwargs)
         specs, _ = signature(kern, args)
-        ir, _ = build_ir(kern, specs, debug=qd.debug_mode(), lower=True)
+        ir = build_ir(kern, specs, debug=qd.debug_mode(), lower=True)[0]
         compile_stages(ir, qd.debug_mode())
         kern.interpret(*args)
 
@@ -86,7 +86,7 @@ def test_debug_mode_checks_compile(debug):
             y[t] = x[i[t], t % x.shape[1]]
 
     args = (np.ones((4, 3), np.float32), np.arange(5), qd.zeros(5, dtype=qd.float32))
-    ir, _ = build_ir(gather, signature(gather, args)[0], debug=debug, lower=True)
+    ir = build_ir(gather, signature(gather, args)[0], debug=debug, lower=True)[0]
     source = compile_stages(ir, debug)
     assert ("report_index_error(err" in source) is debug
 
@@ -115,7 +115,7 @@ def test_one_address_atomics_are_reduced_per_block():
 
     args = (np.ones(4, np.float32), np.zeros(1, np.float32), np.zeros(1, np.int64),
             np.zeros(3, np.int32))
-    ir, _ = build_ir(total, signature(total, args)[0], debug=False, lower=True)
+    ir = build_ir(total, signature(total, args)[0], debug=False, lower=True)[0]
     source = compile_stages(ir, False)
     assert "cuda.shared.array(TPB, np.float32)" in source
     assert "cuda.shared.array(TPB, np.int64)" in source
