@@ -36,6 +36,7 @@ from .._errors import AdStackSizingError, AutodiffError
 from ..buffer_view import BufferView
 from ..kernels.args import KEY_FUNCS, ArgSpec, signature_key
 from ..kernels.bound_reads import buffer_at, read_paths
+from .snapshots import refuse_own_overwrites
 from ..kernels.cache import count
 from ..kernels.debug import _state
 from ..kernels.entries import entry_key
@@ -571,6 +572,7 @@ class GradKernel:
         k = self.kernel
         if kwargs or len(args) != k._nparams:
             args = k._bind(args, kwargs)
+        refuse_own_overwrites(k, args, k.forward_launcher(args))
         launch_reverse(k, args, None, self.table)
 
     def interpret(self, *args: Any, **kwargs: Any) -> None:

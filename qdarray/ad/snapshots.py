@@ -343,6 +343,38 @@ def own_overwrites(kernel: Any, acc: LaunchAccess) -> dict[str, tuple[Box, bool]
     return out
 
 
+def _memory(a: Any) -> Any:
+    t = type(a)
+    return a._buffer if t is Array else a._base._buffer if t is BufferView else None
+
+
+def refuse_own_overwrites(kernel: Any, args: Any, launcher: Any) -> None:
+    """For `kernel.grad(*args)` outside a tape: raise when the last forward launch with these
+    arguments' signature overwrote elements its threads had read (`x[i] = f(x[i])`, one array
+    for a read and a written parameter), which its reverse would reload with their new
+    values. A tape keeps them; a direct call cannot."""
+    if launcher is None or launcher.access is None or not launcher.bumps:
+        return
+    values: dict[str, Any] = {}
+    _flatten(kernel.param_names, args, values)
+    written = set()
+    for index, path in launcher.bumps:
+        m = _memory(values.get(".".join((kernel.param_names[index], *path))))
+        if m is not None:
+            written.add(id(m))
+    if not any(id(_memory(values.get(name))) in written for name, _ in launcher.access["reads"]):
+        return
+    own = own_overwrites(kernel, launch_access(kernel, args, launcher))
+    for name, (_, before) in own.items():
+        if before:
+            raise AutodiffError(
+                f"Kernel '{kernel.__name__}' overwrites elements of '{name}' that its threads "
+                f"read, and {kernel.__name__}.grad reloads what the forward launch read, so it "
+                "would see the new values and the gradients would be wrong. Record the "
+                "launch on a qd.ad.Tape, which keeps what it overwrites for the reverse, or "
+                "write the results to another array.")
+
+
 def key_box(shape: tuple[int, ...], key: Any) -> Box:
     """The box `x[key]` writes in an array of `shape`: exact for integers and slices (a
     strided slice gives its hull), the whole array for anything else."""

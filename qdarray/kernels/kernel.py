@@ -8,7 +8,7 @@ the hook reverse mode registers (`set_reverse`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._autodiff import TAPES
@@ -112,6 +112,15 @@ class Kernel(Function):
             launcher(args)
         if launcher.reads:
             self._reads.record(args, launcher.reads)
+
+    def forward_launcher(self, args: Sequence[Any]) -> Any:
+        """The compiled launcher of these (bound) arguments' signature, None before the
+        first launch with it."""
+        try:
+            key = tuple([KEY_FUNCS[type(a)](a) for a in args])
+        except KeyError:
+            key = tuple([signature_key(a) for a in args])
+        return self._launchers[_state["debug"]].get(key)
 
     def interpret(self, *args: Any, **kwargs: Any) -> None:
         """Run the kernel through the IR interpreter instead of compiled code (slow; the

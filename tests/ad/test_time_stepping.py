@@ -329,3 +329,23 @@ def test_zero_grads() -> None:
     np.testing.assert_array_equal(host(x.grad), 0.0)
     with pytest.raises(TypeError, match="zero_grad takes qdarray Arrays"):
         qd.ad.zero_grad(np.ones(3))
+
+
+@qd.kernel
+def kmul64(a: qd.Array[qd.float64, 1], out: qd.Array[qd.float64, 1]):
+    for i in range(a.shape[0]):
+        out[i] = a[i] * a[i] * 3.0
+
+
+def test_kernel_grad_outside_a_tape_refuses_an_in_place_launch() -> None:
+    y = qd.asarray(np.array([1.0, 2.0]), requires_grad=True)
+    kmul64(y, y)
+    y.grad[...] = 1.0
+    with pytest.raises(qd.AutodiffError, match="'kmul64' overwrites elements of 'out' that its "
+                       "threads read.*Record the launch on a qd.ad.Tape"):
+        kmul64.grad(y, y)
+    z = qd.zeros(2, requires_grad=True)      # separate memory: fine
+    kmul64(y, z)
+    z.grad[...] = 1.0
+    kmul64.grad(y, z)
+    np.testing.assert_allclose(host(y.grad), 1.0 + 6.0 * np.array([3.0, 12.0]))
