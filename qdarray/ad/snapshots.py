@@ -27,41 +27,37 @@ import numpy as np
 from .._array import Array
 from .._errors import AutodiffError
 from ..buffer_view import BufferView
-from ..kernels.regions import Box, box
-
-Key = tuple[int, tuple[int, ...], tuple[int, ...]]  # (first byte, strides, shape)
+from ..kernels.regions import Box, compile_boxes
 
 
 @dataclasses.dataclass(slots=True)
 class Region:
-    """A box of an array: `array` (an Array; a BufferView's base) in its coordinates."""
+    """A box of an array: `array` (an Array; a BufferView's base) in its coordinates.
+    `key` names the native array the box indexes: regions with the same key compare box
+    to box, others by the bytes they cover."""
 
     array: Array
-    key: Key
+    key: int
     box: Box
-    span: tuple[int, int]  # the bytes [lo, hi) it covers, comparable within one memory
 
 
-def _key(a: Array) -> Key:
+def _span(r: Region) -> tuple[int, int]:
+    """The bytes [lo, hi) region `r` covers, comparable within one memory."""
+    a = r.array
     first, strides = a._device.backend.byte_layout(a._data)
-    return int(first), tuple(int(s) for s in strides), tuple(a._data.shape)
-
-
-def _span(key: Key, b: Box, itemsize: int) -> tuple[int, int]:
-    first, strides, _ = key
-    lo = hi = first
-    for (a, z), s in zip(b, strides, strict=True):
-        if z <= a:
-            return first, first
-        lo += min(a * s, (z - 1) * s)
-        hi += max(a * s, (z - 1) * s)
-    return lo, hi + itemsize
+    lo = hi = int(first)
+    for (p, z), st in zip(r.box, strides, strict=True):
+        lo += min(p * st, (z - 1) * st)
+        hi += max(p * st, (z - 1) * st)
+    return lo, hi + a._dtype.itemsize
 
 
 def region(a: Any, b: Box | None = None) -> Region | None:
     """The region `b` of argument `a` (an Array or BufferView; None: all of it), None when
-    empty. A BufferView's box is moved to its base's coordinates."""
-    if type(a) is BufferView:
+    empty or when `a` is not an Array (a NumPy array passed directly counts no writes). A
+    BufferView's box is moved to its base's coordinates."""
+    t = type(a)
+    if t is BufferView:
         base = a._base
         if b is None:
             b = ((0, a._size),)
@@ -70,26 +66,33 @@ def region(a: Any, b: Box | None = None) -> Region | None:
         else:
             b = ((a._offset + b[0][0], a._offset + b[0][1]),)
         a = base
+    elif t is not Array:
+        return None
     elif b is None:
         b = tuple((0, n) for n in a._data.shape)
-    if any(z <= lo for lo, z in b):
-        return None
-    key = _key(a)
-    return Region(a, key, b, _span(key, b, a._dtype.itemsize))
+    for lo, z in b:
+        if z <= lo:
+            return None
+    return Region(a, id(a._data), b)
 
 
 def meet(w: Region, n: Region) -> Box | None:
     """The part of write region `w` (in its coordinates) that may overwrite region `n`."""
-    if w.span[1] <= n.span[0] or n.span[1] <= w.span[0]:
-        return None
     if w.key != n.key:
-        return w.box
-    out = tuple((max(a, c), min(z, d)) for (a, z), (c, d) in zip(w.box, n.box, strict=True))
-    return None if any(z <= a for a, z in out) else out
+        ws, ns = _span(w), _span(n)
+        return None if ws[1] <= ns[0] or ns[1] <= ws[0] else w.box
+    out = []
+    for (a, z), (c, d) in zip(w.box, n.box):
+        lo = a if a > c else c
+        hi = z if z < d else d
+        if hi <= lo:
+            return None
+        out.append((lo, hi))
+    return tuple(out)
 
 
 def hull(a: Box, b: Box) -> Box:
-    return tuple((min(p, r), max(q, s)) for (p, q), (r, s) in zip(a, b, strict=True))
+    return tuple([(p if p < r else r, q if q > s else s) for (p, q), (r, s) in zip(a, b)])
 
 
 class Needs:
@@ -97,16 +100,17 @@ class Needs:
     regions added through it), so the index stays as small as the number of layouts."""
 
     def __init__(self) -> None:
-        self.by_memory: dict[Any, dict[Key, Region]] = {}
+        self.by_memory: dict[Any, dict[int, Region]] = {}
 
     def add(self, r: Region) -> None:
-        layouts = self.by_memory.setdefault(r.array._buffer, {})
+        layouts = self.by_memory.get(r.array._buffer)
+        if layouts is None:
+            layouts = self.by_memory[r.array._buffer] = {}
         old = layouts.get(r.key)
         if old is None:
-            layouts[r.key] = Region(r.array, r.key, r.box, r.span)
+            layouts[r.key] = Region(r.array, r.key, r.box)
         elif old.box != r.box:
-            old.box = hull(old.box, r.box)
-            old.span = (min(old.span[0], r.span[0]), max(old.span[1], r.span[1]))
+            old.box = hull(old.box, r.box)  # (for a box inside the old one: the same)
 
     def add_array(self, a: Array) -> None:
         r = region(a)
@@ -129,7 +133,7 @@ class Snapshot:
     what it wrote itself, after) that write's reverse."""
 
     array: Array
-    key: Key
+    key: int
     box: Box
     data: Any  # a native copy
     before: bool
@@ -147,7 +151,7 @@ def take(array: Array, b: Box, before: bool) -> Snapshot:
     """A copy of `array[b]` (as it is now)."""
     view = array._data[_slices(b)]
     data = array._device.backend.asarray(view, None, True, array._device)
-    return Snapshot(array, _key(array), b, data, before, _nbytes(array, b))
+    return Snapshot(array, id(array._data), b, data, before, _nbytes(array, b))
 
 
 def _nbytes(array: Array, b: Box) -> int:
@@ -251,6 +255,7 @@ class LaunchAccess:
     writes: list[tuple[str, Region | None]]
     order: list[tuple[int, int, str]]
     read_names: set[str]  # every parameter the kernel reads (NumPy arrays included)
+    write_names: set[str]  # every parameter it writes
 
     def read_regions(self) -> list[Region]:
         return [r for _, r in self.reads if r is not None]
@@ -262,9 +267,7 @@ class LaunchAccess:
             if r is None:
                 continue
             prev = out.get(name)
-            out[name] = r if prev is None else Region(
-                r.array, r.key, hull(prev.box, r.box),
-                (min(prev.span[0], r.span[0]), max(prev.span[1], r.span[1])))
+            out[name] = r if prev is None else Region(r.array, r.key, hull(prev.box, r.box))
         return list(out.items())
 
 
@@ -282,33 +285,63 @@ def launch_access(kernel: Any, args: Any, launcher: Any) -> LaunchAccess:
     """The regions of one launch of `kernel` with `args` (the kernel's access summary
     evaluated; a launcher without one: every array argument read whole and every written
     one written whole, each read before the writes)."""
-    values: dict[str, Any] = {}
-    _flatten(kernel.param_names, args, values)
-    shapes = {}
-    for name, a in values.items():
-        if type(a) is Array:
-            shapes[name] = a._data.shape
-        elif type(a) is BufferView:
-            shapes[name] = (a._size,)
     access = launcher.access
     if access is None:
+        values: dict[str, Any] = {}
+        _flatten(kernel.param_names, args, values)
         written = {".".join((kernel.param_names[i], *path)) for i, path in launcher.bumps}
-        reads = [(n, region(values[n])) for n in shapes]
-        writes = [(n, region(values[n])) for n in shapes if n in written]
+        reads = [(n, region(a)) for n, a in values.items()]
+        writes = [(n, region(values[n])) for n in values if n in written]
         order = [(i, j, "rbw") for i in range(len(reads)) for j in range(len(writes))]
-        return LaunchAccess(reads, writes, order, set(values))
-    out = []
-    for table in (access["reads"], access["writes"]):
-        regions: list[tuple[str, Region | None]] = []
-        for name, index in table:
-            r = None
-            if name in shapes:
-                b = box([index], values, shapes[name], shapes)
-                r = None if b is None else region(values[name], b)
-            regions.append((name, r))
-        out.append(regions)
-    return LaunchAccess(out[0], out[1], [(r, s, rel) for r, s, rel in access["order"]],
-                        {name for name, _ in access["reads"]})
+        return LaunchAccess(reads, writes, order, set(values), written)
+    plan = launcher.regions
+    if plan is None:
+        plan = launcher.regions = _Plan(kernel, access)
+    return plan(args)
+
+
+class _Plan:
+    """A kernel signature's access summary, ready to evaluate at each launch."""
+
+    def __init__(self, kernel: Any, access: Any) -> None:
+        names = tuple(kernel.param_names)
+        self.boxes = compile_boxes(access, names)
+        self.paths = {}
+        for name, _ in access["reads"] + access["writes"]:
+            head, *fields = name.split(".")
+            self.paths[name] = (names.index(head), tuple(fields))
+        self.reads = [name for name, _ in access["reads"]]
+        self.writes = [name for name, _ in access["writes"]]
+        self.order = [(r, w, rel) for r, w, rel in access["order"]]
+        self.read_names = set(self.reads)
+        self.write_names = set(self.writes)
+
+    def arg(self, args: Any, name: str) -> Any:
+        index, fields = self.paths[name]
+        x = args[index]
+        for f in fields:
+            x = getattr(x, f)
+        return x
+
+    def __call__(self, args: Any) -> LaunchAccess:
+        rb, wb = self.boxes(args)
+        out: list[list[tuple[str, Region | None]]] = [[], []]
+        for names, boxes, regions in ((self.reads, rb, out[0]), (self.writes, wb, out[1])):
+            for n, b in zip(names, boxes):
+                if b is None:
+                    regions.append((n, None))
+                    continue
+                x = self.arg(args, n)
+                if type(x) is Array:  # region(x, b), spelled out for the common case
+                    for lo, z in b:
+                        if z <= lo:
+                            regions.append((n, None))
+                            break
+                    else:
+                        regions.append((n, Region(x, id(x._data), b)))
+                else:
+                    regions.append((n, region(x, b)))
+        return LaunchAccess(out[0], out[1], self.order, self.read_names, self.write_names)
 
 
 def own_overwrites(kernel: Any, acc: LaunchAccess) -> dict[str, tuple[Box, bool]]:

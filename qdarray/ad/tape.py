@@ -447,13 +447,16 @@ class Tape:
                 self.materialize(a)
             tracked = tracked or _has_grad(a)
         acc = launch_access(kernel, args, launcher)
-        snaps = self._launch_snapshots(kernel, acc)
+        written_regions = acc.written()
+        snaps = self._launch_snapshots(kernel, acc, written_regions)
         read = acc.read_names
-        memory = {id(r.array._buffer): r.array._buffer for _, r in acc.written()}
-        chain = [(buf, buf.generation) for buf in memory.values()]
+        chain = []
+        for _, r in written_regions:
+            buf = r.array._buffer
+            if all(c[0] is not buf for c in chain):
+                chain.append((buf, buf.generation))
         launcher(args)
-        names = kernel.param_names
-        written = {".".join((names[i], *path)) for i, path in launcher.bumps}
+        written = acc.write_names
         inputs: list[tuple[str, Any, Any, Any]] = []
         for name, a in arrays:
             if type(a) is np.ndarray:
@@ -469,24 +472,26 @@ class Tape:
             self.writers[buf] = f"kernel '{kernel.__name__}'"
             if tracked and not _has_grad(a) and dtype.kind in "fc":
                 self._give_companion(kernel, name, a)
-        read_memory = {id(r.array._buffer) for r in acc.read_regions()}
+        reads = acc.read_regions()
         rec = _Launch(kernel, args, target, inputs, snaps,
-                      [(buf, g0, buf.generation, id(buf) in read_memory) for buf, g0 in chain])
-        for r in acc.read_regions():
-            self.needs.add(r)
+                      [(buf, g0, buf.generation, any(r.array._buffer is buf for r in reads))
+                       for buf, g0 in chain])
+        needs = self.needs
+        for r in reads:
+            needs.add(r)
         self.records.append(rec)
-        self.indexed = len(self.records)
         COUNTS["tape_kernel_launches"] += 1
 
-    def _launch_snapshots(self, kernel: Any, acc: Any) -> list[Snapshot]:
-        """Copies of what a launch with regions `acc` is about to overwrite of what recorded
-        reverses need, and of what it overwrites of what it read itself."""
+    def _launch_snapshots(self, kernel: Any, acc: Any, written: Any) -> list[Snapshot]:
+        """Copies of what a launch with regions `acc` (`written`: its written regions) is
+        about to overwrite of what recorded reverses need, and of what it overwrites of what
+        it read itself."""
         own = own_overwrites(kernel, acc)
-        if not acc.writes:
+        if not written:
             return []
         self.index_needs()
         snaps = []
-        for name, w in acc.written():
+        for name, w in written:
             b = self.needs.overwritten(w)
             before = True
             if name in own:
@@ -506,12 +511,14 @@ class Tape:
     def index_needs(self) -> None:
         """Add the arrays kept by the operations recorded since the last call to the
         regions recorded reverses need."""
-        for rec in self.records[self.indexed:]:
+        records = self.records
+        for i in range(self.indexed, len(records)):
+            rec = records[i]
             if type(rec) is Node:
                 for value in rec.values:
                     for a in saved_arrays(value):
                         self.needs.add_array(a)
-        self.indexed = len(self.records)
+        self.indexed = len(records)
 
     def _give_companion(self, kernel: Any, name: str, a: Any) -> None:
         """A kernel output computed from arrays with gradients gets a companion, so what

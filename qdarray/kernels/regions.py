@@ -152,92 +152,143 @@ def derive(kernel: KernelIR) -> dict[str, Any]:
 # -- at launch ------------------------------------------------------------------------------
 
 
-def _interval(e: Any, values: dict[str, Any], shapes: dict[str, tuple[int, ...]]
-              ) -> tuple[int, int] | None:
-    """The closed interval [lo, hi] of interval expression `e` (None: empty)."""
-    tag = e[0]
-    if tag == "c":
-        return e[1], e[1]
-    if tag == "arg":
-        v = int(values[e[1]])
-        return v, v
-    if tag == "shape":
-        n = shapes[e[1]][e[2]]
-        return n, n
-    if tag == "range":
-        b = _interval(e[1], values, shapes)
-        f = _interval(e[2], values, shapes)
-        if b is None or f is None or f[1] - 1 < b[0]:
-            return None
-        return b[0], f[1] - 1
-    a = _interval(e[1], values, shapes)
-    if a is None:
-        return None
-    if tag == "neg":
-        return -a[1], -a[0]
-    b = _interval(e[2], values, shapes)
-    if b is None:
-        return None
-    if tag == "add":
-        return a[0] + b[0], a[1] + b[1]
-    if tag == "sub":
-        return a[0] - b[1], a[1] - b[0]
-    if tag == "min":
-        return min(a[0], b[0]), min(a[1], b[1])
-    if tag == "max":
-        return max(a[0], b[0]), max(a[1], b[1])
-    if tag == "mul":
-        p = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
-        return min(p), max(p)
-    if tag == "floordiv" and b[0] > 0:
-        q = (a[0] // b[0], a[0] // b[1], a[1] // b[0], a[1] // b[1])
-        return min(q), max(q)
-    raise _Unknown
-
-
 class _Unknown(Exception):
-    """An interval the evaluator cannot bound (a division by a range that may hold 0)."""
+    """An interval that cannot be bounded (a division by a range that may hold 0)."""
 
 
 Box = tuple[tuple[int, int], ...]  # per axis [lo, hi); () for a 0-d array
 
 
-def box(accesses: list[Any], values: dict[str, Any], shape: tuple[int, ...],
-        shapes: dict[str, tuple[int, ...]]) -> Box | None:
-    """The smallest box holding every access of `accesses` into an array of `shape` (None:
-    no access happens at these values). An index that may be negative (Python's from-the-end
-    indexing) or is unknown counts as the whole axis."""
-    lo = [n for n in shape]
-    hi = [0] * len(shape)
-    touched = False
-    for index in accesses:
-        if index is None or len(index) != len(shape):
-            return tuple((0, n) for n in shape)
-        bounds = []
-        empty = False
-        for axis, e in enumerate(index):
-            n = shape[axis]
-            if e is None:
-                bounds.append((0, n))
-                continue
-            try:
-                iv = _interval(e, values, shapes)
-            except _Unknown:
-                bounds.append((0, n))
-                continue
-            if iv is None:
-                empty = True
-                break
-            if iv[0] < 0:
-                bounds.append((0, n))
+def _shape(x: Any) -> tuple[int, ...]:
+    """The shape a kernel sees of an array argument (an Array, a BufferView, a NumPy
+    array)."""
+    data = getattr(x, "_data", None)
+    if data is not None:
+        return data.shape  # type: ignore[no-any-return]
+    size = getattr(x, "_size", None)
+    return (size,) if size is not None else x.shape  # type: ignore[no-any-return]
+
+
+class _Gen:
+    """Python source computing the boxes of a summary's accesses (`compile_boxes`)."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+        self.lines: list[str] = []
+        self.head: list[str] = []  # the arguments, loaded first
+        self.n = 0
+        self.paths: dict[str, str] = {}
+        self.shapes: dict[str, str] = {}
+
+    def tmp(self) -> str:
+        self.n += 1
+        return f"t{self.n}"
+
+    def emit(self, indent: str, line: str) -> None:
+        self.lines.append(indent + line)
+
+    def arg(self, name: str, indent: str) -> str:
+        """A local holding argument `name` (a dataclass field: "p.dt")."""
+        var = self.paths.get(name)
+        if var is None:
+            head, *fields = name.split(".")
+            var = self.paths[name] = f"a{len(self.paths)}"
+            self.head.append(f"    {var} = args[{self.names.index(head)}]"
+                             + "".join(f".{f}" for f in fields))
+        return var
+
+    def shape(self, name: str) -> str:
+        """A local holding the shape of array argument `name`."""
+        var = self.shapes.get(name)
+        if var is None:
+            x = self.arg(name, "")
+            var = self.shapes[name] = f"s{len(self.shapes)}"
+            self.head.append(f"    {var} = _shape({x})")
+        return var
+
+    def interval(self, e: Any, indent: str) -> tuple[str, str]:
+        """Locals (lo, hi) of interval expression `e`; `raise _Empty` when it is empty."""
+        tag = e[0]
+        if tag == "c":
+            return repr(e[1]), repr(e[1])
+        if tag in ("arg", "shape"):
+            v = self.tmp()
+            if tag == "arg":
+                self.emit(indent, f"{v} = int({self.arg(e[1], indent)})")
             else:
-                bounds.append((min(iv[0], n), min(iv[1] + 1, n)))
-        if empty:
-            continue
-        touched = True
-        for axis, (a, b) in enumerate(bounds):
-            lo[axis] = min(lo[axis], a)
-            hi[axis] = max(hi[axis], b)
-    if not touched:
-        return None
-    return tuple((a, max(a, b)) for a, b in zip(lo, hi, strict=True))
+                self.emit(indent, f"{v} = {self.shape(e[1])}[{e[2]}]")
+            return v, v
+        lo, hi = self.tmp(), self.tmp()
+        if tag == "range":
+            b, f = self.interval(e[1], indent), self.interval(e[2], indent)
+            self.emit(indent, f"{lo}, {hi} = {b[0]}, {f[1]} - 1")
+            self.emit(indent, f"if {hi} < {lo}: raise _Empty")
+            return lo, hi
+        a = self.interval(e[1], indent)
+        if tag == "neg":
+            self.emit(indent, f"{lo}, {hi} = -{a[1]}, -{a[0]}")
+            return lo, hi
+        b = self.interval(e[2], indent)
+        if tag == "add":
+            self.emit(indent, f"{lo}, {hi} = {a[0]} + {b[0]}, {a[1]} + {b[1]}")
+        elif tag == "sub":
+            self.emit(indent, f"{lo}, {hi} = {a[0]} - {b[1]}, {a[1]} - {b[0]}")
+        elif tag in ("min", "max"):
+            self.emit(indent, f"{lo}, {hi} = {tag}({a[0]}, {b[0]}), {tag}({a[1]}, {b[1]})")
+        else:
+            op = "*" if tag == "mul" else "//"
+            if op == "//":
+                self.emit(indent, f"if {b[0]} <= 0: raise _Unknown")
+            p = [f"{x} {op} {y}" for x in a for y in b]
+            self.emit(indent, f"{lo}, {hi} = min({', '.join(p)}), max({', '.join(p)})")
+        return lo, hi
+
+    def access(self, name: str, index: Any, out: str, indent: str) -> None:
+        """`out` = the box of one access of array `name` (None: not touched)."""
+        sh = self.shape(name)
+        if index is None:
+            self.emit(indent, f"{out} = tuple((0, n) for n in {sh})")
+            return
+        self.emit(indent, "try:")
+        axes = []
+        for k, e in enumerate(index):
+            ax = self.tmp()
+            axes.append(ax)
+            inner = indent + "    "
+            if e is None:
+                self.emit(inner, f"{ax} = (0, {sh}[{k}])")
+                continue
+            self.emit(inner, "try:")
+            lo, hi = self.interval(e, inner + "    ")
+            self.emit(inner + "    ", f"{ax} = (0, {sh}[{k}]) if {lo} < 0 else "
+                      f"(min({lo}, {sh}[{k}]), min({hi} + 1, {sh}[{k}]))")
+            self.emit(inner, "except _Unknown:")
+            self.emit(inner + "    ", f"{ax} = (0, {sh}[{k}])")
+        self.emit(indent + "    ", f"{out} = ({', '.join(axes)}{',' if len(axes) == 1 else ''})")
+        self.emit(indent, "except _Empty:")
+        self.emit(indent + "    ", f"{out} = None")
+
+
+class _Empty(Exception):
+    """An access inside a loop that runs no iteration at these arguments."""
+
+
+def compile_boxes(summary: Any, names: tuple[str, ...]) -> Any:
+    """A function of a launch's arguments (in the order of `names`, the kernel's
+    parameters) giving the box of each access of `summary` (`derive`): (boxes of the reads,
+    boxes of the writes), None for an access no thread makes at these arguments. Arguments
+    for parameters the summary reads through a dataclass field are reached by attribute."""
+    g = _Gen(names)
+    results = []
+    for table in ("reads", "writes"):
+        outs = []
+        for name, index in summary[table]:
+            out = g.tmp()
+            g.access(name, index, out, "    ")
+            outs.append(out)
+        results.append("[" + ", ".join(outs) + "]")
+    src = "def boxes(args):\n" + "\n".join(g.head + g.lines) + \
+        f"\n    return {results[0]}, {results[1]}\n"
+    namespace = {"_shape": _shape, "_Empty": _Empty, "_Unknown": _Unknown}
+    exec(compile(src, "<qdarray regions>", "exec"), namespace)  # noqa: S102 - our own text
+    return namespace["boxes"]

@@ -111,6 +111,7 @@ class Launcher:
     # What the kernel reads and writes of each array parameter (regions.derive; None for
     # kernels qdarray builds itself)
     access: Any = None
+    regions: Any = None  # the tape's evaluator of `access` (ad/snapshots.py), made on first use
 
     def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any]) -> None:
         self.kernel = kernel

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray.kernels.regions import box, derive
+from qdarray.kernels.regions import compile_boxes, derive
 
 T, N = 5, 4
 X0 = np.linspace(0.1, 0.9, N)
@@ -88,14 +88,12 @@ def _stepped(v: np.ndarray, steps: int) -> float:
 def _boxes(kern, *args):
     """{name: [box of each read]}, {name: [box of each write]} of one launch's arguments."""
     summary = derive(kern.ir(*args))
-    names = kern.param_names
-    values = dict(zip(names, args, strict=True))
-    shapes = {n: a.shape for n, a in values.items() if isinstance(a, qd.Array)}
+    reads, writes = compile_boxes(summary, tuple(kern.param_names))(args)
     out = []
-    for table in ("reads", "writes"):
+    for table, boxes in (("reads", reads), ("writes", writes)):
         found: dict[str, list] = {}
-        for name, index in summary[table]:
-            found.setdefault(name, []).append(box([index], values, shapes[name], shapes))
+        for (name, _), b in zip(summary[table], boxes, strict=True):
+            found.setdefault(name, []).append(b)
         out.append(found)
     return out[0], out[1], summary["order"]
 
