@@ -395,8 +395,18 @@ class Tape:
     def inplace(self, name: str, x1: Array, x2: Any, category: str | None) -> Array | None:
         """`x1 op= x2` when an operand is tracked: computed out of place (recorded), then
         written into x1 (recorded as a write); None when neither operand is tracked."""
-        if not self.recording or not (self.tracked(x1) or self.tracked(x2)):
+        if not self.recording:
             return None
+        if not (self.tracked(x1) or self.tracked(x2)):
+            self.index_needs()
+            if x1._buffer not in self.needs.by_memory:
+                return None
+            # A recorded reverse needs x1: written as a recorded write, which copies what
+            # it overwrites of that first.
+            result = _dispatch.binary(name, x1, x2, category)
+            _dispatch.check_inplace_result(name, x1, result)
+            setitem(x1, Ellipsis, result)
+            return x1
         rule = VJPS.get(name)
         operand = x1
         if rule is not None and not rule.zero and (

@@ -347,3 +347,22 @@ def test_kernel_grad_outside_a_tape_refuses_an_in_place_launch() -> None:
     z.grad[...] = 1.0
     kmul64.grad(y, z)
     np.testing.assert_allclose(host(y.grad), 1.0 + 6.0 * np.array([3.0, 12.0]))
+
+
+def test_in_place_operator_on_an_array_a_launch_read() -> None:
+    x = qd.asarray(X0.copy())                # no gradient of its own
+    y = qd.zeros(N, requires_grad=True)
+    w = qd.asarray(X0.copy(), requires_grad=True)
+    loss = qd.zeros(1, requires_grad=True)
+    with qd.ad.Tape(loss=loss):
+        scaled(x, w, y)
+        x += 1.0                             # recorded: what scaled's reverse needs is copied
+        sum64(y, loss)
+    np.testing.assert_allclose(host(w.grad), X0)
+    np.testing.assert_allclose(host(x), X0 + 1.0)
+
+
+@qd.kernel
+def scaled(x: qd.Array[qd.float64, 1], w: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        y[i] = x[i] * w[i]
