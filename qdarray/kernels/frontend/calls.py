@@ -17,10 +17,11 @@ from .. import types as T
 from ..func import Func, Function
 from ..ir import Op
 from ..ops import OPS
-from . import exprs, stmts, views
+from ..vector_types import VectorType
+from . import exprs, stmts, vector_calls, vectors, views
 from .builder import Builder, Visit
 from .scope import FuncCtx, ReturnState, Scope
-from .values import MemRef, PartialIndex, TVal, ViewMethod, describe, is_const
+from .values import MemRef, PartialIndex, TVal, VecVal, ViewMethod, describe, is_const
 
 _ATOMICS = {
     language.atomic_add: Op.ATOMIC_ADD,
@@ -94,6 +95,10 @@ def visit_Call(kb: Builder, node: ast.Call) -> Any:
             "Decorate the helper with @qd.func instead of @qd.kernel.",
             node,
         )
+    if isinstance(callee, VectorType):
+        return vectors.construct(kb, callee, node)
+    if vector_calls.is_vector_function(callee):
+        return vector_calls.call(kb, callee, node)
     if callee is language.static:
         if len(node.args) != 1 or node.keywords:
             kb.fail("qd.static takes one argument.", "Use qd.static(expr).", node)
@@ -316,6 +321,8 @@ def atomic(kb: Builder, op: Op, node: ast.Call) -> TVal:
 def select(kb: Builder, node: ast.Call) -> Any:
     c, a, b = call_args(kb, node, 3)
     cond = kb.to_bool(c, node.args[0])
+    if type(a) is VecVal or type(b) is VecVal:
+        return vectors.select(kb, cond, a, b, node)
     exprs.require_scalar(kb, a, node.args[1])
     exprs.require_scalar(kb, b, node.args[2])
     if is_const(cond):
@@ -365,7 +372,8 @@ def inline(kb: Builder, func: Any, node: ast.Call) -> Any:
     try:
         kb.node = src.tree
         for name, value in values.items():
-            if src.assign_counts[name]:
+            if src.assign_counts[name] or (type(value) is VecVal and
+                                           src.component_counts[name]):
                 stmts.assign_name(kb, name, value, src.tree)  # a parameter it reassigns: a local
             else:
                 ctx.scope.bind(name, value)
@@ -386,8 +394,7 @@ def inline(kb: Builder, func: Any, node: ast.Call) -> Any:
         kb.body(src.tree.body)
         result = kb.func_result
         if ctx.ret is not None and ctx.ret.result is not None:
-            var = ctx.ret.result.var
-            result = TVal(kb.emit(Op.LOAD_VAR, (), (var,), var.dtype))  # type: ignore
+            result = kb.load_var(ctx.ret.result.var)
     finally:
         kb.inline_stack.pop()
         kb.ctx, kb.top, kb.func_result = caller, saved_top, saved_result
@@ -406,6 +413,8 @@ def func_argument(kb: Builder, func: Any, name: str, value: Any, ann: Any, node:
         ann = T.ViewAnnotation(None)
     if isinstance(ann, DType):
         return kb.implicit(value, ann, "safe", f"Parameter '{name}' of func '{func.__name__}'")
+    if isinstance(ann, VectorType):
+        return vectors.implicit(kb, value, ann, f"Parameter '{name}' of func '{func.__name__}'")
     if ann in (builtins.int, builtins.float, builtins.bool):
         return kb.implicit(
             value, T.WEAK_DEFAULT[ann], "safe", f"Parameter '{name}' of func '{func.__name__}'"
