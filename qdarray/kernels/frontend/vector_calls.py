@@ -30,8 +30,17 @@ class Scalar:
         self.kb = kb
         self.v = v
 
-    def _op(self, op: Op, other: Any, reverse: bool = False) -> Scalar:
+    def _op(self, op: Op, other: Any, reverse: bool = False) -> Any:
         o = other.v if type(other) is Scalar else other
+        if type(o) is float and o in (0.0, 1.0) and type(self.v) is TVal:
+            # Structural zeros and ones of the algorithms (identity starts, zeroed entries)
+            # emit nothing: x * 0 is taken as exactly 0, as the maths has it.
+            if op is Op.MUL:
+                return self if o == 1.0 else 0.0
+            if op is Op.ADD and o == 0.0:
+                return self
+            if op is Op.SUB and o == 0.0 and not reverse:
+                return self
         a, b = (o, self.v) if reverse else (self.v, o)
         return Scalar(self.kb, exprs.binop(self.kb, op, a, b, self.kb.node))
 
@@ -66,7 +75,10 @@ class Scalar:
         return self._op(Op.GT, o)
 
     def __neg__(self) -> Scalar:
-        return self._op(Op.SUB, 0, True)
+        v = self.v
+        if type(v) is not TVal:
+            return Scalar(self.kb, -v)
+        return Scalar(self.kb, TVal(self.kb.emit(Op.NEG, (v.value,), (), v.dtype)))  # type: ignore
 
 
 class FrontendKit:
