@@ -17,6 +17,7 @@ from .. import types as T
 from ..func import Func, Function
 from ..ir import Op
 from ..ops import OPS
+from .. import vector_types
 from ..vector_types import VectorType
 from . import exprs, stmts, vector_calls, vectors, views
 from .builder import Builder, Visit
@@ -97,6 +98,8 @@ def visit_Call(kb: Builder, node: ast.Call) -> Any:
         )
     if isinstance(callee, VectorType):
         return vectors.construct(kb, callee, node)
+    if callee is vector_types.vector or callee is vector_types.matrix:
+        return vector_calls.type_call(kb, callee, node)
     if vector_calls.is_vector_function(callee):
         return vector_calls.call(kb, callee, node)
     if callee is language.static:

@@ -16,6 +16,7 @@ from ... import _dtypes
 from ..._dtypes import DType
 from .. import vecmath
 from ..ir import Op
+from ..vector_types import VectorType
 from . import exprs, vectors
 from .builder import Builder
 from .values import TVal, VecVal, describe, is_const
@@ -277,6 +278,17 @@ def call(kb: Builder, fn: Any, node: ast.Call) -> Any:
     assert fn is vecmath.svd
     u, sig, v = vecmath.svd_(kit, a)
     return tuple(_pack_mat(kb, x, kit.dtype) for x in (u, sig, v))
+
+
+def type_call(kb: Builder, maker: Any, node: ast.Call) -> VectorType:
+    """`qd.types.vector(n, dtype)` / `qd.types.matrix(n, m, dtype)` in a kernel: the type,
+    made when the kernel compiles (its arguments must be constants)."""
+    args = [kb.expr(a) for a in node.args]
+    try:
+        return maker(*args)  # type: ignore[no-any-return]
+    except TypeError as exc:
+        kb.type_fail(f"qd.types.{maker.__name__}(...) needs constants: {exc}",
+                     "Use integer constants and a dtype such as qd.float32.", node)
 
 
 _FUNCTIONS = frozenset(id(f) for f in vecmath.FUNCTIONS)

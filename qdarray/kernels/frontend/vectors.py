@@ -271,8 +271,9 @@ def matmul(kb: Builder, a: Any, b: Any, node: ast.AST) -> Any:
     (the dot product), as NumPy's matmul."""
     if type(a) is not VecVal or type(b) is not VecVal:
         bad = a if type(a) is not VecVal else b
-        kb.type_fail(f"The operator @ takes vectors and matrices; got {describe(bad)}.",
-                     "Use * to scale by a scalar.", node)
+        kb.fail(f"The @ operator takes vectors and matrices in kernels; got {describe(bad)}.",
+                "Use * for scalars; build vectors and matrices with qd.vec3(...), qd.mat3(...) "
+                "(see docs/vectors.md).", node)
     sa, sb = a.vtype.shape, b.vtype.shape
     inner_a, inner_b = sa[-1], sb[0]
     if inner_a != inner_b:
