@@ -96,6 +96,20 @@ WHOLE_PROGRAM_KERNELS = (
     "test_a_kernel_output_used_through_another_array_raises", "test_gradients_cross_devices",
 )
 
+VECTORS = (
+    "test_vector_operators", "test_matrix_operators", "test_integer_vectors_and_promotion",
+    "test_locals_branches_loops_and_funcs",
+    "test_arrays_of_vectors_load_store_and_atomic_updates",
+)
+
+VECTOR_MATH = (
+    "test_small_functions_values", "test_small_functions_gradients",
+    "test_decompositions_2x2_values", "test_decompositions_2x2_gradients",
+    "test_decompositions_3x3_on_devices",
+    "test_mass_spring_step_vector_and_component_forms_agree", "test_mass_spring_forces_equal",
+    "test_polar_decomposition_of_a_deformation_gradient_forms_agree",
+)
+
 RULES = ("sin", "exp", "sqrt", "tanh", "log", "atan2", "pow", "hypot", "floor", "mod", "select")
 
 

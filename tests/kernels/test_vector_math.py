@@ -197,6 +197,21 @@ def test_decompositions_3x3_gradients():
                          ("r", "s", "u", "sig", "v", "w", "q"), rtol=1e-5, atol=1e-7)
 
 
+_SLOW_ON_CPU = ("numba types the unrolled 3x3 decompositions (about a thousand scalar "
+                "operations, forward and reverse) for tens of seconds; the interpreter tests "
+                "above run the same scalar IR")
+
+
+def test_decompositions_3x3_on_devices(launch, grad, backend):
+    if backend == "cpu":
+        pytest.skip(_SLOW_ON_CPU)
+    args = _decompose_args(2, A3)
+    launch(decompose3, *args.values())
+    _check_decompositions(args, 1e-11)
+    grad.check(polar3, lambda: dict(a=A3.copy(), r=np.zeros((2, 3, 3)), s=np.zeros((2, 3, 3))),
+               ("a",), ("r", "s"), rtol=1e-5, atol=1e-7)
+
+
 @qd.kernel
 def polar3(a: qd.Array[qd.mat3d, 1], r: qd.Array[qd.mat3d, 1], s: qd.Array[qd.mat3d, 1]):
     for i in range(a.shape[0]):
