@@ -215,9 +215,10 @@ class Builder:
     def load_var(self, var: Var) -> TVal | VecVal:
         """The value of a local (a vector or matrix for a Var of a vector type)."""
         v = self.emit(Op.LOAD_VAR, (), (var,), var.dtype)
+        assert v is not None
         if isinstance(var.dtype, VectorType):
-            return VecVal(v)  # type: ignore[arg-type]
-        return TVal(v)  # type: ignore[arg-type]
+            return VecVal(v)
+        return TVal(v)
 
     def loc(self, node: ast.AST | None = None) -> SourceLoc:
         node = node if node is not None else self.node

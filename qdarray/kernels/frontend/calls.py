@@ -12,12 +12,11 @@ import numpy as np
 
 from ... import _dtypes
 from ..._dtypes import DType
-from .. import language, qdmath
+from .. import language, qdmath, vector_types
 from .. import types as T
 from ..func import Func, Function
 from ..ir import Op
 from ..ops import OPS
-from .. import vector_types
 from ..vector_types import VectorType
 from . import exprs, stmts, vector_calls, vectors, views
 from .builder import Builder, Visit

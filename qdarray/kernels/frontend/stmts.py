@@ -332,7 +332,7 @@ def visit_Return(kb: Builder, node: ast.Return) -> None:
                     "Use a single return at the end of the func to return other values.",
                     node,
                 )
-            dtype: Any = T.WEAK_DEFAULT[type(value)] if is_const(value) else value.dtype
+            dtype: Any = T.WEAK_DEFAULT[type(value)] if is_const(value) else value.dtype  # type: ignore[union-attr]
             if type(value) is VecVal:
                 dtype = value.vtype
             ret.result = VarRef(kb.new_var(f"{ctx.name}_result", dtype), node.lineno)

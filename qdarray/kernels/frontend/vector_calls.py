@@ -45,34 +45,34 @@ class Scalar:
         a, b = (o, self.v) if reverse else (self.v, o)
         return Scalar(self.kb, exprs.binop(self.kb, op, a, b, self.kb.node))
 
-    def __add__(self, o: Any) -> Scalar:
+    def __add__(self, o: Any) -> Any:
         return self._op(Op.ADD, o)
 
-    def __radd__(self, o: Any) -> Scalar:
+    def __radd__(self, o: Any) -> Any:
         return self._op(Op.ADD, o, True)
 
-    def __sub__(self, o: Any) -> Scalar:
+    def __sub__(self, o: Any) -> Any:
         return self._op(Op.SUB, o)
 
-    def __rsub__(self, o: Any) -> Scalar:
+    def __rsub__(self, o: Any) -> Any:
         return self._op(Op.SUB, o, True)
 
-    def __mul__(self, o: Any) -> Scalar:
+    def __mul__(self, o: Any) -> Any:
         return self._op(Op.MUL, o)
 
-    def __rmul__(self, o: Any) -> Scalar:
+    def __rmul__(self, o: Any) -> Any:
         return self._op(Op.MUL, o, True)
 
-    def __truediv__(self, o: Any) -> Scalar:
+    def __truediv__(self, o: Any) -> Any:
         return self._op(Op.TRUEDIV, o)
 
-    def __rtruediv__(self, o: Any) -> Scalar:
+    def __rtruediv__(self, o: Any) -> Any:
         return self._op(Op.TRUEDIV, o, True)
 
-    def __lt__(self, o: Any) -> Scalar:
+    def __lt__(self, o: Any) -> Any:
         return self._op(Op.LT, o)
 
-    def __gt__(self, o: Any) -> Scalar:
+    def __gt__(self, o: Any) -> Any:
         return self._op(Op.GT, o)
 
     def __neg__(self) -> Scalar:
@@ -229,8 +229,8 @@ def call(kb: Builder, fn: Any, node: ast.Call) -> Any:
         kb.fail(f"{_name(fn)} takes {arity} argument{'s' * (arity != 1)}; got {len(args)}.",
                 "Check the call's arguments.", node)
     if fn in (vecmath.dot, vecmath.cross, vecmath.outer):
-        sizes = (2, 3) if fn is vecmath.cross else ()
-        a, b = (_vector(kb, fn, x, node, sizes) for x in args)
+        lengths = (2, 3) if fn is vecmath.cross else ()
+        a, b = (_vector(kb, fn, x, node, lengths) for x in args)
         if fn is not vecmath.outer:
             _same_shape(kb, fn, a, b, node)
         dtype = _dtypes.result_type(a.dtype, b.dtype)
@@ -257,27 +257,27 @@ def call(kb: Builder, fn: Any, node: ast.Call) -> Any:
         exprs.require_scalar(kb, eps, node)
         return _pack_vec(kb, vecmath.normalize_(kit, _list(kb, v, kit), kit.wrap(eps)),
                          kit.dtype)
-    sizes = {vecmath.trace: tuple(range(1, 17)), vecmath.determinant: (1, 2, 3, 4),
-             vecmath.inverse: (1, 2, 3, 4)}.get(fn, (2, 3))
+    sizes: tuple[int, ...] = {vecmath.trace: tuple(range(1, 17)),
+                              vecmath.determinant: (1, 2, 3, 4),
+                              vecmath.inverse: (1, 2, 3, 4)}.get(fn, (2, 3))
     m = _square(kb, fn, args[0], node, sizes)
     if fn is vecmath.trace:
         kit = FrontendKit(kb, m.dtype)
         return _scalar(vecmath.trace_(_table(kb, m, kit)))
     kit = FrontendKit(kb, _float_dtype(m) if fn is not vecmath.determinant else m.dtype)
-    a = _table(kb, m, kit)
+    table = _table(kb, m, kit)
     if fn is vecmath.determinant:
-        return _scalar(vecmath.determinant_(a))
+        return _scalar(vecmath.determinant_(table))
     if fn is vecmath.inverse:
-        return _pack_mat(kb, vecmath.inverse_(a), kit.dtype)
+        return _pack_mat(kb, vecmath.inverse_(table), kit.dtype)
     if fn is vecmath.sym_eig:
-        w, q = vecmath.sym_eig_(kit, a)
+        w, q = vecmath.sym_eig_(kit, table)
         return (_pack_vec(kb, w, kit.dtype), _pack_mat(kb, q, kit.dtype))
     if fn is vecmath.polar_decompose:
-        r, s = vecmath.polar_(kit, a)
+        r, s = vecmath.polar_(kit, table)
         return (_pack_mat(kb, r, kit.dtype), _pack_mat(kb, s, kit.dtype))
     assert fn is vecmath.svd
-    u, sig, v = vecmath.svd_(kit, a)
-    return tuple(_pack_mat(kb, x, kit.dtype) for x in (u, sig, v))
+    return tuple(_pack_mat(kb, x, kit.dtype) for x in vecmath.svd_(kit, table))
 
 
 def type_call(kb: Builder, maker: Any, node: ast.Call) -> VectorType:

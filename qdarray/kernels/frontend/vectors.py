@@ -358,7 +358,8 @@ def update(kb: Builder, ref: MemRef, indices: tuple[TVal, ...], op: Op, value: A
            node: ast.AST) -> None:
     """`x[i] op= v` of an array of vectors: per component, atomic for += / -= in the
     parallel loop (as for scalars)."""
-    from .stmts import atomic_update, store as store_scalar
+    from .stmts import atomic_update
+    from .stmts import store as store_scalar
 
     comps = _element_value(kb, ref, value, node)
     for idx, c in zip(element_indices(kb, ref, indices), comps, strict=True):
