@@ -58,6 +58,19 @@ class VectorType:
             f"kernels, use an array: qd.asarray([...], dtype=qd.{self.dtype.name}).")
 
 
+_INTERNED: dict[tuple[tuple[int, ...], DType], VectorType] = {}
+
+
+def of(shape: tuple[int, ...], dtype: DType) -> VectorType:
+    """The one `VectorType` of `shape` and `dtype` (interned: the IR verifier compares the
+    types of a local and of the value stored into it by identity, as it does dtypes)."""
+    key = (shape, dtype)
+    vt = _INTERNED.get(key)
+    if vt is None:
+        vt = _INTERNED[key] = VectorType(shape, dtype)
+    return vt
+
+
 def _check(n: int, what: str) -> None:
     if type(n) is not int or not 1 <= n <= 16:
         raise TypeError(f"{what} must be an int in [1, 16]; got {n!r}.")
@@ -89,7 +102,7 @@ def vector(n: int, dtype: Any) -> VectorType:
         vec5 = qd.types.vector(5, qd.float32)
     """
     _check(n, "The length of a vector")
-    return VectorType((n,), _dtype(dtype))
+    return of((n,), _dtype(dtype))
 
 
 def matrix(n: int, m: int, dtype: Any) -> VectorType:
@@ -101,15 +114,15 @@ def matrix(n: int, m: int, dtype: Any) -> VectorType:
     """
     _check(n, "The number of rows of a matrix")
     _check(m, "The number of columns of a matrix")
-    return VectorType((n, m), _dtype(dtype))
+    return of((n, m), _dtype(dtype))
 
 
 _F32 = _dtypes.float32
 _F64 = _dtypes.float64
-vec2, vec3, vec4 = (VectorType((n,), _F32) for n in (2, 3, 4))
-mat2, mat3, mat4 = (VectorType((n, n), _F32) for n in (2, 3, 4))
-vec2d, vec3d, vec4d = (VectorType((n,), _F64) for n in (2, 3, 4))
-mat2d, mat3d, mat4d = (VectorType((n, n), _F64) for n in (2, 3, 4))
+vec2, vec3, vec4 = (of((n,), _F32) for n in (2, 3, 4))
+mat2, mat3, mat4 = (of((n, n), _F32) for n in (2, 3, 4))
+vec2d, vec3d, vec4d = (of((n,), _F64) for n in (2, 3, 4))
+mat2d, mat3d, mat4d = (of((n, n), _F64) for n in (2, 3, 4))
 
 _SHORT: dict[VectorType, str] = {
     vec2: "vec2", vec3: "vec3", vec4: "vec4", mat2: "mat2", mat3: "mat3", mat4: "mat4",

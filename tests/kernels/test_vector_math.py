@@ -405,3 +405,23 @@ def test_polar_decomposition_of_a_deformation_gradient_forms_agree(grad):
     for got, want in zip(values[0], values[1], strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(grads[0]["F"], grads[1]["F"], rtol=1e-12, atol=1e-12)
+
+
+@qd.kernel
+def orbit_loop(x: qd.Array[qd.vec2d, 1], m: qd.Array[qd.mat2d, 1], n: qd.Array[qd.int32, 1],
+               y: qd.Array[qd.vec2d, 1]):
+    for i in range(x.shape[0]):
+        p = x[i]
+        a = m[i]
+        for _ in range(n[i]):              # a data-dependent trip count: adstacks in reverse
+            p = 0.9 * (a @ p) + qd.vec2d(0.01, -0.02)
+            a[0, 1] = a[0, 1] * 0.5
+        y[i] = p
+
+
+def test_gradients_through_a_dynamic_loop_of_vectors(grad):
+    def make() -> dict[str, np.ndarray]:
+        rng = np.random.default_rng(5)
+        return dict(x=rng.normal(size=(4, 2)), m=rng.normal(0, 0.7, size=(4, 2, 2)),
+                    n=np.array([0, 1, 3, 6], np.int32), y=np.zeros((4, 2)))
+    grad.check(orbit_loop, make, ("x", "m"), ("y",), rtol=1e-6, atol=1e-8)

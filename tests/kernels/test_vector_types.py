@@ -242,3 +242,31 @@ def test_types_and_names():
         qd.types.vector(3, qd.bool)
     with pytest.raises(TypeError, match=r"in \[1, 16\]"):
         qd.types.vector(0, qd.float32)
+
+
+@qd.kernel
+def math_select_atomics(x: qd.Array[qd.vec3, 1], acc: qd.Array[qd.vec3, 1],
+                        out: qd.Array[qd.vec3, 1], olds: qd.Array[qd.float32, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        old = qd.atomic_add(acc[0], v)          # one atomic per component; the old vector
+        qd.atomic_max(acc, 1, v)
+        w = v if v.x > 0.5 else -v              # only the taken side runs
+        out[i] = qd.math.sqrt(abs(w)) + min(v, 0.5) + qd.select(v.y > v.z, v, 2.0 * v) \
+            + len(v)
+        olds[i] = old.x
+
+
+def test_componentwise_math_ternary_select_and_atomics(launch):
+    x = rand(16, 3)
+    acc, out = np.zeros((2, 3), np.float32), np.zeros((16, 3), np.float32)
+    olds = np.zeros(16, np.float32)
+    launch(math_select_atomics, x, acc, out, olds)
+    x64 = x.astype(np.float64)
+    w = np.where(x64[:, :1] > 0.5, x64, -x64)
+    sel = np.where(x64[:, 1:2] > x64[:, 2:3], x64, 2 * x64)
+    np.testing.assert_allclose(out, np.sqrt(np.abs(w)) + np.minimum(x64, 0.5) + sel + 3,
+                               rtol=1e-6)
+    np.testing.assert_allclose(acc, np.stack([x64.sum(0), x64.max(0)]), rtol=1e-5)
+    # Each thread saw a distinct partial sum: the old values are 0 and sums of x[:, 0].
+    assert np.isclose(olds, 0).sum() == 1 and olds.max() < x64[:, 0].sum()

@@ -146,6 +146,8 @@ def visit_Call(kb: Builder, node: ast.Call) -> Any:
         (x,) = call_args(kb, node, 1)
         if type(x) is MemRef:
             return exprs.shape(kb, x, 0)
+        if type(x) is VecVal:
+            return x.vtype.shape[0]
         if isinstance(x, tuple):
             return len(x)
         kb.type_fail(
@@ -234,6 +236,8 @@ def explicit_cast(
 
 
 def minmax(kb: Builder, op: Op, a: Any, b: Any, node: ast.AST) -> Any:
+    if type(a) is VecVal or type(b) is VecVal:
+        return vectors.componentwise(kb, lambda x, y: minmax(kb, op, x, y, node), [a, b], node)
     exprs.require_scalar(kb, a, node)
     exprs.require_scalar(kb, b, node)
     if is_const(a) and is_const(b):
@@ -248,6 +252,15 @@ def minmax(kb: Builder, op: Op, a: Any, b: Any, node: ast.AST) -> Any:
 def math_call(kb: Builder, op: Op, node: ast.Call) -> Any:
     binary = op in _BINARY_MATH or op in (Op.POW, Op.MIN, Op.MAX)
     vals = call_args(kb, node, 2 if binary else 1)
+    if any(type(v) is VecVal for v in vals) and op not in _PREDICATES:
+        return vectors.componentwise(kb, lambda *c: math_values(kb, op, list(c), node), vals,
+                                     node)
+    return math_values(kb, op, vals, node)
+
+
+def math_values(kb: Builder, op: Op, vals: list[Any], node: ast.Call) -> Any:
+    """A math function of scalar values (of each component, for vectors)."""
+    binary = len(vals) == 2
     for v, a in zip(vals, node.args, strict=True):
         exprs.require_scalar(kb, v, a)
     if op in (Op.MIN, Op.MAX):
@@ -281,7 +294,7 @@ def fold_math(kb: Builder, op: Op, vals: list[Any], node: ast.AST) -> Any:
     return builtins.bool(out) if rt is _dtypes.bool else float(out)
 
 
-def atomic(kb: Builder, op: Op, node: ast.Call) -> TVal:
+def atomic(kb: Builder, op: Op, node: ast.Call) -> TVal | VecVal:
     name = op.name.lower()
     if len(node.args) == 2 and isinstance(node.args[0], ast.Subscript):
         target = node.args[0]
@@ -292,7 +305,11 @@ def atomic(kb: Builder, op: Op, node: ast.Call) -> TVal:
                 f"Use qd.{name}(x[i], value).",
                 target,
             )
-        ref, indices = kb.memory_access(base, kb.expr(target.slice), target.slice)
+        index = kb.expr(target.slice)
+        element = vectors.memory_target(kb, base, index, target.slice)
+        if element is not None:
+            return vectors.atomic(kb, op, *element, kb.expr(node.args[-1]), node)
+        ref, indices = kb.memory_access(base, index, target.slice)
     elif len(node.args) == 3:
         base = kb.expr(node.args[0])
         if type(base) is not MemRef:
@@ -301,7 +318,11 @@ def atomic(kb: Builder, op: Op, node: ast.Call) -> TVal:
                 f"Use qd.{name}(x, i, value).",
                 node.args[0],
             )
-        ref, indices = kb.memory_access(base, kb.expr(node.args[1]), node.args[1])
+        index = kb.expr(node.args[1])
+        element = vectors.memory_target(kb, base, index, node.args[1])
+        if element is not None:
+            return vectors.atomic(kb, op, *element, kb.expr(node.args[-1]), node)
+        ref, indices = kb.memory_access(base, index, node.args[1])
     else:
         kb.fail(
             f"qd.{name} takes an array element and a value.",

@@ -450,6 +450,8 @@ def visit_IfExp(kb: Builder, node: ast.IfExp) -> Any:
         a = kb.expr(node.body)
     with kb.region() as else_stmts:
         b = kb.expr(node.orelse)
+    if type(a) is VecVal or type(b) is VecVal:
+        return vectors.ifexp(kb, cond, (then_stmts, a), (else_stmts, b), node)
     require_scalar(kb, a, node.body)
     require_scalar(kb, b, node.orelse)
     dtype, weak = common(kb, a, b)

@@ -107,7 +107,8 @@ def assign_component(kb: Builder, target: ast.Subscript, base: VecVal, index: An
     """`v[k] = s`, `m[i, j] = s`, `m[i] = row` on a local vector or matrix `v`."""
     if not isinstance(target.value, ast.Name):
         kb.fail("Only components of a local vector or matrix can be assigned, as v[k] = s or "
-                "m[i, j] = s.", "Use m[i, j] = s rather than m[i][j] = s.", target)
+                "m[i, j] = s.", "Use m[i, j] = s for a local matrix, or x[i, k] = s to store one "
+                "component of an element of an array of vectors.", target)
     updated = vectors.with_component(kb, base, index, value, target.slice)
     assign_name(kb, target.value.id, updated, target)
 

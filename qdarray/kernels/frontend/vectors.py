@@ -15,13 +15,15 @@ atomic add per component in the parallel loop).
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from ... import _dtypes
 from ..._dtypes import DType
 from .. import types as T
-from ..ir import Op, Value
+from .. import vector_types
+from ..ir import If, Op, Stmt, Value
 from ..vector_types import VectorType
 from . import exprs
 from .builder import Builder
@@ -51,7 +53,7 @@ def pack(kb: Builder, comps: Sequence[Any], shape: tuple[int, ...],
     if dtype is None:
         dtype = common_dtype(kb, comps)
     vals = tuple(kb.cast_to(c, dtype).value for c in comps)
-    vt = VectorType(shape, dtype)
+    vt = vector_types.of(shape, dtype)
     return VecVal(kb.emit(Op.VEC_PACK, vals, (vt,), vt))  # type: ignore[arg-type]
 
 
@@ -207,7 +209,7 @@ def with_component(kb: Builder, v: VecVal, index: Any, value: Any, node: ast.AST
     comps: list[Any] = list(parts(kb, v))
     what = f"A component of {describe(v)}"
     if isinstance(k, tuple):
-        row = implicit(kb, value, VectorType((len(k),), v.dtype), f"Row of {describe(v)}")
+        row = implicit(kb, value, vector_types.of((len(k),), v.dtype), f"Row of {describe(v)}")
         for j, c in zip(k, parts(kb, row), strict=True):
             comps[j] = c
     else:
@@ -250,6 +252,42 @@ def unary(kb: Builder, node: ast.UnaryOp, v: VecVal) -> VecVal:
         return pack(kb, comps, v.vtype.shape, v.dtype)
     kb.type_fail(f"The operator {type(node.op).__name__} is not defined on {describe(v)}.",
                  "Use unary - or +, or work on the components.", node)
+
+
+def componentwise(kb: Builder, fn: Any, vals: Sequence[Any], node: ast.AST) -> VecVal:
+    """`fn` of the components of vectors of one shape (scalars are broadcast): `abs(v)`,
+    `qd.math.sqrt(v)`, `min(v, w)`, `qd.math.atan2(v, 1.0)`, ..."""
+    vecs = [v for v in vals if type(v) is VecVal]
+    shape = vecs[0].vtype.shape
+    for v in vecs[1:]:
+        if v.vtype.shape != shape:
+            kb.type_fail(f"The shapes of {describe(vecs[0])} {shape} and {describe(v)} "
+                         f"{v.vtype.shape} do not match.", "Use vectors of the same shape.",
+                         node)
+    n = vecs[0].vtype.size
+    cols = [parts(kb, v) if type(v) is VecVal else [v] * n for v in vals]
+    out = [fn(*(col[k] for col in cols)) for k in range(n)]
+    return pack(kb, out, shape)
+
+
+def ifexp(kb: Builder, cond: TVal, then: tuple[list[Stmt], Any], orelse: tuple[list[Stmt], Any],
+          node: ast.IfExp) -> VecVal:
+    """`a if cond else b` of vectors or matrices of one shape (only the taken side runs)."""
+    (then_stmts, a), (else_stmts, b) = then, orelse
+    if type(a) is not VecVal or type(b) is not VecVal or a.vtype.shape != b.vtype.shape:
+        kb.type_fail(f"Both sides of `a if c else b` must be vectors or matrices of one shape; "
+                     f"got {describe(a)} and {describe(b)}.", "Use values of the same shape.",
+                     node)
+    vt = vector_types.of(a.vtype.shape, T.promote(a.dtype, b.dtype))
+    var = kb.new_var("ifexp", vt)  # type: ignore[arg-type]
+    with kb.reopen(then_stmts):
+        kb.emit(Op.STORE_VAR, (implicit(kb, a, vt, "A side of `a if c else b`").value,), (var,))
+    with kb.reopen(else_stmts):
+        kb.emit(Op.STORE_VAR, (implicit(kb, b, vt, "A side of `a if c else b`").value,), (var,))
+    kb.emit_stmt(If(cond.value, kb.block(then_stmts), kb.block(else_stmts), kb.loc()))
+    out = kb.load_var(var)
+    assert type(out) is VecVal
+    return out
 
 
 def transpose(kb: Builder, m: VecVal) -> VecVal:
@@ -340,7 +378,7 @@ def _element_value(kb: Builder, ref: MemRef, value: Any, node: ast.AST) -> list[
                          f"{describe(value)}.", f"Use a {ref.elem_name} value.", node)
         return list(parts(kb, value))
     if type(value) is TVal or is_const(value):
-        return [value] * int(VectorType(ref.elem, ref.dtype).size)
+        return [value] * math.prod(ref.elem)
     kb.type_fail(f"An element of {describe(ref)} is a {ref.elem_name}; got {describe(value)}.",
                  f"Use a {ref.elem_name} value.", node)
 
@@ -368,6 +406,22 @@ def update(kb: Builder, ref: MemRef, indices: tuple[TVal, ...], op: Op, value: A
         else:
             old = exprs.load(kb, ref, idx)
             store_scalar(kb, ref, idx, exprs.binop(kb, op, old, c, node), node)
+
+
+def atomic(kb: Builder, op: Op, ref: MemRef, indices: tuple[TVal, ...], value: Any,
+           node: ast.AST) -> VecVal:
+    """`qd.atomic_add(x[i], v)` (min, max) of an array of vectors: one atomic per component;
+    the old element as a vector."""
+    name = op.name.lower()
+    old = []
+    for idx, c in zip(element_indices(kb, ref, indices), _element_value(kb, ref, value, node),
+                      strict=True):
+        v = kb.implicit(c, ref.dtype, "same_kind", f"The value of qd.{name}")
+        kb.node = node
+        args = (ref.value,) + tuple(i.value for i in idx) + (v.value,)
+        old.append(TVal(kb.emit(op, args, (), ref.dtype)))  # type: ignore[arg-type]
+    kb.note_write(ref)
+    return pack(kb, old, ref.elem, ref.dtype)
 
 
 def memory_target(kb: Builder, base: Any, index: Any, node: ast.AST
