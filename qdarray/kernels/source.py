@@ -159,15 +159,15 @@ def _edited(fn: Any, file: str, start: int) -> NoReturn:
 
 def _count_assignments(src: FunctionSource) -> None:
     """How often each name is a target of =, += or a for-loop, and how often a component
-    of it is (`v[k] = s`: a vector local that is updated so is a mutable local); and the
-    return statements."""
+    of it is (`v[k] = s`, `v.x = s`: a vector local that is updated so is a mutable local);
+    and the return statements."""
     counts: Counter[str] = Counter()
     components: Counter[str] = Counter()
 
     def targets(t: ast.AST) -> None:
         if isinstance(t, ast.Name):
             counts[t.id] += 1
-        elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+        elif isinstance(t, (ast.Subscript, ast.Attribute)) and isinstance(t.value, ast.Name):
             components[t.value.id] += 1
         elif isinstance(t, (ast.Tuple, ast.List)):
             for e in t.elts:

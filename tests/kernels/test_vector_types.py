@@ -143,6 +143,8 @@ def locals_and_funcs(x: qd.Array[qd.vec2, 1], steps: qd.Array[qd.int32, 1],
             m[0, 1] = m[0, 1] + 1.0
             m[1] = m[1] * 2.0
         acc[1] = acc[1] + 100.0
+        acc.x += 0.5
+        v.y = v.y * 3.0
         out[i] = acc + v
         m_out[i] = m
 
@@ -160,6 +162,8 @@ def _locals_reference(x: np.ndarray, steps: np.ndarray) -> tuple[np.ndarray, np.
             m[0, 1] += 1
             m[1] *= 2
         acc[1] += 100
+        acc[0] += 0.5
+        v = v * [1.0, 3.0]
         outs.append(acc + v)
         ms.append(m)
     return np.array(outs), np.array(ms)

@@ -89,6 +89,10 @@ def assign(kb: Builder, target: ast.AST, value: Any) -> None:
         for t, v in zip(target.elts, value, strict=True):
             assign(kb, t, v)
     elif isinstance(target, ast.Attribute):
+        field = vector_field(kb, target)
+        if field is not None:
+            assign_component(kb, target, field[0], field[1], value)
+            return
         kb.fail(
             "Fields of dataclass arguments are read-only in kernels.",
             "Use a local variable, or store into an array field: p.x[i] = v.",
@@ -102,15 +106,28 @@ def assign(kb: Builder, target: ast.AST, value: Any) -> None:
         )
 
 
-def assign_component(kb: Builder, target: ast.Subscript, base: VecVal, index: Any, value: Any
-                     ) -> None:
-    """`v[k] = s`, `m[i, j] = s`, `m[i] = row` on a local vector or matrix `v`."""
+def assign_component(kb: Builder, target: ast.Subscript | ast.Attribute, base: VecVal,
+                     index: Any, value: Any) -> None:
+    """`v[k] = s`, `v.x = s`, `m[i, j] = s`, `m[i] = row` on a local vector or matrix `v`."""
     if not isinstance(target.value, ast.Name):
         kb.fail("Only components of a local vector or matrix can be assigned, as v[k] = s or "
                 "m[i, j] = s.", "Use m[i, j] = s for a local matrix, or x[i, k] = s to store one "
                 "component of an element of an array of vectors.", target)
-    updated = vectors.with_component(kb, base, index, value, target.slice)
+    where = target.slice if isinstance(target, ast.Subscript) else target
+    updated = vectors.with_component(kb, base, index, value, where)
     assign_name(kb, target.value.id, updated, target)
+
+
+def vector_field(kb: Builder, target: ast.Attribute) -> tuple[VecVal, int] | None:
+    """(vector, component) when `target` is `v.x` / `.y` / `.z` / `.w` of a vector."""
+    base = kb.expr(target.value)
+    if type(base) is not VecVal:
+        return None
+    name = target.attr
+    if base.vtype.is_matrix or len(name) != 1 or name not in "xyzw":
+        kb.fail(f"Only v.x, v.y, v.z and v.w of a vector can be assigned; got '{name}'.",
+                "Use v[k] = s, or m[i, j] = s for matrices.", target)
+    return base, "xyzw".index(name)
 
 
 def store(kb: Builder, ref: Any, indices: tuple[TVal, ...], value: Any, node: ast.AST) -> None:
@@ -180,6 +197,13 @@ def visit_AugAssign(kb: Builder, node: ast.AugAssign) -> None:
         assign_name(kb, target.id, exprs.binop(kb, op, current, kb.expr(node.value), node), target)
         return
     if isinstance(target, ast.Attribute):
+        field = vector_field(kb, target)
+        if field is not None:
+            base, k = field
+            current = vectors.subscript(kb, base, k, target)
+            new = exprs.binop(kb, op, current, kb.expr(node.value), node)
+            assign_component(kb, target, base, k, new)
+            return
         kb.fail(
             "Fields of dataclass arguments are read-only in kernels.",
             "Use a local variable.",
