@@ -5,15 +5,17 @@ vector locals in Vars of a `VectorType` (`ops/vector.py`). This pass, the first 
 compile (and of the forward kernel reverse mode transforms), maps every vector Value to the
 tuple of its component Values and splits every vector Var into one scalar Var per
 component: VEC_PACK and VEC_ELEM disappear, a STORE_VAR of a vector becomes one STORE_VAR
-per component and a LOAD_VAR one LOAD_VAR per component. Afterwards the kernel holds only
-scalar code, so later passes, the code generators, the interpreter and reverse mode need
-nothing for vectors.
+per component and a LOAD_VAR one LOAD_VAR per component. A component stored back unchanged
+(`v[k] = s` stores the whole vector: the other components are the values just loaded) is
+not stored again, so reverse mode keeps only the component that changed. Afterwards the
+kernel holds only scalar code, so later passes, the code generators, the interpreter and
+reverse mode need nothing for vectors.
 """
 
 from __future__ import annotations
 
 from ..emit import max_ids
-from ..ir import Instr, KernelIR, Op, Stmt, Value, Var, instrs
+from ..ir import Block, Instr, KernelIR, Op, Stmt, Value, Var, instrs
 from ..vector_types import VectorType
 from .rewrite import Rewriter
 
@@ -26,6 +28,20 @@ class _Scalarize(Rewriter):
         self.next_var = varmax + 1
         self.parts: dict[int, tuple[Value, ...]] = {}
         self.vars: dict[int, tuple[Var, ...]] = {}
+        # component Var id -> the Value it holds, known since the last LOAD_VAR or STORE_VAR
+        # of it in the current straight-line stretch (cleared at every region boundary)
+        self.holds: dict[int, int] = {}
+
+    def block(self, block: Block) -> Block:
+        self.holds.clear()
+        out = super().block(block)
+        self.holds.clear()
+        return out
+
+    def stmt(self, stmt: Stmt) -> list[Stmt]:
+        if not isinstance(stmt, Instr):
+            self.holds.clear()
+        return super().stmt(stmt)
 
     def split(self, var: Var) -> tuple[Var, ...]:
         out = self.vars.get(var.id)
@@ -49,9 +65,14 @@ class _Scalarize(Rewriter):
             self.subst[instr.result.id] = self.parts[instr.args[0].id][instr.attrs[0]]
             return []
         if instr.op is Op.STORE_VAR and isinstance(instr.attrs[0].dtype, VectorType):
-            parts = self.parts[instr.args[0].id]
-            return [Instr(Op.STORE_VAR, None, (p,), (v,) + instr.attrs[1:], instr.loc)
-                    for p, v in zip(parts, self.split(instr.attrs[0]), strict=True)]
+            stores: list[Stmt] = []
+            for p, v in zip(self.parts[instr.args[0].id], self.split(instr.attrs[0]),
+                            strict=True):
+                if self.holds.get(v.id) != p.id:
+                    stores.append(Instr(Op.STORE_VAR, None, (p,), (v,) + instr.attrs[1:],
+                                        instr.loc))
+                    self.holds[v.id] = p.id
+            return stores
         if instr.op is Op.LOAD_VAR and isinstance(instr.attrs[0].dtype, VectorType):
             assert instr.result is not None
             out: list[Stmt] = []
@@ -61,6 +82,7 @@ class _Scalarize(Rewriter):
                 self.next_value += 1
                 values.append(value)
                 out.append(Instr(Op.LOAD_VAR, value, (), (v,) + instr.attrs[1:], instr.loc))
+                self.holds[v.id] = value.id
             self.parts[instr.result.id] = tuple(values)
             return out
         assert not any(isinstance(a.type, VectorType) for a in instr.args), instr

@@ -8,7 +8,7 @@ import numpy as np
 
 import qdarray as qd
 from qdarray.kernels import frontend, interp
-from qdarray.kernels.ir import Var, instrs
+from qdarray.kernels.ir import Op, Var, instrs
 from qdarray.kernels.launch import packer, signature
 from qdarray.kernels.passes import scalarize
 from qdarray.kernels.vector_types import VectorType
@@ -67,6 +67,9 @@ def test_scalarize_keeps_results_and_leaves_only_scalars():
     before = _run(raw, args)
     lowered = verify(scalarize(raw))
     assert not _has_vectors(lowered)
+    # `a = m[i]` stores a's 4 components; `a[0, 1] = ...` in the loop only the one it changes
+    stores = [i.attrs[0].name for i in instrs(lowered.body) if i.op is Op.STORE_VAR]
+    assert sorted(n for n in stores if n.startswith("a_")) == ["a_0", "a_1", "a_1", "a_2", "a_3"]
     np.testing.assert_array_equal(_run(lowered, args), before)
     compiled = np.zeros((8, 2), np.float32)
     qd.set_debug(True)  # the verifier after every pass, vector IR included (restored after)
