@@ -280,10 +280,27 @@ from .kernels import (  # noqa: E402
     set_default_float,
     static,
 )
+from .kernels import vector_types as types  # noqa: E402  (qd.types.vector, qd.types.matrix)
+from .kernels import (  # noqa: E402
+    mat2,
+    mat2d,
+    mat3,
+    mat3d,
+    mat4,
+    mat4d,
+    vec2,
+    vec2d,
+    vec3,
+    vec3d,
+    vec4,
+    vec4d,
+)
 
 __all__ += [
     "atomic_add", "atomic_max", "atomic_min", "cast", "debug_mode", "func", "kernel", "math",
-    "ndrange", "select", "set_debug", "static", "default_float", "set_default_float",
+    "ndrange", "select", "set_debug", "static", "default_float", "set_default_float", "types",
+    "vec2", "vec3", "vec4", "mat2", "mat3", "mat4", "vec2d", "vec3d", "vec4d", "mat2d", "mat3d",
+    "mat4d",
 ]
 
 # -- reverse-mode autodiff -----------------------------------------------------------------

@@ -108,6 +108,21 @@ TIME_STEPPING = (
     "test_namespace_write_of_what_a_launch_read",
 )
 
+VECTORS = (
+    "test_vector_operators", "test_matrix_operators", "test_integer_vectors_and_promotion",
+    "test_locals_branches_loops_and_funcs",
+    "test_arrays_of_vectors_load_store_and_atomic_updates",
+    "test_componentwise_math_ternary_select_and_atomics",
+)
+
+VECTOR_MATH = (
+    "test_small_functions_values", "test_small_functions_gradients",
+    "test_decompositions_2x2_values", "test_decompositions_2x2_gradients",
+    "test_decompositions_3x3_on_devices", "test_gradients_through_a_dynamic_loop_of_vectors",
+    "test_mass_spring_step_vector_and_component_forms_agree", "test_mass_spring_forces_equal",
+    "test_polar_decomposition_of_a_deformation_gradient_forms_agree",
+)
+
 RULES = ("sin", "exp", "sqrt", "tanh", "log", "atan2", "pow", "hypot", "floor", "mod", "select")
 
 

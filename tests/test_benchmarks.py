@@ -143,3 +143,15 @@ def test_compare_numpy_reports_overheads_for_qdarray_and_peers(capsys):
         present = importlib.util.find_spec(module) is not None
         assert any(k.startswith(label) for k in out["small_us"]) == present
         assert (f"skipped {name}: {module} is not installed" in text) != present
+
+
+def test_compare_vectors_prints_the_ratio_of_the_two_forms(capsys):
+    # benchmarks/compare_vectors.py: the vec2/mat2 mass-spring step against the per-component
+    # one, forward and reverse, on a small system.
+    import compare_vectors
+
+    for extra in ([], ["--grad"]):
+        out = compare_vectors.main(["--n", "64", "--repeat", "3", *extra])
+        assert out["ratio"] > 0
+    text = capsys.readouterr().out
+    assert "ratio vec2/mat2 / per component" in text and "(reverse)" in text

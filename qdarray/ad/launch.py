@@ -499,14 +499,14 @@ def _build_reverse(kernel: Any, specs: list[tuple[str, ArgSpec]], debug: bool,
     # from a stored plan (in a process whose kernels all come from the disk cache) imports
     # none of them.
     from ..kernels.frontend import build
-    from ..kernels.passes import resolve_views, simplify
+    from ..kernels.passes import resolve_views, scalarize, simplify
     from .reverse import build_reverse
 
     built = build(kernel.source(), specs, recorder, default_float=kernel.resolved_float())
     written = dict(built.meta).get("written", ())
     # The forward passes of `pipeline` before its bounds checks (the reverse kernel's own
     # compile adds those for every access); in debug mode resolve_views checks subviews.
-    forward = simplify(resolve_views(built, debug=debug))
+    forward = simplify(resolve_views(scalarize(built), debug=debug))
     return build_reverse(forward, with_grad, checkpoint, scratch), written
 
 

@@ -14,9 +14,25 @@ from .func import Func, func
 from .kernel import Kernel, kernel
 from .language import atomic_add, atomic_max, atomic_min, cast, ndrange, select, static
 from .options import default_float, set_default_float
+from .vector_types import (
+    mat2,
+    mat2d,
+    mat3,
+    mat3d,
+    mat4,
+    mat4d,
+    vec2,
+    vec2d,
+    vec3,
+    vec3d,
+    vec4,
+    vec4d,
+)
 
 __all__ = [
     "Func", "Kernel", "func", "kernel", "math", "atomic_add", "atomic_max", "atomic_min",
     "cast", "ndrange", "select", "static", "debug_mode", "set_debug", "cache_stats",
     "default_float", "set_default_float",
+    "vec2", "vec3", "vec4", "mat2", "mat3", "mat4", "vec2d", "vec3d", "vec4d", "mat2d", "mat3d",
+    "mat4d",
 ]

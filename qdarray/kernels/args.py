@@ -26,13 +26,19 @@ from . import types as T
 
 @dataclass(frozen=True, slots=True)
 class ArgSpec:
-    """What one kernel argument is: "array", "view", "scalar" or "struct" (a dataclass)."""
+    """What one kernel argument is: "array", "view", "scalar" or "struct" (a dataclass).
+
+    `elem`: for an array annotated with a vector or matrix element type
+    (`qd.Array[qd.vec2, 1]`), the element shape, which its trailing axes have (checked at
+    every launch); `elem_name` spells the element type."""
 
     kind: str
     type: Any = None
     weak: bool = False
     cls: type | None = None
     fields: tuple[tuple[str, ArgSpec], ...] = ()
+    elem: tuple[int, ...] = ()
+    elem_name: str = ""
 
     def describe(self) -> str:
         if self.kind == "struct":

@@ -105,6 +105,10 @@ class Op(Enum):
     REAL = auto()
     IMAG = auto()
 
+    # -- vectors and matrices (frontend only; `ops/vector.py`, `passes/scalarize.py`) -----
+    VEC_PACK = auto()
+    VEC_ELEM = auto()
+
     # -- memory ---------------------------------------------------------------------------
     LOAD = auto()
     STORE = auto()
@@ -191,7 +195,8 @@ class Value:
 
 @dataclass(frozen=True, slots=True)
 class Var:
-    """A mutable scalar local; accessed only through LOAD_VAR / STORE_VAR."""
+    """A mutable local; accessed only through LOAD_VAR / STORE_VAR. Its `dtype` is a scalar
+    type, or a vector type until `passes/scalarize.py` splits it into one Var per component."""
 
     id: int
     name: str

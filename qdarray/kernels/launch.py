@@ -64,8 +64,16 @@ def _check_annotation(what: str, ann: Any, spec: ArgSpec, arg: Any) -> ArgSpec:
     ok: bool
     if isinstance(ann, (T.ArrayAnnotation, T.ViewAnnotation)):
         ok = ann.accepts(spec.type) if spec.kind in ("array", "view") else False
+        if ok and isinstance(ann, T.ArrayAnnotation) and ann.elem:
+            spec = dataclasses.replace(spec, elem=ann.elem, elem_name=ann.elem_name)
+            check_elem_shape(spec, what, arg)
+            return spec
         if ok:
             return spec
+        if isinstance(ann, T.ArrayAnnotation) and ann.elem:
+            raise KernelTypeError(f"{what}: expected {ann!r} ({elem_layout(ann)}), got "
+                                  f"{spec.describe()}{shape_note(arg)}. Pass an array of that "
+                                  "dtype and number of axes.")
         hint = "Use x.astype(dtype) or pass an array of the expected dtype and ndim."
         if isinstance(ann, T.ViewAnnotation):
             hint = "Use qd.BufferView(x) of a 1-D contiguous array of that dtype."
@@ -102,6 +110,32 @@ def _check_annotation(what: str, ann: Any, spec: ArgSpec, arg: Any) -> ArgSpec:
             "frozen dataclass, or no annotation.")
     raise KernelTypeError(f"{what}: expected {getattr(ann, '__name__', ann)}, got "
                           f"{spec.describe()}. Pass a matching argument.")
+
+
+def elem_layout(ann: Any) -> str:
+    """`float32 of shape (N, 2)`: the array layout a vector-element annotation means."""
+    outer = "..." if ann.ndim is None else ", ".join("NMKL"[k] for k in range(ann.ndim))
+    dims = ", ".join([outer] * bool(outer) + [str(n) for n in ann.elem])
+    name = ann.dtype.name if ann.dtype is not None else "any dtype"
+    return f"{name} of shape ({dims})"
+
+
+def shape_note(arg: Any) -> str:
+    shape = getattr(arg, "shape", None)
+    return "" if shape is None else f" of shape {tuple(shape)}"
+
+
+def check_elem_shape(spec: ArgSpec, what: str, x: Any) -> None:
+    """An array of vectors or matrices has trailing axes of the element's shape."""
+    k = len(spec.elem)
+    shape = tuple(x.shape)
+    if shape[len(shape) - k:] != spec.elem:
+        want = ", ".join(["..."] + [str(n) for n in spec.elem])
+        raise ValueError(
+            f"{what} is an array of {spec.elem_name}, so its last {k} ax"
+            f"{'is' if k == 1 else 'es'} must be {spec.elem} (shape ({want})); got an array "
+            f"of shape {shape}. Pass an array whose trailing axes hold the "
+            f"{'vector' if k == 1 else 'matrix'} components.")
 
 
 def check_devices(kernel: Any, names: Sequence[str], devices: Sequence[list[Device]]) -> Device:
@@ -207,8 +241,15 @@ def _view_packer(interp: bool, exact: bool) -> Callable[[Any, list[Any]], None]:
     return pack_view
 
 
-def _memory_packer(spec: ArgSpec, interp: bool, exact: bool
+def _memory_packer(spec: ArgSpec, interp: bool, exact: bool, what: str
                    ) -> Callable[[Any, list[Any]], None]:
+    if spec.kind == "array" and spec.elem:
+        plain = _memory_packer(dataclasses.replace(spec, elem=()), interp, exact, what)
+
+        def pack_elem_array(x: Any, out: list[Any]) -> None:
+            check_elem_shape(spec, what, x)
+            plain(x, out)
+        return pack_elem_array
     if spec.kind == "array":
         def pack_array(x: Any, out: list[Any]) -> None:
             t = type(x)
@@ -236,7 +277,7 @@ def packer(spec: ArgSpec, what: str, interp: bool, exact: bool = False
     if spec.kind == "scalar":
         return _scalar_packer(spec, what)
     if spec.kind in ("array", "view"):
-        return _memory_packer(spec, interp, exact)
+        return _memory_packer(spec, interp, exact, what)
     fields = [(f, packer(s, f"{what}.{f}", interp, exact)) for f, s in spec.fields]
 
     def pack_struct(x: Any, out: list[Any]) -> None:

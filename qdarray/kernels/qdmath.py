@@ -19,6 +19,25 @@ from typing import Any
 import numpy as np
 
 from .ir import Op
+from .vecmath import (
+    cross,
+    determinant,
+    diag,
+    dot,
+    eye,
+    inverse,
+    norm,
+    normalize,
+    outer,
+    polar_decompose,
+    svd,
+    sym_eig,
+    trace,
+)
+
+# The vector and matrix functions (vecmath.py; the frontend compiles them in kernels).
+VECTOR_FUNCTIONS = (cross, determinant, diag, dot, eye, inverse, norm, normalize, outer,
+                    polar_decompose, svd, sym_eig, trace)
 
 
 def sin(x: Any) -> Any:

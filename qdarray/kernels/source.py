@@ -26,6 +26,7 @@ class FunctionSource:
     tree: ast.FunctionDef
     globals: dict[str, Any]
     assign_counts: Counter[str] = field(default_factory=Counter)
+    component_counts: Counter[str] = field(default_factory=Counter)
     returns: list[ast.Return] = field(default_factory=list)
 
     @property
@@ -157,12 +158,17 @@ def _edited(fn: Any, file: str, start: int) -> NoReturn:
 
 
 def _count_assignments(src: FunctionSource) -> None:
-    """How often each name is a target of =, += or a for-loop; and the return statements."""
+    """How often each name is a target of =, += or a for-loop, and how often a component
+    of it is (`v[k] = s`, `v.x = s`: a vector local that is updated so is a mutable local);
+    and the return statements."""
     counts: Counter[str] = Counter()
+    components: Counter[str] = Counter()
 
     def targets(t: ast.AST) -> None:
         if isinstance(t, ast.Name):
             counts[t.id] += 1
+        elif isinstance(t, (ast.Subscript, ast.Attribute)) and isinstance(t.value, ast.Name):
+            components[t.value.id] += 1
         elif isinstance(t, (ast.Tuple, ast.List)):
             for e in t.elts:
                 targets(e)
@@ -176,3 +182,4 @@ def _count_assignments(src: FunctionSource) -> None:
         elif isinstance(node, ast.Return):
             src.returns.append(node)
     src.assign_counts = counts
+    src.component_counts = components

@@ -21,6 +21,7 @@ import numpy as np
 from .. import _dtypes
 from .._array import register_annotations
 from .._dtypes import DType
+from .vector_types import VectorType
 
 KERNEL_DTYPES: tuple[DType, ...] = _dtypes.BOOLEAN_DTYPES + _dtypes.REAL_NUMERIC_DTYPES
 INT_DTYPES = _dtypes.INTEGER_DTYPES
@@ -52,8 +53,8 @@ Type = DType | ArrayType | ViewType
 
 
 def type_str(t: Any) -> str:
-    """The spelling of a type in messages: `float32`, `Array[float32, 1]`, ..."""
-    return t.name if isinstance(t, DType) else str(t)
+    """The spelling of a type in messages: `float32`, `Array[float32, 1]`, `vec3`, ..."""
+    return t.name if isinstance(t, (DType, VectorType)) else str(t)
 
 
 def scalar_type(t: Type) -> DType:
@@ -164,20 +165,27 @@ def scalar_dtype_of(value: Any) -> DType | None:
 
 @dataclass(frozen=True, slots=True)
 class ArrayAnnotation:
-    """`qd.Array[dtype, ndim]` in a kernel signature (either part may be left out)."""
+    """`qd.Array[dtype, ndim]` in a kernel signature (either part may be left out).
+
+    `elem` is the element shape of an array of vectors or matrices (`qd.Array[qd.vec2, 1]`:
+    dtype float32, ndim 1, elem (2,)): the array has `ndim + len(elem)` axes, the trailing
+    ones of exactly these extents, and `x[i]` is a vector value in the kernel."""
 
     dtype: DType | None
     ndim: int | None
+    elem: tuple[int, ...] = ()
+    elem_name: str = ""
 
     def __repr__(self) -> str:
-        dt = "" if self.dtype is None else self.dtype.name
+        dt = self.elem_name or ("" if self.dtype is None else self.dtype.name)
         nd = "" if self.ndim is None else f", {self.ndim}"
         return f"qd.Array[{dt}{nd}]" if dt else "qd.Array"
 
     def accepts(self, t: Any) -> bool:
         return (isinstance(t, ArrayType)
                 and (self.dtype is None or t.dtype is self.dtype)
-                and (self.ndim is None or t.ndim == self.ndim))
+                and (t.ndim >= len(self.elem))
+                and (self.ndim is None or t.ndim == self.ndim + len(self.elem)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +215,15 @@ def array_annotation(params: Any) -> ArrayAnnotation:
         params = (params,)
     if len(params) > 2:
         raise TypeError(f"qd.Array[dtype, ndim] takes at most two parameters; got {params!r}.")
+    if isinstance(params[0], VectorType):
+        vt = params[0]
+        ndim = None
+        if len(params) == 2:
+            ndim = params[1]
+            if type(ndim) is not int or ndim < 0:
+                raise TypeError(f"qd.Array[{vt.name}, ndim] needs an int ndim >= 0; got "
+                                f"{ndim!r}.")
+        return ArrayAnnotation(vt.dtype, ndim, vt.shape, vt.name)
     dtype = _annotation_dtype(params[0], "qd.Array[...]")
     ndim = None
     if len(params) == 2:

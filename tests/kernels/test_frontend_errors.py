@@ -58,10 +58,11 @@ def test_error_inside_func_shows_the_call_stack():
     err = compile_error(calls_matmul, F32)
     assert isinstance(err, qd.KernelSyntaxError) and isinstance(err, SyntaxError)
     assert str(err) == (
-        "The @ operator is not supported in kernels.\n"
+        "The @ operator takes vectors and matrices in kernels; got a float32 value.\n"
         + where("matmul_helper", "marker: matmul", "x @ 2") + "\n"
         + f"  called from calls_matmul ({FILE}:{line_of('marker: call matmul')})\n"
-        "Use loops over the elements, or qd.matmul outside kernels.")
+        "Use * for scalars; build vectors and matrices with qd.vec3(...), qd.mat3(...) "
+        "(see docs/vectors.md).")
 
 
 @qd.kernel

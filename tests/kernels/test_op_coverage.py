@@ -13,6 +13,8 @@ from qdarray.kernels.ops import OPS
 BEFORE_CODEGEN: dict[Op, str] = {
     Op.SUBVIEW: "kernel-side subviews are resolved to offsets by passes/resolve_views.py, the "
                 "first pass of every compile",
+    **{op: "vector and matrix values are split into scalars by passes/scalarize.py, the first "
+           "pass of every compile" for op in (Op.VEC_PACK, Op.VEC_ELEM)},
     **{op: "adstack ops are lowered to memory ops by passes/lower_adstack.py"
        for op in (Op.ADSTACK_PUSH, Op.ADSTACK_POP, Op.ADSTACK_TOP, Op.ADSTACK_OWN)},
 }
@@ -34,7 +36,8 @@ def test_every_op_has_one_definition():
     assert set(OPS) == set(Op)
     for op, d in OPS.items():
         assert d.op is op
-        assert d.family in ("arith", "math", "complex", "memory", "atomics", "control")
+        assert d.family in ("arith", "math", "complex", "memory", "atomics", "control",
+                            "vector")
         assert callable(d.type_rule)
         assert d.adjoint is None or callable(d.adjoint)
 

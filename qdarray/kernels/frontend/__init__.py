@@ -22,7 +22,7 @@ from . import calls, exprs, loops, stmts
 from .builder import Builder, Visit
 from .diagnostics import CompileError, public_error
 from .scope import FuncCtx, Scope
-from .values import MemRef, StructVal, TVal
+from .values import MemRef, StructVal, TVal, VecVal
 
 __all__ = ["build", "parse_function", "FunctionSource"]
 
@@ -41,7 +41,7 @@ def _param(kb: Builder, name: str, spec: ArgSpec, params: list[Param]) -> Any:
     value = kb.new_value(spec.type)
     params.append(Param(name, value))
     if spec.kind in ("array", "view"):
-        return MemRef(value, name)
+        return MemRef(value, name, spec.elem, spec.elem_name)
     return TVal(value, spec.weak)
 
 
@@ -59,7 +59,8 @@ def build(src: FunctionSource, specs: list[tuple[str, ArgSpec]], recorder: Any =
         bindings = [(name, _param(b, name, spec, params)) for name, spec in specs]
         b.node = src.tree
         for name, value in bindings:
-            if src.assign_counts[name]:
+            if src.assign_counts[name] or (type(value) is VecVal and
+                                           src.component_counts[name]):
                 stmts.assign_name(b, name, value, src.tree)  # reassigned in the body: a local
             else:
                 b.ctx.scope.bind(name, value)

@@ -27,6 +27,7 @@ from ..._dtypes import DType
 from .. import types as T
 from ..emit import Emitter
 from ..ir import Block, Break, Frame, If, Op, SourceLoc, Stmt, Value, Var
+from ..vector_types import VectorType
 from .diagnostics import CompileError
 from .scope import MISSING, FuncCtx, merge
 from .values import (
@@ -37,6 +38,7 @@ from .values import (
     StructVal,
     TVal,
     VarRef,
+    VecVal,
     describe,
 )
 
@@ -210,6 +212,14 @@ class Builder:
     def new_var(self, name: str, dtype: DType) -> Var:
         return self.em.var(name, dtype)
 
+    def load_var(self, var: Var) -> TVal | VecVal:
+        """The value of a local (a vector or matrix for a Var of a vector type)."""
+        v = self.emit(Op.LOAD_VAR, (), (var,), var.dtype)
+        assert v is not None
+        if isinstance(var.dtype, VectorType):
+            return VecVal(v)
+        return TVal(v)
+
     def loc(self, node: ast.AST | None = None) -> SourceLoc:
         node = node if node is not None else self.node
         if node is None:
@@ -373,8 +383,7 @@ class Builder:
         value = self.ctx.scope.names.get(name, MISSING)
         if value is not MISSING:
             if type(value) is VarRef:
-                var = value.var
-                return TVal(self.emit(Op.LOAD_VAR, (), (var,), var.dtype))  # type: ignore
+                return self.load_var(value.var)
             return value
         reason = self.ctx.scope.dropped.get(name)
         if reason is not None:

@@ -12,15 +12,16 @@ import numpy as np
 
 from ... import _dtypes
 from ..._dtypes import DType
-from .. import language, qdmath
+from .. import language, qdmath, vector_types
 from .. import types as T
 from ..func import Func, Function, unknown_keyword
 from ..ir import Op
 from ..ops import OPS
-from . import exprs, stmts, views
+from ..vector_types import VectorType
+from . import exprs, stmts, vector_calls, vectors, views
 from .builder import Builder, Visit
 from .scope import FuncCtx, ReturnState, Scope
-from .values import MemRef, PartialIndex, TVal, ViewMethod, describe, is_const
+from .values import MemRef, PartialIndex, TVal, VecVal, ViewMethod, describe, is_const
 
 _ATOMICS = {
     language.atomic_add: Op.ATOMIC_ADD,
@@ -94,6 +95,12 @@ def visit_Call(kb: Builder, node: ast.Call) -> Any:
             "Decorate the helper with @qd.func instead of @qd.kernel.",
             node,
         )
+    if isinstance(callee, VectorType):
+        return vectors.construct(kb, callee, node)
+    if callee is vector_types.vector or callee is vector_types.matrix:
+        return vector_calls.type_call(kb, callee, node)
+    if vector_calls.is_vector_function(callee):
+        return vector_calls.call(kb, callee, node)
     if callee is language.static:
         if len(node.args) != 1 or node.keywords:
             kb.fail("qd.static takes one argument.", "Use qd.static(expr).", node)
@@ -140,6 +147,8 @@ def visit_Call(kb: Builder, node: ast.Call) -> Any:
         (x,) = call_args(kb, node, 1)
         if type(x) is MemRef:
             return exprs.shape(kb, x, 0)
+        if type(x) is VecVal:
+            return x.vtype.shape[0]
         if isinstance(x, tuple):
             return len(x)
         kb.type_fail(
@@ -228,6 +237,8 @@ def explicit_cast(
 
 
 def minmax(kb: Builder, op: Op, a: Any, b: Any, node: ast.AST) -> Any:
+    if type(a) is VecVal or type(b) is VecVal:
+        return vectors.componentwise(kb, lambda x, y: minmax(kb, op, x, y, node), [a, b], node)
     exprs.require_scalar(kb, a, node)
     exprs.require_scalar(kb, b, node)
     if is_const(a) and is_const(b):
@@ -242,6 +253,15 @@ def minmax(kb: Builder, op: Op, a: Any, b: Any, node: ast.AST) -> Any:
 def math_call(kb: Builder, op: Op, node: ast.Call) -> Any:
     binary = op in _BINARY_MATH or op in (Op.POW, Op.MIN, Op.MAX)
     vals = call_args(kb, node, 2 if binary else 1)
+    if any(type(v) is VecVal for v in vals) and op not in _PREDICATES:
+        return vectors.componentwise(kb, lambda *c: math_values(kb, op, list(c), node), vals,
+                                     node)
+    return math_values(kb, op, vals, node)
+
+
+def math_values(kb: Builder, op: Op, vals: list[Any], node: ast.Call) -> Any:
+    """A math function of scalar values (of each component, for vectors)."""
+    binary = len(vals) == 2
     for v, a in zip(vals, node.args, strict=True):
         exprs.require_scalar(kb, v, a)
     if op in (Op.MIN, Op.MAX):
@@ -275,7 +295,7 @@ def fold_math(kb: Builder, op: Op, vals: list[Any], node: ast.AST) -> Any:
     return builtins.bool(out) if rt is _dtypes.bool else float(out)
 
 
-def atomic(kb: Builder, op: Op, node: ast.Call) -> TVal:
+def atomic(kb: Builder, op: Op, node: ast.Call) -> TVal | VecVal:
     name = op.name.lower()
     if len(node.args) == 2 and isinstance(node.args[0], ast.Subscript):
         target = node.args[0]
@@ -286,7 +306,11 @@ def atomic(kb: Builder, op: Op, node: ast.Call) -> TVal:
                 f"Use qd.{name}(x[i], value).",
                 target,
             )
-        ref, indices = kb.memory_access(base, kb.expr(target.slice), target.slice)
+        index = kb.expr(target.slice)
+        element = vectors.memory_target(kb, base, index, target.slice)
+        if element is not None:
+            return vectors.atomic(kb, op, *element, kb.expr(node.args[-1]), node)
+        ref, indices = kb.memory_access(base, index, target.slice)
     elif len(node.args) == 3:
         base = kb.expr(node.args[0])
         if type(base) is not MemRef:
@@ -295,7 +319,11 @@ def atomic(kb: Builder, op: Op, node: ast.Call) -> TVal:
                 f"Use qd.{name}(x, i, value).",
                 node.args[0],
             )
-        ref, indices = kb.memory_access(base, kb.expr(node.args[1]), node.args[1])
+        index = kb.expr(node.args[1])
+        element = vectors.memory_target(kb, base, index, node.args[1])
+        if element is not None:
+            return vectors.atomic(kb, op, *element, kb.expr(node.args[-1]), node)
+        ref, indices = kb.memory_access(base, index, node.args[1])
     else:
         kb.fail(
             f"qd.{name} takes an array element and a value.",
@@ -317,6 +345,8 @@ def atomic(kb: Builder, op: Op, node: ast.Call) -> TVal:
 def select(kb: Builder, node: ast.Call) -> Any:
     c, a, b = call_args(kb, node, 3)
     cond = kb.to_bool(c, node.args[0])
+    if type(a) is VecVal or type(b) is VecVal:
+        return vectors.select(kb, cond, a, b, node)
     exprs.require_scalar(kb, a, node.args[1])
     exprs.require_scalar(kb, b, node.args[2])
     if is_const(cond):
@@ -371,7 +401,8 @@ def inline(kb: Builder, func: Any, node: ast.Call) -> Any:
     try:
         kb.node = src.tree
         for name, value in values.items():
-            if src.assign_counts[name]:
+            if src.assign_counts[name] or (type(value) is VecVal and
+                                           src.component_counts[name]):
                 stmts.assign_name(kb, name, value, src.tree)  # a parameter it reassigns: a local
             else:
                 ctx.scope.bind(name, value)
@@ -392,8 +423,7 @@ def inline(kb: Builder, func: Any, node: ast.Call) -> Any:
         kb.body(src.tree.body)
         result = kb.func_result
         if ctx.ret is not None and ctx.ret.result is not None:
-            var = ctx.ret.result.var
-            result = TVal(kb.emit(Op.LOAD_VAR, (), (var,), var.dtype))  # type: ignore
+            result = kb.load_var(ctx.ret.result.var)
     finally:
         kb.inline_stack.pop()
         kb.ctx, kb.top, kb.func_result = caller, saved_top, saved_result
@@ -412,6 +442,8 @@ def func_argument(kb: Builder, func: Any, name: str, value: Any, ann: Any, node:
         ann = T.ViewAnnotation(None)
     if isinstance(ann, DType):
         return kb.implicit(value, ann, "safe", f"Parameter '{name}' of func '{func.__name__}'")
+    if isinstance(ann, VectorType):
+        return vectors.implicit(kb, value, ann, f"Parameter '{name}' of func '{func.__name__}'")
     if ann in (builtins.int, builtins.float, builtins.bool):
         dtype = kb.weak_default(ann)
         if ann is builtins.float and func.default_float is not None:

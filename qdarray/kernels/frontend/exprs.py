@@ -12,7 +12,7 @@ from ..._dtypes import DType
 from .. import types as T
 from ..ir import If, Instr, Op, Stmt
 from ..ops import OPS
-from . import views
+from . import vector_calls, vectors, views
 from .builder import Builder, Visit
 from .values import (
     PY_CONSTANTS,
@@ -21,6 +21,7 @@ from .values import (
     SliceVal,
     StructVal,
     TVal,
+    VecVal,
     describe,
     is_const,
 )
@@ -120,6 +121,8 @@ def visit_Attribute(kb: Builder, node: ast.Attribute) -> Any:
         return memory_attribute(kb, base, name, node)
     if type(base) is StructVal:
         return kb.struct_field(base, name, node)
+    if type(base) is VecVal:
+        return vectors.attribute(kb, base, name, node)
     if type(base) is TVal:
         if name == "dtype":
             return base.dtype
@@ -137,7 +140,8 @@ def visit_Attribute(kb: Builder, node: ast.Attribute) -> Any:
     try:
         value = getattr(base, name)
     except AttributeError:
-        kb.fail(f"{describe(base)} has no attribute '{name}'.", "Check the spelling.", node)
+        hint = vector_calls.MISSING_NAMES.get(name, "Check the spelling.")
+        kb.fail(f"{describe(base)} has no attribute '{name}'.", hint, node)
     if kb.recorder is not None:
         kb.recorder.attribute(base, name, value)
     return kb.python_value(value, f"'{ast.unparse(node)}'", node)
@@ -187,8 +191,12 @@ def visit_Subscript(kb: Builder, node: ast.Subscript) -> Any:
         isinstance(index, tuple) and any(type(p) is SliceVal for p in index)
     ):
         return views.slice_view(kb, base, index, node)
+    if type(base) is VecVal:
+        return vectors.subscript(kb, base, index, node.slice)
     if type(base) in (MemRef, PartialIndex):
         ref, indices = kb.subscript_memory(base, index, node.slice)
+        if vectors.is_element(ref, indices):
+            return vectors.load(kb, ref, indices)
         if len(indices) < ref.ndim:
             return PartialIndex(ref, indices)
         return load(kb, ref, indices)
@@ -249,15 +257,12 @@ def visit_BinOp(kb: Builder, node: ast.BinOp) -> Any:
     acc = kb.expr(chain[-1].left)
     for n in reversed(chain):
         op = BINOPS.get(type(n.op))
-        if op is None:
-            kb.fail(
-                "The @ operator is not supported in kernels.",
-                "Use loops over the elements, or qd.matmul outside kernels.",
-                n,
-            )
         saved = kb.node
         kb.node = n
         try:
+            if op is None:  # @
+                acc = vectors.matmul(kb, acc, kb.expr(n.right), n)
+                continue
             acc = binop(kb, op, acc, kb.expr(n.right), n)
         finally:
             kb.node = saved
@@ -267,6 +272,9 @@ def visit_BinOp(kb: Builder, node: ast.BinOp) -> Any:
 def require_scalar(kb: Builder, x: Any, node: ast.AST | None) -> None:
     if type(x) is not TVal and type(x) not in PY_CONSTANTS:
         hint = "Use a scalar value."
+        if type(x) is VecVal:
+            hint = ("Vectors and matrices take + - * / elementwise, @, and the qd.math vector "
+                    "functions; index them (v[k], v.x, m[i, j]) for a scalar.")
         if type(x) in (MemRef, PartialIndex):
             hint = (
                 "Index the array to get a scalar, e.g. x[i]; whole-array operations "
@@ -307,7 +315,10 @@ def fold(kb: Builder, op: Op, a: Any, b: Any, node: ast.AST | None) -> Any:
 
 
 def binop(kb: Builder, op: Op, a: Any, b: Any, node: ast.AST | None = None) -> Any:
-    """`a op b` for scalars, with NumPy 2 promotion and weak literals."""
+    """`a op b` for scalars, with NumPy 2 promotion and weak literals (elementwise for
+    vectors and matrices: `vectors.binop`)."""
+    if type(a) is VecVal or type(b) is VecVal:
+        return vectors.binop(kb, op, a, b, node)
     require_scalar(kb, a, node)
     require_scalar(kb, b, node)
     if is_const(a) and is_const(b):
@@ -346,6 +357,8 @@ def visit_UnaryOp(kb: Builder, node: ast.UnaryOp) -> Any:
         if is_const(c):
             return not c
         return TVal(kb.emit(Op.NOT, (c.value,), (), _dtypes.bool), c.weak)  # type: ignore
+    if type(x) is VecVal:
+        return vectors.unary(kb, node, x)
     require_scalar(kb, x, node)
     if is_const(x):
         fold: Any = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[
@@ -458,6 +471,8 @@ def visit_IfExp(kb: Builder, node: ast.IfExp) -> Any:
         a = kb.expr(node.body)
     with kb.region() as else_stmts:
         b = kb.expr(node.orelse)
+    if type(a) is VecVal or type(b) is VecVal:
+        return vectors.ifexp(kb, cond, (then_stmts, a), (else_stmts, b), node)
     require_scalar(kb, a, node.body)
     require_scalar(kb, b, node.orelse)
     dtype, weak = common(kb, a, b)

@@ -111,7 +111,10 @@ class FuncCtx:
     def name(self) -> str:
         return self.src.name
 
-    def is_mutable(self, name: str) -> bool:
-        """Assigned more than once (a parameter counts its binding at entry): a local Var."""
+    def is_mutable(self, name: str, vector: bool = False) -> bool:
+        """Assigned more than once (a parameter counts its binding at entry): a local Var.
+        For a `vector`, an assignment of a component (`v[k] = s`) counts too."""
         count = self.src.assign_counts[name] + (name in self.params)
+        if vector:
+            count += self.src.component_counts[name]
         return name in self.vars or count > 1

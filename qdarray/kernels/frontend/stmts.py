@@ -14,11 +14,12 @@ from typing import Any
 from ... import _dtypes
 from .. import types as T
 from ..ir import Break, Continue, If, Op, Value
-from . import exprs
+from ..vector_types import VectorType
+from . import exprs, vectors
 from .builder import Builder, Visit
 from .exprs import BINOPS
 from .scope import MISSING, merge
-from .values import MemRef, TVal, VarRef, describe, is_const
+from .values import MemRef, TVal, VarRef, VecVal, describe, is_const
 
 
 def visit_Pass(kb: Builder, node: ast.Pass) -> None:
@@ -56,6 +57,8 @@ def visit_AnnAssign(kb: Builder, node: ast.AnnAssign) -> None:
                 node,
             )
         value = kb.implicit(value, dtype, "same_kind", f"Local '{node.target.id}'")
+    elif isinstance(dtype, VectorType):
+        value = vectors.implicit(kb, value, dtype, f"Local '{node.target.id}'")
     assign(kb, node.target, value)
 
 
@@ -64,7 +67,16 @@ def assign(kb: Builder, target: ast.AST, value: Any) -> None:
     if isinstance(target, ast.Name):
         assign_name(kb, target.id, value, target)
     elif isinstance(target, ast.Subscript):
-        ref, indices = kb.memory_access(kb.expr(target.value), kb.expr(target.slice), target.slice)
+        base = kb.expr(target.value)
+        index = kb.expr(target.slice)
+        if type(base) is VecVal:
+            assign_component(kb, target, base, index, value)
+            return
+        element = vectors.memory_target(kb, base, index, target.slice)
+        if element is not None:
+            vectors.store(kb, *element, value, target)
+            return
+        ref, indices = kb.memory_access(base, index, target.slice)
         store(kb, ref, indices, value, target)
     elif isinstance(target, (ast.Tuple, ast.List)):
         if not isinstance(value, tuple) or len(value) != len(target.elts):
@@ -77,6 +89,10 @@ def assign(kb: Builder, target: ast.AST, value: Any) -> None:
         for t, v in zip(target.elts, value, strict=True):
             assign(kb, t, v)
     elif isinstance(target, ast.Attribute):
+        field = vector_field(kb, target)
+        if field is not None:
+            assign_component(kb, target, field[0], field[1], value)
+            return
         kb.fail(
             "Fields of dataclass arguments are read-only in kernels.",
             "Use a local variable, or store into an array field: p.x[i] = v.",
@@ -88,6 +104,30 @@ def assign(kb: Builder, target: ast.AST, value: Any) -> None:
             "Assign to a name or an array element.",
             target,
         )
+
+
+def assign_component(kb: Builder, target: ast.Subscript | ast.Attribute, base: VecVal,
+                     index: Any, value: Any) -> None:
+    """`v[k] = s`, `v.x = s`, `m[i, j] = s`, `m[i] = row` on a local vector or matrix `v`."""
+    if not isinstance(target.value, ast.Name):
+        kb.fail("Only components of a local vector or matrix can be assigned, as v[k] = s or "
+                "m[i, j] = s.", "Use m[i, j] = s for a local matrix, or x[i, k] = s to store one "
+                "component of an element of an array of vectors.", target)
+    where = target.slice if isinstance(target, ast.Subscript) else target
+    updated = vectors.with_component(kb, base, index, value, where)
+    assign_name(kb, target.value.id, updated, target)
+
+
+def vector_field(kb: Builder, target: ast.Attribute) -> tuple[VecVal, int] | None:
+    """(vector, component) when `target` is `v.x` / `.y` / `.z` / `.w` of a vector."""
+    base = kb.expr(target.value)
+    if type(base) is not VecVal:
+        return None
+    name = target.attr
+    if base.vtype.is_matrix or len(name) != 1 or name not in "xyzw":
+        kb.fail(f"Only v.x, v.y, v.z and v.w of a vector can be assigned; got '{name}'.",
+                "Use v[k] = s, or m[i, j] = s for matrices.", target)
+    return base, "xyzw".index(name)
 
 
 def store(kb: Builder, ref: Any, indices: tuple[TVal, ...], value: Any, node: ast.AST) -> None:
@@ -107,13 +147,13 @@ def assign_name(kb: Builder, name: str, value: Any, node: ast.AST) -> None:
                 "Try a new local name for the value.",
                 node,
             )
-    if not ctx.is_mutable(name):
+    if not ctx.is_mutable(name, type(value) is VecVal):
         ctx.scope.bind(name, value)
         return
-    if type(value) is not TVal and not is_const(value):
+    if type(value) is not TVal and type(value) is not VecVal and not is_const(value):
         kb.type_fail(
-            f"'{name}' is assigned more than once, so it must hold a scalar; "
-            f"got {describe(value)}.",
+            f"'{name}' is assigned more than once, so it must hold a scalar, a vector or a "
+            f"matrix; got {describe(value)}.",
             "Use a different name for each array or compile-time value.",
             node,
         )
@@ -130,24 +170,38 @@ def assign_name(kb: Builder, name: str, value: Any, node: ast.AST) -> None:
             )
         ref = None  # not bound here: this is a fresh local of each thread
     if ref is None:
-        dtype = kb.local_dtype(value)
+        dtype: Any = value.vtype if type(value) is VecVal else kb.local_dtype(value)
         ref = VarRef(kb.new_var(name, dtype), getattr(node, "lineno", 0))
         ctx.vars[name] = ref
-    v = kb.implicit(value, ref.var.dtype, "safe", f"Local '{name}'")  # type: ignore[arg-type]
+    v = local_value(kb, value, ref.var.dtype, f"Local '{name}'")
     kb.emit(Op.STORE_VAR, (v.value,), (ref.var,))
     ctx.scope.bind(name, ref)
+
+
+def local_value(kb: Builder, value: Any, dtype: Any, what: str) -> TVal | VecVal:
+    """`value` converted for a local (or a func's result) of type `dtype`."""
+    if isinstance(dtype, VectorType):
+        return vectors.implicit(kb, value, dtype, what)
+    return kb.implicit(value, dtype, "safe", what)
 
 
 def visit_AugAssign(kb: Builder, node: ast.AugAssign) -> None:
     op = BINOPS.get(type(node.op))
     if op is None:
-        kb.fail("The @= operator is not supported in kernels.", "Use loops.", node)
+        kb.fail("The @= operator is not supported in kernels.", "Use m = m @ w.", node)
     target = node.target
     if isinstance(target, ast.Name):
         current = kb.lookup(target.id, target)
         assign_name(kb, target.id, exprs.binop(kb, op, current, kb.expr(node.value), node), target)
         return
     if isinstance(target, ast.Attribute):
+        field = vector_field(kb, target)
+        if field is not None:
+            base, k = field
+            current = vectors.subscript(kb, base, k, target)
+            new = exprs.binop(kb, op, current, kb.expr(node.value), node)
+            assign_component(kb, target, base, k, new)
+            return
         kb.fail(
             "Fields of dataclass arguments are read-only in kernels.",
             "Use a local variable.",
@@ -160,7 +214,19 @@ def visit_AugAssign(kb: Builder, node: ast.AugAssign) -> None:
             target,
         )
     kb.node = target
-    ref, indices = kb.memory_access(kb.expr(target.value), kb.expr(target.slice), target.slice)
+    base = kb.expr(target.value)
+    index = kb.expr(target.slice)
+    if type(base) is VecVal:
+        current = vectors.subscript(kb, base, index, target.slice)
+        new = exprs.binop(kb, op, current, kb.expr(node.value), node)
+        assign_component(kb, target, base, index, new)
+        return
+    element = vectors.memory_target(kb, base, index, target.slice)
+    if element is not None:
+        value = kb.expr(node.value)
+        vectors.update(kb, *element, op, value, node)
+        return
+    ref, indices = kb.memory_access(base, index, target.slice)
     value = kb.expr(node.value)
     if op in (Op.ADD, Op.SUB) and kb.in_parallel:
         atomic_update(kb, ref, indices, op, value, node)
@@ -282,21 +348,16 @@ def visit_Return(kb: Builder, node: ast.Return) -> None:
         )
     if has_value:
         if ret.result is None:
-            if type(value) is not TVal and not is_const(value):
+            if type(value) is not TVal and type(value) is not VecVal and not is_const(value):
                 kb.type_fail(
                     f"func '{ctx.name}' has several return statements, so it must return "
-                    f"a scalar; got {describe(value)}.",
+                    f"a scalar, a vector or a matrix; got {describe(value)}.",
                     "Use a single return at the end of the func to return other values.",
                     node,
                 )
-            dtype = kb.local_dtype(value)
+            dtype: Any = value.vtype if type(value) is VecVal else kb.local_dtype(value)
             ret.result = VarRef(kb.new_var(f"{ctx.name}_result", dtype), node.lineno)
-        v = kb.implicit(
-            value,
-            ret.result.var.dtype,  # type: ignore[arg-type]
-            "safe",
-            f"The result of func '{ctx.name}'",
-        )
+        v = local_value(kb, value, ret.result.var.dtype, f"The result of func '{ctx.name}'")
         kb.emit(Op.STORE_VAR, (v.value,), (ret.result.var,))
     true = kb.const(True, _dtypes.bool)
     kb.emit(Op.STORE_VAR, (true.value,), (ret.flag,))

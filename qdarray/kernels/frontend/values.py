@@ -7,6 +7,7 @@
   `PartialIndex`: `x[i]` of a multi-dimensional x.
 - `SliceVal`: `a:b` in a subscript; `ViewMethod`: `v.subview` before the call.
 - `StructVal`: a dataclass argument, with its fields as frontend values.
+- `VecVal`: a vector or matrix value (an SSA Value of a `VectorType`, `frontend/vectors.py`).
 - `VarRef`: the binding of a name that is assigned more than once (a mutable local).
 - anything else: a compile-time Python object (modules, dtypes, funcs, tuples, ...).
 """
@@ -19,6 +20,7 @@ from typing import Any
 from ..._dtypes import DType
 from ..ir import Value, Var
 from ..types import ArrayType, ViewType
+from ..vector_types import VectorType
 
 PY_CONSTANTS = (bool, int, float)
 
@@ -34,9 +36,29 @@ class TVal:
 
 
 @dataclass(frozen=True, slots=True)
+class VecVal:
+    """A vector or matrix value: `value` has a `VectorType`."""
+
+    value: Value
+
+    @property
+    def vtype(self) -> VectorType:
+        return self.value.type  # type: ignore[return-value]
+
+    @property
+    def dtype(self) -> DType:
+        return self.vtype.dtype
+
+
+@dataclass(frozen=True, slots=True)
 class MemRef:
+    """An array or view; `elem` is the element shape of an array of vectors or matrices
+    (its trailing axes, which `x[i]` takes whole), `elem_name` the element type's name."""
+
     value: Value
     name: str
+    elem: tuple[int, ...] = ()
+    elem_name: str = ""
 
     @property
     def is_view(self) -> bool:
@@ -109,6 +131,8 @@ def describe(x: Any) -> str:
     """How a frontend value is named in messages."""
     if type(x) is TVal:
         return f"a {x.dtype.name} value"
+    if type(x) is VecVal:
+        return f"a {x.vtype.name} value"
     if type(x) in PY_CONSTANTS:
         return f"the constant {x!r}"
     if type(x) is MemRef:

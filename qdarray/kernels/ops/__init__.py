@@ -88,4 +88,4 @@ def opdef(op: Op) -> OpDef:
     return OPS[op]
 
 
-from . import adstack, arith, atomics, complex, control, math, memory  # noqa: E402,F401  (fill OPS)
+from . import adstack, arith, atomics, complex, control, math, memory, vector  # noqa: E402,F401  (fill OPS)
