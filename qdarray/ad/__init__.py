@@ -51,9 +51,10 @@ def stats() -> dict[str, Any]:
         before and after reordering; 1.0 on CPUs, which do not group),
         `tape_operations` and `tape_kernel_launches` (namespace operations and kernel
         launches recorded on tapes), `tape_snapshot_bytes` (copies tapes made of what
-        recorded writes overwrote of what recorded reverses need), and `tape_bytes_held` (what the tapes not yet run
-        keep for their reverses now: arrays the VJP rules need, kernel arguments, gradient
-        companions they made; `tape.stats()` gives one tape's).
+        recorded writes overwrote of what recorded reverses need), and `tape_bytes_held`
+        (what the tapes not yet run keep for their reverses now: arrays the VJP rules need,
+        kernel arguments, gradient companions they made, snapshots; `tape.stats()` gives one
+        tape's).
 
     Example::
 

@@ -36,7 +36,6 @@ from .._errors import AdStackSizingError, AutodiffError
 from ..buffer_view import BufferView
 from ..kernels.args import KEY_FUNCS, ArgSpec, signature_key
 from ..kernels.bound_reads import buffer_at, read_paths
-from .snapshots import refuse_own_overwrites
 from ..kernels.cache import count
 from ..kernels.debug import _state
 from ..kernels.entries import entry_key
@@ -54,6 +53,7 @@ from .packing import Packed, Packer, TooLarge
 from .plan import COUNT_SLOTS, KernelRecord, ReversePlan, launcher_of, plan_of, record_of
 from .plan_json import load_plan, store_plan
 from .sizer import STATS, Sizer
+from .snapshots import refuse_own_overwrites
 from .thread_caps import ThreadCaps
 
 if TYPE_CHECKING:

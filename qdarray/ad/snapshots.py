@@ -82,7 +82,7 @@ def meet(w: Region, n: Region) -> Box | None:
         ws, ns = _span(w), _span(n)
         return None if ws[1] <= ns[0] or ns[1] <= ws[0] else w.box
     out = []
-    for (a, z), (c, d) in zip(w.box, n.box):
+    for (a, z), (c, d) in zip(w.box, n.box, strict=True):
         lo = a if a > c else c
         hi = z if z < d else d
         if hi <= lo:
@@ -92,7 +92,8 @@ def meet(w: Region, n: Region) -> Box | None:
 
 
 def hull(a: Box, b: Box) -> Box:
-    return tuple([(p if p < r else r, q if q > s else s) for (p, q), (r, s) in zip(a, b)])
+    return tuple([(p if p < r else r, q if q > s else s)
+                  for (p, q), (r, s) in zip(a, b, strict=True)])
 
 
 class Needs:
@@ -141,6 +142,38 @@ class Snapshot:
 
     def restore(self) -> None:
         self.array._data[_slices(self.box)] = self.data
+
+
+def restore(snaps: list[Snapshot], before: bool) -> None:
+    """Put back the snapshots of a write that go before (or after) its reverse."""
+    for snap in snaps:
+        if snap.before is before:
+            snap.restore()
+
+
+def rewind(snaps: list[Snapshot], chain: list[tuple[Any, int, int | None]],
+           before: bool | None = None) -> None:
+    """Undo a recorded write as the reverse passes it: its snapshots (those of `before`;
+    None: all) go back, and each memory it moved from generation g0 to g1 (`chain`), still
+    at g1 (no write the tape did not see came after), is at g0 again."""
+    for snap in snaps:
+        if before is None or snap.before is before:
+            snap.restore()
+    for buf, g0, g1 in chain:
+        if g1 is not None and buf.generation == g1:
+            buf.generation = g0
+
+
+def check_unseen_writes(kernel: str, chain: list[tuple[Any, int, int, bool]]) -> None:
+    """Raise when an array a launch read and wrote was written after it by a write the tape
+    did not see (its generation is not the one the launch left)."""
+    for buf, _, after, read in chain:
+        if read and buf.generation != after:
+            raise AutodiffError(
+                f"An array kernel '{kernel}' read and wrote was written after the launch was "
+                "recorded by a write the tape did not see (a kernel outside it, or an export "
+                "such as np.asarray or DLPack), so its reverse would use the new values. "
+                "Write it inside the tape, or use a copy for the later writes.")
 
 
 def _slices(b: Box) -> tuple[slice, ...]:
@@ -294,7 +327,7 @@ def launch_access(kernel: Any, args: Any, launcher: Any) -> LaunchAccess:
         writes = [(n, region(values[n])) for n in values if n in written]
         order = [(i, j, "rbw") for i in range(len(reads)) for j in range(len(writes))]
         return LaunchAccess(reads, writes, order, set(values), written)
-    plan = launcher.regions
+    plan: _Plan | None = launcher.regions
     if plan is None:
         plan = launcher.regions = _Plan(kernel, access)
     return plan(args)
@@ -327,7 +360,7 @@ class _Plan:
         rb, wb = self.boxes(args)
         out: list[list[tuple[str, Region | None]]] = [[], []]
         for names, boxes, regions in ((self.reads, rb, out[0]), (self.writes, wb, out[1])):
-            for n, b in zip(names, boxes):
+            for n, b in zip(names, boxes, strict=True):
                 if b is None:
                     regions.append((n, None))
                     continue

@@ -45,12 +45,15 @@ from .records import backprop, nbytes, saved_arrays
 from .snapshots import (
     Needs,
     Snapshot,
+    check_unseen_writes,
     final_state,
     hull,
     key_box,
     launch_access,
     own_overwrites,
     region,
+    restore,
+    rewind,
     take_within_limit,
     zero_recorded_grads,
 )
@@ -460,7 +463,7 @@ class Tape:
         written_regions = acc.written()
         snaps = self._launch_snapshots(kernel, acc, written_regions)
         read = acc.read_names
-        chain = []
+        chain: list[tuple[Any, int]] = []
         for _, r in written_regions:
             buf = r.array._buffer
             if all(c[0] is not buf for c in chain):
@@ -639,33 +642,16 @@ class Tape:
                 backprop(rec, self.writers)
                 continue
             if t is _Write:
-                for snap in rec.snaps:
-                    snap.restore()
-                if rec.after is not None and rec.buffer.generation == rec.after:
-                    rec.buffer.generation = rec.before
+                rewind(rec.snaps, [(rec.buffer, rec.before, rec.after)])
                 continue
-            for buf, _, after, read in rec.chain:
-                if read and buf.generation != after:
-                    raise AutodiffError(
-                        f"An array kernel '{rec.kernel.__name__}' read and wrote was written "
-                        "after the launch was recorded by a write the tape did not see (a "
-                        "kernel outside it, or an export such as np.asarray or DLPack), so its "
-                        "reverse would use the new values. Write it inside the tape, or use a "
-                        "copy for the later writes.")
-            for snap in rec.snaps:
-                if snap.before:
-                    snap.restore()
+            check_unseen_writes(rec.kernel.__name__, rec.chain)
+            restore(rec.snaps, True)
             if any(grad_of(a) is not None for _, a in _arrays(rec.kernel.param_names,
                                                                rec.args)):
                 # (none: no gradient in or out, e.g. a kernel filling an index array)
                 self.check_inputs(rec)
                 launch_reverse(rec.kernel, rec.args, rec.target, check=False)
-            for snap in rec.snaps:
-                if not snap.before:
-                    snap.restore()
-            for buf, before, after, _ in rec.chain:
-                if buf.generation == after:
-                    buf.generation = before
+            rewind(rec.snaps, [c[:3] for c in rec.chain], False)
 
     @staticmethod
     def check_inputs(launch: _Launch) -> None:

@@ -3,12 +3,12 @@
 The reverse of a kernel reloads what the forward launch read. The tape keeps a copy of what a
 thread overwrites of what it read itself (ad/snapshots.py), but a thread must not overwrite
 an element another thread of the same launch read: which value that thread saw depends on
-the order the threads ran in (a race), and the reverse cannot know it. `check_launch` runs the kernel through an
-instrumented interpreter on copies of its arguments (arguments over one piece of memory, such
-as one array passed for two parameters, stay over one piece of memory in the copies), records
-every element read and written (by address, so views of one buffer are one array), and
-raises `AutodiffError` naming the array, the element and both source lines at the first
-overwrite of an element already read.
+the order the threads ran in (a race), and the reverse cannot know it. `check_launch` runs
+the kernel through an instrumented interpreter on copies of its arguments (arguments over
+one piece of memory, such as one array passed for two parameters, stay over one piece of
+memory in the copies), records every element read and by which thread (by address, so views
+of one buffer are one array), and raises `AutodiffError` naming the array, the element, both
+threads and both source lines at the first overwrite of an element another thread read.
 It is slow (the interpreter) and meant for debugging: `qd.ad.Tape(loss, validation=True)`.
 """
 
@@ -39,7 +39,8 @@ class _Checker(Interpreter):
     def __init__(self, kernel: Any, names: dict[int, str]) -> None:
         super().__init__(kernel)
         self.names = names
-        self.reads: dict[int, tuple[Instr, tuple[int, ...], tuple[int, ...]]] = {}
+        # address -> (the load, its index, the thread that read it; None: several threads)
+        self.reads: dict[int, tuple[Instr, tuple[int, ...], tuple[int, ...] | None]] = {}
 
     def address(self, instr: Instr, n: int) -> tuple[int, tuple[int, ...]]:
         mem = self.values[instr.args[0].id]
@@ -60,7 +61,7 @@ class _Checker(Interpreter):
                 if seen is None or seen[2] == self.thread:
                     self.reads[addr] = (instr, idx, self.thread)
                 else:  # read by several threads: any of them is another than a writer
-                    self.reads[addr] = (instr, idx, ("several",))
+                    self.reads[addr] = (instr, idx, None)
         elif op in _WRITES:
             addr, idx = self.address(instr, len(instr.args) - 2)
             seen = self.reads.get(addr)
@@ -69,10 +70,10 @@ class _Checker(Interpreter):
         super().instr(instr)
 
     def violation(self, write: Instr, idx: tuple[int, ...], read: Instr,
-                  reader: tuple[int, ...]) -> None:
+                  reader: tuple[int, ...] | None) -> None:
         name = self.names.get(write.args[0].id, "?")
         element_ = f"{name}[{', '.join(map(str, idx))}]"
-        by = "other threads" if reader == ("several",) else f"thread {reader}"
+        by = "other threads" if reader is None else f"thread {reader}"
         raise AutodiffError(
             f"Kernel '{self.kernel.name}' overwrites {element_} in thread {self.thread} after "
             f"{by} of the same launch read it. What the reader saw depends on the order the "

@@ -166,7 +166,7 @@ def _shape(x: Any) -> tuple[int, ...]:
     if data is not None:
         return data.shape  # type: ignore[no-any-return]
     size = getattr(x, "_size", None)
-    return (size,) if size is not None else x.shape  # type: ignore[no-any-return]
+    return (size,) if size is not None else tuple(x.shape)
 
 
 class _Gen:
