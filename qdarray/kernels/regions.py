@@ -31,7 +31,9 @@ from .types import is_int, is_memory
 _BINARY = {Op.ADD: "add", Op.SUB: "sub", Op.MUL: "mul", Op.FLOORDIV: "floordiv",
            Op.MIN: "min", Op.MAX: "max"}
 _STORES = (Op.STORE, Op.ATOMIC_ADD)
-_UPDATES = (Op.ATOMIC_MIN, Op.ATOMIC_MAX)  # read the element, then write it
+# Update the element; their reverse compares each thread's value with the element's final
+# value (the winner's), so it reads the element after the write: "raw" with itself.
+_UPDATES = (Op.ATOMIC_MIN, Op.ATOMIC_MAX)
 
 
 class _Walker:
@@ -122,24 +124,24 @@ def derive(kernel: KernelIR) -> dict[str, Any]:
     w.block(kernel.body, ())
     reads: list[Any] = []
     writes: list[Any] = []
-    loads: list[tuple[int, int, tuple[int, ...], bool]] = []  # (entry, position, loops, rmw)
+    loads: list[tuple[int, int, tuple[int, ...]]] = []  # (entry, position, loops)
     stores: list[tuple[int, int, tuple[int, ...]]] = []
     for name, kind, index, pos, loops in w.accesses:
         entry = [name, None if name in w.views else index]
         if "r" in kind:
             if entry not in reads:
                 reads.append(entry)
-            loads.append((reads.index(entry), pos, loops, kind == "rw"))
+            loads.append((reads.index(entry), pos, loops))
         if "w" in kind:
             if entry not in writes:
                 writes.append(entry)
             stores.append((writes.index(entry), pos, loops))
     order: dict[tuple[int, int], str] = {}
-    for r, lpos, lloops, rmw in loads:
+    for r, lpos, lloops in loads:
         for s, spos, sloops in stores:
             if set(lloops) & set(sloops):
                 rel = "mixed"
-            elif lpos < spos or (lpos == spos and rmw):
+            elif lpos < spos:
                 rel = "rbw"
             else:
                 rel = "raw"
