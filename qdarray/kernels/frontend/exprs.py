@@ -139,7 +139,7 @@ def visit_Attribute(kb: Builder, node: ast.Attribute) -> Any:
     except AttributeError:
         kb.fail(f"{describe(base)} has no attribute '{name}'.", "Check the spelling.", node)
     if kb.recorder is not None:
-        kb.recorder.attribute(base, name, value)
+        value = kb.recorder.attribute(base, name, value)
     return kb.python_value(value, f"'{ast.unparse(node)}'", node)
 
 
