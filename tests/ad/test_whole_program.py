@@ -124,7 +124,7 @@ ELEMENTWISE_UNARY = {"abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "
 ELEMENTWISE_BINARY = {"add", "atan2", "copysign", "divide", "floor_divide", "hypot",
                       "logaddexp", "maximum", "minimum", "multiply", "nextafter", "pow",
                       "remainder", "subtract"}
-PIECEWISE_CONSTANT = {"ceil", "floor", "round", "sign", "trunc", "floor_divide", "nextafter"}
+PIECEWISE_CONSTANT = {"ceil", "floor", "round", "sign", "trunc", "floor_divide"}
 NO_RULE = {"unique_all", "unique_counts", "unique_inverse", "unique_values", "linalg.eig",
            "linalg.eigvals"}
 
@@ -550,3 +550,31 @@ def test_results_that_share_their_input_memory_are_read_only_on_the_tape() -> No
             r[0] = 5.0
         assert float(qd.ad.stop_gradient(qd.sum(b))) > 0 and r.requires_grad  # reading them
     np.testing.assert_array_equal(np.asarray(z), [1.0 + 2.0j, 3.0 - 1.0j])
+
+
+@qd.kernel
+def _nextafter_kernel(x: qd.Array[qd.float64, 1], t: qd.Array[qd.float64, 1],
+                      y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        y[i] = qd.math.nextafter(x[i], t[i]) * 3.0
+
+
+def test_nextafter_has_the_same_gradient_in_the_namespace_and_in_kernels() -> None:
+    """nextafter(x1, x2) is x1 moved by one ulp: d/dx1 is 1, d/dx2 is 0, in kernels and in the
+    namespace alike (the namespace gave 0 for x1, as for a piecewise constant function; JAX
+    and PyTorch define no rule)."""
+    x0, t0 = np.array([0.5, -2.0, 3.0]), np.array([1.0, -5.0, 0.0])
+    x, t = qd.asarray(x0, requires_grad=True), qd.asarray(t0, requires_grad=True)
+    with qd.ad.Tape() as tape:
+        loss = qd.sum(qd.nextafter(x, t) * 3.0)
+    tape.backward(loss)
+    xk, tk = qd.asarray(x0, requires_grad=True), qd.asarray(t0, requires_grad=True)
+    y = qd.zeros(3, dtype=qd.float64, requires_grad=True)
+    with qd.ad.Tape() as tape:
+        _nextafter_kernel(xk, tk, y)
+        loss = qd.sum(y)
+    tape.backward(loss)
+    np.testing.assert_array_equal(host(xk.grad), [3.0, 3.0, 3.0])
+    np.testing.assert_array_equal(host(x.grad), host(xk.grad))
+    np.testing.assert_array_equal(host(t.grad), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(host(tk.grad), [0.0, 0.0, 0.0])
