@@ -22,7 +22,7 @@ import numpy as np
 
 from .._devices import Device
 from .base import Backend
-from .cuda_kernels import SIMULATED, TARGET
+from .cuda_kernels import SIMULATED, TARGET, upload
 from .host_memory import host_available_bytes
 
 
@@ -188,6 +188,8 @@ class CupyBackend(_CudaBase):
     def normalize(self, result: Any) -> Any:
         if type(result) is self.native_type:
             return result
+        if isinstance(result, (np.ndarray, np.generic, float, complex)):
+            return upload(self.cp, np.asarray(result))
         return self.cp.asarray(result)
 
     def asarray(self, obj: Any, np_dtype: np.dtype | None, copy: bool | None,
@@ -216,7 +218,7 @@ class CupyBackend(_CudaBase):
                     "use copy=None or copy=True.")
             with np.errstate(over="ignore"):  # float64 data into float32: inf, as on the CPU
                 host = np.asarray(obj, dtype=np_dtype)
-            return cp.asarray(host)
+            return upload(cp, host)
 
     def _peer_copy(self, x: Any) -> Any:
         """`x` copied onto the current device (peer-to-peer where the GPUs allow it)."""

@@ -332,3 +332,30 @@ def test_float32_subnormals_follow_the_capability_flag(device: str) -> None:
         both(device, func, SUBNORMALS)
     assert bool(qd.all(on(device, SUBNORMALS[:1])))
     assert int(qd.count_nonzero(on(device, SUBNORMALS[:4]))) == 4
+
+
+@pytest.mark.parametrize("dtype", [qd.float32, qd.float64, qd.complex128])
+def test_negative_zero_keeps_its_sign(device, dtype):
+    """CuPy makes a 0-d array from host data, and writes a scalar into an array, with
+    `ndarray.fill`, which writes zero bytes when the value == 0: qd.asarray(-0.0) and
+    x[...] = -0.0 gave +0.0 on a GPU (so did x + x, sin(x), atan2(x, 1) after them)."""
+    def negative(a: qd.Array) -> np.ndarray:
+        h = np.asarray(a.to_device("cpu"))
+        return np.signbit(h.real) if np.iscomplexobj(h) else np.signbit(h)
+
+    x = qd.asarray(-0.0, dtype=dtype, device=device)
+    assert negative(x).all()
+    for y in (x + x, x * 1.0, -qd.abs(x)):
+        assert negative(y).all()
+    if dtype != qd.complex128:
+        assert negative(qd.sin(x)) and negative(qd.atan2(x, qd.ones((), dtype=dtype,
+                                                                  device=device)))
+    y = qd.ones(3, dtype=dtype, device=device)
+    y[...] = -0.0
+    assert negative(y).all()
+    y = qd.ones(3, dtype=dtype, device=device)
+    y[1] = -0.0
+    assert negative(y).tolist() == [False, True, False]
+    y.fill(-0.0)
+    assert negative(y).all()
+    assert negative(qd.full((2,), -0.0, dtype=dtype, device=device)).all()
