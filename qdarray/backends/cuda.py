@@ -206,10 +206,10 @@ class CupyBackend(_CudaBase):
                     obj = self._peer_copy(obj)
                     copy = False if copy is None else copy
                 if np_dtype is not None and np.dtype(np_dtype) != obj.dtype:
-                    if copy is False:
-                        raise ValueError(
-                            f"asarray(copy=False) cannot convert {obj.dtype} to {np_dtype} "
-                            "without a copy; use copy=None.")
+                    # As on every device, a dtype change converts: the namespace decides
+                    # beforehand whether the caller's copy=False allows it (a transfer to
+                    # this device passes copy=False for its new data, and float64 host data
+                    # asked for as float32 raised here).
                     return obj.astype(np_dtype)
                 return obj.copy() if copy else obj
             if copy is False:

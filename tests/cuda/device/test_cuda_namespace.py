@@ -359,3 +359,20 @@ def test_negative_zero_keeps_its_sign(device, dtype):
     y.fill(-0.0)
     assert negative(y).all()
     assert negative(qd.full((2,), -0.0, dtype=dtype, device=device)).all()
+
+
+def test_asarray_of_host_data_with_another_dtype(device):
+    """float64 host data asked for as float32 on a GPU raised "asarray(copy=False) cannot
+    convert": the transfer passes copy=False for its new data, which the CuPy backend took as
+    the caller's. copy=False from the caller still raises, as on the CPU."""
+    for src in (np.ones(3), qd.ones(3, device="cpu"), [1.0, 2.0, 3.0]):
+        x = qd.asarray(src, dtype=qd.float32, device=device)
+        assert x.dtype == qd.float32 and x.device == qd.Device(device)
+        np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), np.ones(3) *
+                                      (np.arange(1, 4) if isinstance(src, list) else 1))
+    y = qd.asarray(qd.ones(3, device=device), dtype=qd.float32)
+    assert y.dtype == qd.float32
+    with pytest.raises(ValueError, match="copy=False"):
+        qd.asarray(np.ones(3), dtype=qd.float32, device=device, copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        qd.asarray(qd.ones(3, device=device), dtype=qd.float32, copy=False)
