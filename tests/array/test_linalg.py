@@ -201,6 +201,26 @@ def test_eig_returns_complex_of_the_same_precision() -> None:
     np.testing.assert_allclose(np.sort(np.asarray(vals).real), [2.0, 3.0])
 
 
+def test_eig_takes_the_plain_tuple_of_cupy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CuPy's linalg.eig returns a plain (w, v) tuple, not NumPy's named tuple: eig on a GPU
+    raised AttributeError: 'tuple' object has no attribute 'eigenvalues'. A library's real
+    eigenvalues for real input become the standard's complex ones too."""
+    from types import SimpleNamespace
+
+    import qdarray.linalg as qla
+
+    def plain_eig(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        w, v = np.linalg.eig(a)
+        return w, v
+
+    fake = SimpleNamespace(eig=plain_eig, eigvals=np.linalg.eigvals)
+    monkeypatch.setattr(qla, "_linalg", lambda device: fake)
+    w, v = qd.linalg.eig(qd.asarray(np.diag([2.0, 3.0]).astype(np.float32)))
+    assert w.dtype == qd.complex64 and v.dtype == qd.complex64
+    np.testing.assert_allclose(np.asarray(w), [2.0, 3.0])
+    assert qd.linalg.eigvals(qd.asarray(np.diag([2.0, 3.0]))).dtype == qd.complex128
+
+
 def test_rank_norms_and_products() -> None:
     a = np.array([[1.0, 2.0], [2.0, 4.0], [0.0, 1.0]])
     x = qd.asarray(a)

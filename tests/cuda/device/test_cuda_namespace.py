@@ -376,3 +376,14 @@ def test_asarray_of_host_data_with_another_dtype(device):
         qd.asarray(np.ones(3), dtype=qd.float32, device=device, copy=False)
     with pytest.raises(ValueError, match="copy=False"):
         qd.asarray(qd.ones(3, device=device), dtype=qd.float32, copy=False)
+
+
+def test_eig_on_the_device(device):
+    """CuPy's eig returns a plain tuple (it raised AttributeError on a GPU)."""
+    rot = np.array([[0.0, -1.0], [1.0, 0.0]], dtype=np.float32)
+    w, v = qd.linalg.eig(qd.asarray(rot, device=device))
+    assert w.dtype == qd.complex64 and v.dtype == qd.complex64 and w.device == v.device
+    np.testing.assert_allclose(np.sort_complex(np.asarray(w.to_device("cpu"))), [-1j, 1j],
+                               atol=1e-6)
+    vals = qd.linalg.eigvals(qd.asarray(np.diag([2.0, 3.0]), device=device))
+    assert vals.dtype == qd.complex128
