@@ -397,6 +397,7 @@ class Array:
                    dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
         from ._interchange import dlpack_export
 
+        _autodiff.refuse_export("x.__dlpack__() (np.from_dlpack(x), torch.from_dlpack(x))", self)
         return dlpack_export(self, stream=stream, max_version=max_version,
                              dl_device=dl_device, copy=copy)
 
