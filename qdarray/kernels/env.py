@@ -338,9 +338,21 @@ class Pinned(Recorder):
     def __init__(self, kernel_src: Any, pinned: dict[tuple[str, ...], Any]) -> None:
         super().__init__(kernel_src)
         self.pinned = pinned
+        self._static: ast.expr | None = None
 
     def value_at(self, path: tuple[str, ...], value: Any) -> Any:
-        return self.pinned.get(path, value)
+        if path not in self.pinned:
+            return value
+        old = self.pinned[path]
+        if (self._static is not None and path[-1].startswith("a:") and old is not value
+                and fingerprint(old) != fingerprint(value)):
+            # qd.static evaluates the expression itself, with the attribute as it is now
+            raise AutodiffError(
+                f"qd.static({ast.unparse(self._static)}) reads "
+                f"{'.'.join(p[2:] for p in path if p != 'f')}, which was rebound after the "
+                "launch whose reverse this is. Use a global name inside qd.static, or keep "
+                "the attribute until the gradient is taken.")
+        return old
 
     def static(self, src: Any, node: ast.expr, local: dict[str, Any], env: dict[str, Any]
                ) -> None:
@@ -348,15 +360,11 @@ class Pinned(Recorder):
         if prefix is not None:
             for key in list(env):
                 env[key] = self.pinned.get(prefix + (f"n:{key}",), env[key])
-        before = dict(self.deps)
-        super().static(src, node, local, env)
-        for path, fp in self.deps.items():
-            if (path[-1].startswith("a:") and path in self.pinned and path not in before
-                    and fingerprint(self.pinned[path]) != fp):
-                raise AutodiffError(
-                    f"qd.static({ast.unparse(node)}) read {'.'.join(p[2:] for p in path)}, "
-                    "which was rebound after the launch the reverse replays. Use a global "
-                    "name inside qd.static, or keep the attribute until the gradient is taken.")
+        self._static = node
+        try:
+            super().static(src, node, local, env)
+        finally:
+            self._static = None
 
 
 def snapshot(fn: Any, checks: list[list[Any]]) -> tuple[tuple[Any, ...], ...] | None:

@@ -20,6 +20,7 @@ GAIN = 2.0
 
 class _Config:
     dt = 2.0
+    reps = 2
 
 
 cfg = _Config()
@@ -37,12 +38,31 @@ def step_square(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
         y[i] += cfg.dt * x[i] * x[i]
 
 
+REPS = 2
+
+
+@qd.kernel
+def repeated_square(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        for _ in qd.static(range(REPS)):
+            y[i] += x[i] * x[i]
+
+
+@qd.kernel
+def configured_square(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        for _ in qd.static(range(cfg.reps)):
+            y[i] += x[i] * x[i]
+
+
 @pytest.fixture(autouse=True)
 def _restore() -> None:
-    global GAIN
+    global GAIN, REPS
     yield
     GAIN = 2.0
+    REPS = 2
     cfg.dt = 2.0
+    cfg.reps = 2
 
 
 def _pair() -> tuple[qd.Array, qd.Array]:
@@ -67,6 +87,28 @@ def test_the_reverse_compiles_with_the_constants_of_its_forward(kernel) -> None:
     x.grad[...] = 0.0
     launch_reverse(kernel, (x, y), None, constants=constants)      # kept: no compile again
     np.testing.assert_array_equal(np.asarray(x.grad), [4.0, 8.0])
+
+
+def test_qd_static_replays_globals_and_refuses_rebound_attributes() -> None:
+    """qd.static(range(REPS)) evaluates with the forward's REPS; an attribute read inside
+    qd.static cannot be replayed (the expression reads it itself), so its rebinding raises
+    rather than giving the new value's gradient ([10, 20] for 5 repetitions)."""
+    global REPS
+    x, y = _pair()
+    repeated_square(x, y)
+    constants = repeated_square.snapshot_constants()
+    REPS = 5
+    y.grad[...] = 1.0
+    launch_reverse(repeated_square, (x, y), None, constants=constants)
+    np.testing.assert_array_equal(np.asarray(x.grad), [4.0, 8.0])
+    x, y = _pair()
+    configured_square(x, y)
+    constants = configured_square.snapshot_constants()
+    cfg.reps = 5
+    y.grad[...] = 1.0
+    with pytest.raises(qd.AutodiffError, match=r"qd.static\(range\(cfg.reps\)\) reads "
+                                               r"cfg.reps, which was rebound"):
+        launch_reverse(configured_square, (x, y), None, constants=constants)
 
 
 _HOOKED = "constants" in {f.name for f in dataclasses.fields(tape_module._Launch)}
