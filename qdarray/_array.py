@@ -302,7 +302,7 @@ class Array:
         """`f"{x:.3f}"` of a 0-D array formats its value, as NumPy's 0-D arrays do; other
         arrays take only the empty spec (their `str`)."""
         if spec and self.ndim == 0:
-            return format(self._host().item(), spec)
+            return format(self._host().item(), spec)  # text: allowed on a tape (refuse_export)
         return format(self._host(), spec)
 
     def __len__(self) -> int:
@@ -344,10 +344,12 @@ class Array:
         self._need_0d("float")
         if self._dtype.kind == "c":
             raise TypeError("float() of a complex array is undefined; use qd.real(x) first.")
+        _autodiff.refuse_export("float(x)", self)
         return float(self._host().item())
 
     def __complex__(self) -> complex:
         self._need_0d("complex")
+        _autodiff.refuse_export("complex(x)", self)
         return complex(self._host().item())
 
     def __index__(self) -> int:
@@ -371,10 +373,9 @@ class Array:
     # -- interchange -----------------------------------------------------------------------
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        if _autodiff.TAPES:
-            # NumPy code on the values is invisible to the tape: a gradient through it (or
-            # through qd.asarray of the export, a wrapper without a gradient) would be lost
-            _autodiff.refuse_foreign("numpy.asarray (x.__array__)", self)
+        # NumPy code on the values is invisible to the tape: a gradient through it (or through
+        # qd.asarray of the export, a wrapper without a gradient) would be lost
+        _autodiff.refuse_export("np.asarray(x) (x.__array__)", self)
         if self._device is not CPU:
             if copy is False:
                 raise ValueError(
@@ -396,6 +397,7 @@ class Array:
                    dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
         from ._interchange import dlpack_export
 
+        _autodiff.refuse_export("x.__dlpack__() (np.from_dlpack(x), torch.from_dlpack(x))", self)
         return dlpack_export(self, stream=stream, max_version=max_version,
                              dl_device=dl_device, copy=copy)
 
@@ -553,15 +555,18 @@ class Array:
 
     def tolist(self) -> Any:
         """The values as nested Python lists of Python scalars (copied to the host)."""
+        _autodiff.refuse_export("x.tolist()", self)
         return self._host().tolist()
 
     def tobytes(self, order: str = "C") -> bytes:
         """The raw bytes of the values in C (or "F") order (copied to the host)."""
+        _autodiff.refuse_export("x.tobytes()", self)
         return self._host().tobytes(order=order)  # type: ignore[arg-type]
 
     def item(self, *args: Any) -> Any:
         """One element as a Python scalar: `x.item()` of a one-element array, `x.item(k)` by
         flat index, `x.item(i, j)` by position; only that element is copied to the host."""
+        _autodiff.refuse_export("x.item()", self)
         if not args:
             if self.size != 1:
                 raise ValueError("can only convert an array of size 1 to a Python scalar")

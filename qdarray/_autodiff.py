@@ -313,3 +313,25 @@ def refuse_foreign(name: str, *arrays: Any) -> None:
                 "argument needs gradients inside the tape. Use the qdarray function instead, "
                 "qd.ad.stop_gradient(x) if no gradient should flow, or compute it outside "
                 "the tape.")
+
+
+def refuse_export(how: str, x: Array) -> None:
+    """The one rule for host exports of values (`float(x)`, `x.item()`, `x.tolist()`,
+    `np.asarray(x)`, ...): raise when `x` needs gradients inside this thread's recording tape,
+    since Python or NumPy code on the exported values is invisible to the tape and the gradient
+    through them would be cut silently. `how` spells the export as the user wrote it.
+
+    Exports that carry no derivative are left alone: `bool(x)`, `int(x)` and `operator.index`
+    (step functions of the value, whose derivative is 0 wherever it exists, like `qd.trunc`'s),
+    and text (`repr`, `str`, `format`), so values print and branch as usual."""
+    if not TAPES:
+        return
+    tape = current()
+    if tape is None or not tape.recording or not tape.tracked(x):
+        return
+    raise AutodiffError(
+        f"{how} copies the values of an array that needs gradients inside this qd.ad.Tape to "
+        "the host, where the tape cannot follow them, so the gradient through them would be "
+        "cut silently. Use qdarray operations on the array to keep the gradient, "
+        "qd.ad.stop_gradient(x) to read the values as a constant (to log them, say), or read "
+        "them after the tape.")

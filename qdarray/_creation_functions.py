@@ -144,6 +144,7 @@ def _check_supported(native: Any, device: Device) -> None:
 
 def _filled(fill: str, shape: Any, dtype: Any, device: Any, requires_grad: bool,
             value: Any = None) -> Array:
+    _check_shape(shape, fill)
     target = as_device(device)
     xp = target.backend.xp
     np_dtype = _native_dtype(dtype, target)
@@ -167,6 +168,14 @@ def _filled(fill: str, shape: Any, dtype: Any, device: Any, requires_grad: bool,
         np_dtype = np_dtype if np_dtype is not None else np.dtype(np.float64)
         native = getattr(xp, fill)(shape, dtype=np_dtype, **_device_kw(target))
     return _with_grad(Array._new(target.backend.normalize(native), target), requires_grad)
+
+
+def _check_shape(shape: Any, func: str) -> None:
+    """NumPy's ValueError for a negative dimension, on every device: the Vulkan device made
+    arrays of shape (-1,) and OpenCL's allocator raised a TypeError of its own."""
+    for d in shape if isinstance(shape, tuple | list) else (shape,):
+        if isinstance(d, int | np.integer) and not isinstance(d, bool) and d < 0:
+            raise ValueError(f"negative dimensions are not allowed: {func}(shape={shape!r}).")
 
 
 # The dtype kinds a fill value of each kind may fill (x[key] = value's rule: same-kind

@@ -402,5 +402,8 @@ defvjp("real", x=lambda g: g)
 defvjp("imag", x=lambda g, dtype: g * -1j if dtype.kind == "c" else None)
 defvjp("clip", x=_clip_x, lo=_clip_lo_rule, hi=_clip_hi_rule)
 # Piecewise constant: the derivative is 0 wherever it exists (JAX gives 0 too).
-for _name in ("ceil", "floor", "round", "sign", "trunc", "floor_divide", "nextafter"):
+for _name in ("ceil", "floor", "round", "sign", "trunc", "floor_divide"):
     defvjp(_name)
+# x1 moved by one ulp: 1 for x1 and 0 for x2, as the kernel op's adjoint (JAX and PyTorch
+# define no rule; it is not piecewise constant in x1).
+defvjp("nextafter", x1=lambda g: g, x2=lambda g: None)

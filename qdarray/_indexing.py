@@ -12,6 +12,7 @@ checks (CuPy wraps integer-array indices around). Errors name the index, axis an
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -372,11 +373,21 @@ def _native_value(x: Array, value: Any) -> Any:
                         f"Python integer {value} is out of range for dtype {dtype} "
                         f"([{info.min}, {info.max}]); use an array of a wider dtype."
                     )
+            if py_type in (float, complex) and _negative_zero(value):
+                # CuPy writes a scalar equal to 0 as zero bytes (ndarray.fill's memset),
+                # dropping the sign: a negative zero goes in as a 0-d array of x's dtype.
+                return x._device.backend.asarray(np.array(value, dtype._np), None, True,
+                                                 x._device)
             return value
     raise TypeError(
         f"x[key] = value expects a qdarray Array or a Python scalar as the value; got "
         f"{type(value).__name__}. Use qd.asarray(value) to convert it first."
     )
+
+
+def _negative_zero(value: float | complex) -> bool:
+    parts = (value.real, value.imag) if isinstance(value, complex) else (value,)
+    return any(p == 0 and math.copysign(1.0, p) < 0 for p in parts)
 
 
 def _kind_name(dtype: DType) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ._array import Array, Buffer
-from ._autodiff import TAPES, record
+from ._autodiff import TAPES
 from ._devices import CPU, Device, as_device
 from ._errors import NotDLPackError
 from ._memory import share, token_for
@@ -79,8 +79,15 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
         # and the gradient companion.
         return x._view(_same)
     if TAPES and type(x) is Array:
-        return record("asarray", _from_dlpack(x, target, copy), (x,),  # type: ignore[no-any-return]
-                      {"src": x._device})
+        # A copy (to another device, or copy=True), recorded as qd.asarray's. Not through
+        # x.__dlpack__: that refuses arrays that need gradients (its consumers are invisible
+        # to the tape), and its zero-copy export counts as a write to x.
+        if copy is False:
+            raise BufferError(f"from_dlpack(copy=False) cannot move data from {x._device} to "
+                              f"{target}; use copy=None or copy=True.")
+        from ._creation_functions import asarray
+
+        return asarray(x, device=target, copy=True)
     return _from_dlpack(x, target, copy)
 
 

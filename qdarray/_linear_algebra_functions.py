@@ -96,7 +96,9 @@ def tensordot(x1: Array, x2: Array, /, *,
             raise ValueError(
                 f"tensordot needs as many axes of x1 as of x2; got {axes!r}."
             )
-        native_axes: Any = (a1, a2)
+        # Tuples, as NumPy spells them: CuPy compares axes with ((), ()) for 0-d inputs, and
+        # ([], []) raised "An input is zero-dim while axes has dimensions" there.
+        native_axes: Any = (tuple(a1), tuple(a2))
     else:
         n = _nonnegative(axes)
         if n > x1.ndim or n > x2.ndim:

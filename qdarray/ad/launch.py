@@ -39,7 +39,7 @@ from ..kernels.bound_reads import buffer_at, read_paths
 from ..kernels.cache import count
 from ..kernels.debug import _state
 from ..kernels.entries import entry_key
-from ..kernels.env import Recorder, holds
+from ..kernels.env import Pinned, Recorder, changed, fingerprint, holds
 from ..kernels.ir import KernelIR, Param, Value
 from ..kernels.launch import compile_ir, packer, signature, written_paths
 from ..kernels.target import KernelTarget, target_of
@@ -441,11 +441,14 @@ def _mask(args: Sequence[Any]) -> tuple[Any, ...]:
 
 
 def prepare_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None,
-                    debug: bool, checkpoint: bool = False) -> ReverseLauncher:
+                    debug: bool, checkpoint: bool = False,
+                    pinned: dict[tuple[str, ...], Any] | None = None) -> ReverseLauncher:
     """Build the reverse launcher of `kernel` for `args` (no caching in memory; target None:
     the kernel target of the arrays' device). From the stored plan when the disk cache has
     one: then neither the frontend nor the transform runs. `checkpoint`: the launcher of
-    the checkpointed reverse (built from IR, not stored)."""
+    the checkpointed reverse (built from IR, not stored). `pinned`: the Python values to
+    compile with (path -> value, `env.Pinned`) in place of those bound now; such a reverse
+    is not stored on disk."""
     specs, device = signature(kernel, args)
     if target is None:
         target = target_of(device)
@@ -461,6 +464,12 @@ def prepare_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | Non
         return ReverseLauncher(kernel, plan_of(rev, kernel.__name__), specs, target, debug,
                                written, device, rev, checkpointed=True)
     key = None
+    if pinned is not None:
+        rev, written = _build_reverse(kernel, specs, debug, set(with_grad),
+                                      Pinned(kernel.source(), pinned),
+                                      scratch=target.adstack.scratch)
+        return ReverseLauncher(kernel, plan_of(rev, kernel.__name__), specs, target, debug,
+                               written, device, rev)
     if target.caches_modules:
         layout = "scratch:" if target.adstack.scratch else ""
         key = entry_key(kernel, specs, target.name, debug,
@@ -532,16 +541,23 @@ _KEYS: dict[type, Any] = {**KEY_FUNCS, Array: _array_key, BufferView: _view_key}
 
 
 def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None,
-                   table: dict[Any, ReverseLauncher] | None = None, check: bool = True
-                   ) -> None:
+                   table: dict[Any, ReverseLauncher] | None = None, check: bool = True,
+                   constants: Any = None) -> None:
     """Run the reverse of `kernel` on `args` (target None: the arrays' device); `table` is
     the kernel's launcher table when the caller holds it. `check`: compare the arrays the
     last forward launch read with what they are now (a tape, which checks each recorded
-    launch's own, passes False)."""
+    launch's own, passes False). `constants`: what `kernel.snapshot_constants()` returned
+    when the forward launched (a tape keeps it with the launch); when a global or attribute
+    the kernel read was rebound since, the reverse compiles with the forward's values, so
+    the gradient is the forward's."""
     debug = _state["debug"]
     if kernel._guards and not holds(kernel.fn, kernel._guards):
         kernel.environment_changed()
     check_wrappers(kernel, args)
+    pinned = changed(kernel.fn, constants) if constants is not None else None
+    if pinned is not None:
+        _launch_pinned(kernel, args, target, debug, pinned, check)
+        return
     if table is None:
         table = _CACHE.get(kernel)
         if table is None:
@@ -557,6 +573,28 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
         launcher = prepare_reverse(kernel, args, target, debug)
         table[key] = launcher
         kernel.watch(launcher.watched)
+    launcher(args, check)
+
+
+# Reverse launchers compiled with earlier values of a kernel's globals (`launch_reverse`'s
+# `constants`), by the values' fingerprints; values without one (watched by identity) are
+# compiled at each use, since an identity can be reused once its object is gone.
+_PINNED: weakref.WeakKeyDictionary[Any, dict[Any, ReverseLauncher]] = (
+    weakref.WeakKeyDictionary())
+
+
+def _launch_pinned(kernel: Any, args: Sequence[Any], target: KernelTarget | None, debug: bool,
+                   pinned: dict[tuple[str, ...], Any], check: bool) -> None:
+    fps = tuple(sorted((path, fingerprint(v)) for path, v in pinned.items()))
+    key = None
+    if all(fp is not None for _, fp in fps):
+        key = (debug, target, tuple(signature_key(a) for a in args), _mask(args), fps)
+    table = _PINNED.setdefault(kernel, {})
+    launcher = table.get(key) if key is not None else None
+    if launcher is None:
+        launcher = prepare_reverse(kernel, args, target, debug, pinned=pinned)
+        if key is not None:
+            table[key] = launcher
     launcher(args, check)
 
 

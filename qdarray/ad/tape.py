@@ -75,6 +75,7 @@ class _Launch:
     snaps: list[Snapshot] = dataclasses.field(default_factory=list)
     # the memory it wrote: (buffer token, generation before, after, read by the launch too)
     chain: list[tuple[Any, int, int, bool]] = dataclasses.field(default_factory=list)
+    constants: Any = None  # kernel.snapshot_constants() at the launch
 
 
 @dataclasses.dataclass
@@ -488,7 +489,7 @@ class Tape:
         reads = acc.read_regions()
         rec = _Launch(kernel, args, target, inputs, snaps,
                       [(buf, g0, buf.generation, any(r.array._buffer is buf for r in reads))
-                       for buf, g0 in chain])
+                       for buf, g0 in chain], kernel.snapshot_constants())
         needs = self.needs
         for r in reads:
             needs.add(r)
@@ -650,7 +651,8 @@ class Tape:
                                                                rec.args)):
                 # (none: no gradient in or out, e.g. a kernel filling an index array)
                 self.check_inputs(rec)
-                launch_reverse(rec.kernel, rec.args, rec.target, check=False)
+                launch_reverse(rec.kernel, rec.args, rec.target, check=False,
+                               constants=rec.constants)
             rewind(rec.snaps, [c[:3] for c in rec.chain], False)
 
     @staticmethod

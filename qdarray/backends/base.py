@@ -74,7 +74,11 @@ class Backend(Protocol):
 
     def asarray(self, obj: Any, np_dtype: np.dtype | None, copy: bool | None,
                 device: Any) -> Any:
-        """A native array on `device` from a native array, host data or nested sequences."""
+        """A native array on `device` from a native array, host data or nested sequences.
+
+        `copy` False on a native array of this kind means "no copy needed": a dtype change
+        converts all the same (the namespace refuses the caller's copy=False beforehand);
+        host data with copy False raises a ValueError."""
         ...
 
     def empty(self, shape: tuple[int, ...], np_dtype: Any, device: Any) -> Any:

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._devices import Device
 from .base import Backend
-from .cuda_kernels import SIMULATED, TARGET
+from .cuda_kernels import SIMULATED, TARGET, upload
 from .host_memory import host_available_bytes
 
 
@@ -191,6 +191,8 @@ class CupyBackend(_CudaBase):
     def normalize(self, result: Any) -> Any:
         if type(result) is self.native_type:
             return result
+        if isinstance(result, (np.ndarray, np.generic, float, complex)):
+            return upload(self.cp, np.asarray(result))
         return self.cp.asarray(result)
 
     def asarray(self, obj: Any, np_dtype: np.dtype | None, copy: bool | None,
@@ -207,10 +209,10 @@ class CupyBackend(_CudaBase):
                     obj = self._peer_copy(obj)
                     copy = False if copy is None else copy
                 if np_dtype is not None and np.dtype(np_dtype) != obj.dtype:
-                    if copy is False:
-                        raise ValueError(
-                            f"asarray(copy=False) cannot convert {obj.dtype} to {np_dtype} "
-                            "without a copy; use copy=None.")
+                    # As on every device, a dtype change converts: the namespace decides
+                    # beforehand whether the caller's copy=False allows it (a transfer to
+                    # this device passes copy=False for its new data, and float64 host data
+                    # asked for as float32 raised here).
                     return obj.astype(np_dtype)
                 return obj.copy() if copy else obj
             if copy is False:
@@ -219,7 +221,7 @@ class CupyBackend(_CudaBase):
                     "use copy=None or copy=True.")
             with np.errstate(over="ignore"):  # float64 data into float32: inf, as on the CPU
                 host = np.asarray(obj, dtype=np_dtype)
-            return cp.asarray(host)
+            return upload(cp, host)
 
     def _peer_copy(self, x: Any) -> Any:
         """`x` copied onto the current device (peer-to-peer where the GPUs allow it)."""

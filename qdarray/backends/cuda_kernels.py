@@ -121,6 +121,16 @@ def stage_blocks(total: int | None, tpb: int, most: int, whole: bool) -> int:
     return blocks if whole else min(blocks, most)
 
 
+def upload(cp: Any, host: np.ndarray) -> Any:
+    """`host` copied to CuPy's current GPU, bit for bit. A 0-d array goes up as one element:
+    CuPy makes a 0-d array from host data with `ndarray.fill(value)`, which writes zero bytes
+    (a memset) when `value == 0`, so -0.0 arrived as +0.0 (and sin, atan2, ... of it
+    followed)."""
+    if host.ndim == 0:
+        return cp.asarray(host.reshape(1)).reshape(())
+    return cp.asarray(host)
+
+
 class CudaLauncher(Launcher):
     """Runs the numba.cuda stages of one kernel signature (see the module docstring)."""
 
@@ -184,7 +194,7 @@ class CudaLauncher(Launcher):
     def _to_device(self, x: np.ndarray, index: int) -> Any:
         cp = self.cp
         with cp.cuda.Device(index):
-            return cp.asarray(x)
+            return upload(cp, x)
 
     def _carries(self, index: int) -> list[Any]:
         """One one-element array per carried value or local (a serial stage writes it, a

@@ -91,8 +91,9 @@ def map_kernel(kernel: Any, *args: Any, out: str | tuple[str, ...], depth: Any =
     Args:
         kernel: a `@qd.kernel`.
         *args: the kernel's arguments (also by name in `**kwargs`). Dask arrays are split into
-            blocks; all of them must have the same number of dimensions and the same grid of
-            blocks (arrays of one shape are rechunked to common chunks).
+            blocks; all of them must have the same number of dimensions, the same grid of
+            blocks and the same chunks along every axis split into several blocks (arrays of
+            one shape are rechunked to common chunks).
         out: the parameter (or tuple of parameters) the kernel writes. A Dask array argument
             is a blockwise output: its result has the same chunks, each block written by the
             launch on a copy of the block. A qdarray array argument is an accumulator: each
@@ -115,7 +116,8 @@ def map_kernel(kernel: Any, *args: Any, out: str | tuple[str, ...], depth: Any =
     Raises:
         TypeError: `kernel` is not a kernel, an argument does not bind, or an output is
             not an array.
-        ValueError: no Dask array among the arguments, grids of blocks that differ, an
+        ValueError: no Dask array among the arguments, grids of blocks that differ (or
+            blocks of other lengths along a split axis: 100 in 50s beside 90 in 45s), an
             accumulator with halos, or a bad `depth`, `boundary` or `combine`.
 
     Example::

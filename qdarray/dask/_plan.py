@@ -98,7 +98,8 @@ def _kind(value: Any) -> str:
 
 
 def check_grid(kernel: str, plan: Plan, values: list[Any]) -> None:
-    """Blocked arguments must have one number of dimensions and one grid of blocks."""
+    """Blocked arguments must have one number of dimensions, one grid of blocks, and the same
+    chunks along every axis split into more than one block."""
     arrays = [(plan.names[i], values[i]) for i, k in enumerate(plan.kinds) if k == "blocked"]
     first_name, first = arrays[0]
     for name, x in arrays[1:]:
@@ -108,6 +109,18 @@ def check_grid(kernel: str, plan: Plan, values: list[Any]) -> None:
                 f"{first.numblocks}) and '{name}' (shape {x.shape}, blocks {x.numblocks}) "
                 "do not split into the same grid of blocks. Use x.rechunk(...) so that every "
                 "Dask argument has the same number of blocks along each axis.")
+        for axis, (c0, c1) in enumerate(zip(first.chunks, x.chunks, strict=True)):
+            # A split axis: block k of each argument must cover the same indices, or the
+            # launch on block k reads past the end of the shorter one. An axis in one block
+            # is given whole to every launch, and may differ.
+            if len(c0) > 1 and c0 != c1:
+                raise ValueError(
+                    f"{kernel}(): the Dask arrays '{first_name}' (shape {first.shape}, chunks "
+                    f"{first.chunks}) and '{name}' (shape {x.shape}, chunks {x.chunks}) split "
+                    f"axis {axis} into blocks of other lengths, so a launch would get blocks "
+                    "of different sizes and read past the end of the shorter one. Use arrays "
+                    "of one length along each split axis, and x.rechunk(...) to give them the "
+                    "same chunks.")
 
 
 def unify(values: list[Any], plan: Plan) -> list[Any]:

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._dtypes import DType
+from .._errors import AutodiffError
 from .func import Func, Function
 
 # The "fingerprint" of a value that has none, watched by identity in this process only.
@@ -231,22 +232,34 @@ class Recorder:
         entry = self._scopes.get(id(src))
         return entry[1] if entry is not None and entry[0] is src else None
 
-    def name(self, src: Any, name: str, value: Any) -> None:
+    def name(self, src: Any, name: str, value: Any) -> Any:
         """The frontend looked `name` up in the scope of `src` (a global, closure or
-        builtin) and found `value`."""
+        builtin) and found `value`: the value to compile with (`value`; a `Pinned` recorder's
+        own)."""
         prefix = self.scope_path(src)
         if prefix is None:
             self.cacheable = False
-            return
-        self._note(prefix + (f"n:{name}",), value)
+            return value
+        path = prefix + (f"n:{name}",)
+        value = self.value_at(path, value)
+        self._note(path, value)
+        return value
 
-    def attribute(self, base: Any, name: str, value: Any) -> None:
-        """The frontend read `base.name` (a Python object's attribute) and found `value`."""
+    def attribute(self, base: Any, name: str, value: Any) -> Any:
+        """The frontend read `base.name` (a Python object's attribute) and found `value`:
+        the value to compile with, as `name` returns it."""
         entry = self._paths.get(id(base))
         if entry is None or entry[0] is not base:
             self.cacheable = False
-            return
-        self._note(entry[1] + (f"a:{name}",), value)
+            return value
+        path = entry[1] + (f"a:{name}",)
+        value = self.value_at(path, value)
+        self._note(path, value)
+        return value
+
+    def value_at(self, path: tuple[str, ...], value: Any) -> Any:
+        """The value the compile uses for the dependency at `path`, found to be `value`."""
+        return value
 
     def enter(self, func: Any, src: Any) -> None:
         """The frontend inlines `func`, whose source is `src`."""
@@ -313,6 +326,64 @@ class Recorder:
         """Every dependency with a path, for the checks of this process (`guards`): also
         those of an uncacheable compile, values without a fingerprint by identity."""
         return sorted(self.deps.items())
+
+
+class Pinned(Recorder):
+    """A recorder that compiles with the values a kernel's earlier compile read (`pinned`:
+    path -> value, from `snapshot`) instead of those bound now: the reverse of a launch
+    recorded on a tape uses the globals and attributes its forward used, even when they were
+    rebound before the reverse runs. `qd.static(...)` evaluates with the pinned globals and
+    closure values; an attribute it reads that was rebound cannot be pinned and raises."""
+
+    def __init__(self, kernel_src: Any, pinned: dict[tuple[str, ...], Any]) -> None:
+        super().__init__(kernel_src)
+        self.pinned = pinned
+        self._static: ast.expr | None = None
+
+    def value_at(self, path: tuple[str, ...], value: Any) -> Any:
+        if path not in self.pinned:
+            return value
+        old = self.pinned[path]
+        if (self._static is not None and path[-1].startswith("a:") and old is not value
+                and fingerprint(old) != fingerprint(value)):
+            # qd.static evaluates the expression itself, with the attribute as it is now
+            raise AutodiffError(
+                f"qd.static({ast.unparse(self._static)}) reads "
+                f"{'.'.join(p[2:] for p in path if p != 'f')}, which was rebound after the "
+                "launch whose reverse this is. Use a global name inside qd.static, or keep "
+                "the attribute until the gradient is taken.")
+        return old
+
+    def static(self, src: Any, node: ast.expr, local: dict[str, Any], env: dict[str, Any]
+               ) -> None:
+        prefix = self.scope_path(src)
+        if prefix is not None:
+            for key in list(env):
+                env[key] = self.pinned.get(prefix + (f"n:{key}",), env[key])
+        self._static = node
+        try:
+            super().static(src, node, local, env)
+        finally:
+            self._static = None
+
+
+def snapshot(fn: Any, checks: list[list[Any]]) -> tuple[tuple[Any, ...], ...] | None:
+    """The values the guarded dependencies `checks` (a kernel's `_guards`) have now, as
+    (path, value, fingerprint, where) rows: what a compile now reads, to compile with again
+    later (`Pinned`, `changed`). None when there are none."""
+    if not checks:
+        return None
+    return tuple((c[4], _current(c[0], c[1], c[2]), c[5], tuple(c[:3])) for c in checks)
+
+
+def changed(fn: Any, snap: tuple[tuple[Any, ...], ...]) -> dict[tuple[str, ...], Any] | None:
+    """The values of snapshot `snap` as path -> value when one of them is no longer the one
+    bound now (by identity, else by fingerprint); None when all still are."""
+    for path, value, fp, where in snap:
+        current = _current(*where)
+        if current is not value and fingerprint(resolve(fn, path)) != fp:
+            return {row[0]: row[1] for row in snap}
+    return None
 
 
 # -- guards: has a value the compiles read changed since? -------------------------------------

@@ -17,7 +17,7 @@ from .._errors import KernelTypeError
 from .args import KEY_FUNCS, signature_key
 from .bound_reads import Reads, read_paths
 from .debug import _state
-from .env import guards, holds
+from .env import guards, holds, snapshot
 from .func import Func, Function, func, unknown_keyword
 from .options import DEFAULT_FLOAT
 from .target import KernelTarget, target_of
@@ -171,6 +171,13 @@ class Kernel(Function):
         new = [d for d in deps if d[0] not in self._guarded]
         self._guarded.update(path for path, _ in new)
         self._guards += guards(self.fn, new)
+
+    def snapshot_constants(self) -> Any:
+        """The Python values (globals, closure cells, attributes, funcs) the compiles of this
+        kernel read, as bound now; None when they read none. A tape keeps it with each
+        launch it records and gives it back to the reverse (`launch_reverse(...,
+        constants=)`), which compiles with these values when one was rebound since."""
+        return snapshot(self.fn, self._guards)
 
     def register_table(self, table: dict[Any, Any]) -> None:
         """A table of launchers compiled from this kernel, cleared when a Python value its

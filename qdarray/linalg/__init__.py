@@ -202,8 +202,10 @@ def eig(x: Array, /) -> EigResult:
     _matrices(x, "eig")
     if TAPES:
         no_vjp("linalg.eig", x)
-    r = _run("eig", _linalg(device).eig, x._data)
-    return EigResult(_wrap(r.eigenvalues, device), _wrap(r.eigenvectors, device))
+    # NumPy's array-api-compat gives a named tuple, CuPy's eig a plain (w, v) tuple
+    w, v = _run("eig", _linalg(device).eig, x._data)
+    return EigResult(_wrap(_complex(w, x, device), device),
+                     _wrap(_complex(v, x, device), device))
 
 
 def eigvals(x: Array, /) -> Array:
@@ -212,7 +214,17 @@ def eigvals(x: Array, /) -> Array:
     _matrices(x, "eigvals")
     if TAPES:
         no_vjp("linalg.eigvals", x)
-    return _wrap(_run("eigvals", _linalg(device).eigvals, x._data), device)
+    w = _run("eigvals", _linalg(device).eigvals, x._data)
+    return _wrap(_complex(w, x, device), device)
+
+
+def _complex(native: Any, x: Array, device: Device) -> Any:
+    """`native` in the complex dtype `eig` gives for `x` (complex64 for float32 input,
+    complex128 for float64), whatever the device's library returned."""
+    want = np.result_type(x._dtype._np, np.complex64)
+    if np.dtype(native.dtype) == want:
+        return native
+    return device.backend.xp.astype(native, want)
 
 
 def inv(x: Array, /) -> Array:

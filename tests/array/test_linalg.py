@@ -201,6 +201,47 @@ def test_eig_returns_complex_of_the_same_precision() -> None:
     np.testing.assert_allclose(np.sort(np.asarray(vals).real), [2.0, 3.0])
 
 
+def test_eig_takes_the_plain_tuple_of_cupy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CuPy's linalg.eig returns a plain (w, v) tuple, not NumPy's named tuple: eig on a GPU
+    raised AttributeError: 'tuple' object has no attribute 'eigenvalues'. A library's real
+    eigenvalues for real input become the standard's complex ones too."""
+    from types import SimpleNamespace
+
+    import qdarray.linalg as qla
+
+    def plain_eig(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        w, v = np.linalg.eig(a)
+        return w, v
+
+    fake = SimpleNamespace(eig=plain_eig, eigvals=np.linalg.eigvals)
+    monkeypatch.setattr(qla, "_linalg", lambda device: fake)
+    w, v = qd.linalg.eig(qd.asarray(np.diag([2.0, 3.0]).astype(np.float32)))
+    assert w.dtype == qd.complex64 and v.dtype == qd.complex64
+    np.testing.assert_allclose(np.asarray(w), [2.0, 3.0])
+    assert qd.linalg.eigvals(qd.asarray(np.diag([2.0, 3.0]))).dtype == qd.complex128
+
+
+def test_tensordot_of_0d_inputs_with_empty_axis_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tensordot(a, b, axes=((), ())) of a 0-d input is a product (NumPy's result). CuPy
+    takes it only when the axes compare equal to ((), ()): the namespace passed ([], [])
+    and a GPU raised "An input is zero-dim while axes has dimensions"; the stand-in below
+    checks as CuPy does."""
+    xp = qd.Device("cpu").backend.xp
+    numpy_tensordot = np.tensordot
+
+    def like_cupy(a: np.ndarray, b: np.ndarray, axes: object = 2) -> np.ndarray:
+        if (a.ndim == 0 or b.ndim == 0) and axes != 0 and axes != ((), ()):
+            raise ValueError("An input is zero-dim while axes has dimensions")
+        return numpy_tensordot(a, b, axes=axes)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(xp, "tensordot", like_cupy)
+    two, v = qd.asarray(2.0), qd.asarray([3.0, 4.0])
+    assert float(qd.tensordot(two, qd.asarray(3.0), axes=((), ()))) == 6.0
+    assert np.asarray(qd.tensordot(two, v, axes=((), ()))).tolist() == [6.0, 8.0]
+    assert np.asarray(qd.tensordot(v, two, axes=([], []))).tolist() == [6.0, 8.0]
+    assert np.asarray(qd.tensordot(v, v, axes=((0,), (0,)))).tolist() == 25.0
+
+
 def test_rank_norms_and_products() -> None:
     a = np.array([[1.0, 2.0], [2.0, 4.0], [0.0, 1.0]])
     x = qd.asarray(a)

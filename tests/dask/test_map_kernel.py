@@ -315,3 +315,20 @@ def test_import_without_dask_says_how_to_install(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(sys.modules, "dask.array", None)
     with pytest.raises(ImportError, match=r"pip install 'qdarray\[dask\]'"):
         importlib.import_module("qdarray.dask")
+
+
+def test_blocked_arguments_of_other_shapes_with_as_many_blocks_are_refused() -> None:
+    """100 elements in blocks of 50 beside 90 in blocks of 45: the grids had as many blocks,
+    so each launch got blocks of different lengths and its kernel read past the shorter
+    ones' ends (garbage, no error). Block k of every argument must cover the same indices;
+    an axis that is not split (one block) may differ."""
+    zero = qd.zeros(1)
+    with pytest.raises(ValueError, match=r"'x' \(shape \(100,\), chunks \(\(50, 50\),\)\) "
+                                         r"and 'a' \(shape \(90,\), chunks \(\(45, 45\),\)\)"
+                                         r".*axis 0.*rechunk"):
+        qdd.map_kernel(dynamic_loop, chunked(X1[:100], 50), chunked(A1[:90], 45), zero,
+                       out="y")
+    with pytest.raises(ValueError, match=r"'x' \(shape \(100,\), chunks \(\(50, 50\),\)\) "
+                                         r"and 'a' \(shape \(90,\)"):
+        qdd.map_kernel_grad(dynamic_loop, chunked(X1[:100], 50), chunked(A1[:90], 45), zero,
+                            out="y", grad=qd.ones(1), wrt="x")

@@ -236,6 +236,48 @@ def test_bitwise_shifts_and_integer_power(launch, dtype):
 
 
 @qd.kernel
+def overflowing(a: qd.Array, b: qd.Array, out: qd.Array, cmp: qd.Array):
+    for i in range(a.shape[0]):
+        out[0, i] = a[i] + b[i]
+        out[1, i] = a[i] - b[i]
+        out[2, i] = a[i] * b[i]
+        out[3, i] = -a[i]
+        out[4, i] = abs(a[i])
+        out[5, i] = a[i] << 3
+        out[6, i] = a[i] ** 3
+        out[7, i] = a[i] // b[i]
+        out[8, i] = a[i] + 1
+        out[9, i] = (a[i] * 100) // 100
+        cmp[0, i] = a[i] + 1 > a[i]
+        cmp[1, i] = a[i] - 1 < a[i]
+        cmp[2, i] = (a[i] * 2) // 2 == a[i]
+
+
+@pytest.mark.parametrize("dtype", INTS)
+def test_integer_overflow_wraps_around_as_numpy(launch, dtype):
+    """Integer arithmetic wraps around, with NumPy's results, on every device: OpenCL C left
+    signed overflow undefined and PoCL folded it (`x + 1 > x` true at the maximum, and
+    `(x * 65536) // 65536` giving x back for int32 40000 where NumPy gives -25536)."""
+    info = np.iinfo(dtype)
+    edges = [info.min, info.min + 1, info.max, info.max - 1, info.max // 2 + 1, 0, 1, 40000]
+    a = np.array([v for v in edges if info.min <= v <= info.max], dtype)
+    a = np.repeat(a, 3)
+    b = np.tile(np.array([info.max, 2, -1 if info.min < 0 else info.max], dtype), a.size // 3)
+    out = np.zeros((10, a.size), dtype)
+    cmp = np.zeros((3, a.size), bool)
+    launch(overflowing, a, b, out, cmp)
+    one, two, hundred = dtype(1), dtype(2), dtype(100)
+    with np.errstate(all="ignore"):
+        want = [a + b, a - b, a * b, -a, np.abs(a), np.left_shift(a, dtype(3)), a * a * a,
+                np.floor_divide(a, b), a + one, (a * hundred) // hundred]
+        want_cmp = [a + one > a, a - one < a, (a * two) // two == a]
+    for k, w in enumerate(want):
+        np.testing.assert_array_equal(out[k], np.asarray(w, dtype), err_msg=f"row {k}")
+    for k, w in enumerate(want_cmp):
+        np.testing.assert_array_equal(cmp[k], w, err_msg=f"comparison {k}")
+
+
+@qd.kernel
 def divide(a: qd.Array, b: qd.Array, out: qd.Array):
     for i in range(a.shape[0]):
         out[i] = a[i] / b[i]

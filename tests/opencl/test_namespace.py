@@ -152,3 +152,15 @@ def test_in_place_operators_write_the_device_array(device):
     view *= 2.0
     x += 1
     np.testing.assert_array_equal(host(x), [1, 3, 5, 7, 5])
+
+
+def test_negative_shapes_raise_value_error_as_numpy(device):
+    """qd.zeros(-1) made an array of shape (-1,) on the Vulkan device and raised pyopencl's
+    own TypeError on OpenCL; NumPy's ValueError on every device, and empty shapes still work."""
+    for make in (lambda s: qd.zeros(s, device=device), lambda s: qd.ones(s, device=device),
+                 lambda s: qd.empty(s, device=device),
+                 lambda s: qd.full(s, 1.0, dtype=qd.float32, device=device)):
+        for shape in (-1, (2, -3)):
+            with pytest.raises(ValueError, match="negative dimensions are not allowed"):
+                make(shape)
+        assert make((0, 2)).shape == (0, 2)

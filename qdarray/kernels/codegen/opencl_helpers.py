@@ -38,7 +38,10 @@ def int_helpers(c: str, signed: bool) -> tuple[str, str]:
     """(name, text) of floordiv / mod / pow helpers for integer C type `c`."""
     neg = ("  if (n < 0) return a == 1 ? 1 : (a == -1 ? ((n & 1) ? -1 : 1) : 0);\n"
            if signed else "")
-    wrap = f"  if (b == -1) return ({c})(0UL - (ulong)(long)a);\n" if signed else ""
+    # Results are made in ulong and reinterpreted in `c`'s width (as_int((uint)r)): converting
+    # an out-of-range value to a signed type is not wrap-around everywhere.
+    back = f"as_{c}((u{c})" if signed else f"(({c})"
+    wrap = f"  if (b == -1) return {back}(0UL - (ulong)(long)a));\n" if signed else ""
     fix = "  if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n" if signed else ""
     rfix = "  if (r != 0 && ((r < 0) != (b < 0))) r += b;\n" if signed else ""
     mone = " || b == -1" if signed else ""
@@ -48,7 +51,7 @@ def int_helpers(c: str, signed: bool) -> tuple[str, str]:
             f"  {c} r = a % b;\n{rfix}  return r;\n}}\n"
             f"inline {c} qd_pow_{c}({c} a, {c} n) {{\n{neg}"
             f"  ulong r = 1, b = (ulong)a, e = (ulong)n;\n"
-            f"  while (e) {{ if (e & 1) r *= b; b *= b; e >>= 1; }}\n  return ({c})r;\n}}\n")
+            f"  while (e) {{ if (e & 1) r *= b; b *= b; e >>= 1; }}\n  return {back}r);\n}}\n")
     return f"qd_int_{c}", text
 
 
@@ -69,6 +72,9 @@ def float_helpers(c: str) -> tuple[str, str]:
 
 def _update(kind: str, c: str) -> tuple[str, str]:
     """(new value from `cur` and `v`, condition to attempt the store)."""
+    if kind == "add" and c in ("char", "short", "int", "long"):  # signed overflow: wrap
+        u = "ulong" if c == "long" else "uint"
+        return f"as_{c}((u{c})(({u})cur + ({u})v))", "1"
     if kind == "add":
         return f"({c})(cur + v)", "1"
     if kind == "min":

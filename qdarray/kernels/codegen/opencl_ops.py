@@ -79,6 +79,34 @@ def _cast(e: Any, i: Instr) -> str:
     return f"{x} != 0" if target.kind == "b" else f"({ct(target)}){x}"
 
 
+def _wraps(t: DType) -> bool:
+    """Whether integer arithmetic in `t` must be spelled through an unsigned type: C leaves
+    signed overflow undefined (compilers fold `x + 1 > x` to true), and promotes 8- and 16-bit
+    operands to `int`, where `(ushort)65535 * (ushort)65535` overflows too."""
+    return t.kind == "i" or (t.kind == "u" and t.itemsize < 4)
+
+
+def wrap_int(t: DType, expr: str) -> str:
+    """`expr`, computed in the unsigned type at least 32 bits wide that holds `t`, as a value of
+    `t`: its low bits, reinterpreted (`as_int`), so the result wraps around as NumPy's does."""
+    c = ct(t)
+    u = c if t.kind == "u" else f"u{c}"
+    return f"as_{c}(({u})({expr}))" if t.kind == "i" else f"(({u})({expr}))"
+
+
+def _int_spelling(fmt: str) -> Any:
+    """The table entry of an arithmetic op whose integer result can overflow: `fmt` over
+    operands `{0}`, `{1}`; plain for floats and wide unsigned types."""
+    def spell(e: Any, i: Instr) -> str:
+        t = _rt(i)
+        args = [e.val(x) for x in i.args]
+        if not _wraps(t):
+            return fmt.format(*args)
+        w = "ulong" if t.itemsize == 8 else "uint"
+        return wrap_int(t, fmt.format(*(f"({w}){a}" for a in args)))
+    return spell
+
+
 def _pow(e: Any, i: Instr) -> str:
     if _rt(i).kind == "f":
         a, b = (e.val(x) for x in i.args)
@@ -91,7 +119,8 @@ def _shift(e: Any, i: Instr) -> str:
     t = _rt(i)
     bits = t.itemsize * 8
     if i.op is Op.SHL:
-        return f"((ulong){n} < {bits} ? {a} << {n} : 0)"
+        w = "ulong" if bits == 64 else "uint"
+        return f"((ulong){n} < {bits} ? {wrap_int(t, f'({w}){a} << {n}')} : 0)"
     fill = f"({a} < 0 ? -1 : 0)" if t.kind == "i" else "0"
     return f"((ulong){n} < {bits} ? {a} >> {n} : {fill})"
 
@@ -108,7 +137,8 @@ def _minmax(cmp: str) -> Any:
 def _abs(e: Any, i: Instr) -> str:
     x = e.val(i.args[0])
     k = _rt(i).kind
-    return f"fabs({x})" if k == "f" else f"abs({x})" if k == "i" else x
+    # OpenCL's abs returns the unsigned type: abs(INT_MIN) is 2**31, INT_MIN again as an int
+    return f"fabs({x})" if k == "f" else wrap_int(_rt(i), f"abs({x})") if k == "i" else x
 
 
 def _sign(e: Any, i: Instr) -> str:
@@ -151,9 +181,10 @@ def _check(e: Any, i: Instr) -> str:
 
 TABLE: dict[Op, Any] = {
     Op.CONST: lambda e, i: const(*i.attrs), Op.CAST: _cast, Op.SELECT: "{0} ? {1} : {2}",
-    Op.ADD: "{0} + {1}", Op.SUB: "{0} - {1}", Op.MUL: "{0} * {1}", Op.TRUEDIV: "{0} / {1}",
+    Op.ADD: _int_spelling("{0} + {1}"), Op.SUB: _int_spelling("{0} - {1}"),
+    Op.MUL: _int_spelling("{0} * {1}"), Op.TRUEDIV: "{0} / {1}",
     Op.FLOORDIV: lambda e, i: _arith_helper(e, i, "floordiv"),
-    Op.MOD: lambda e, i: _arith_helper(e, i, "mod"), Op.POW: _pow, Op.NEG: "-{0}",
+    Op.MOD: lambda e, i: _arith_helper(e, i, "mod"), Op.POW: _pow, Op.NEG: _int_spelling("0 - {0}"),
     Op.ABS: _abs, Op.MIN: _minmax("<"), Op.MAX: _minmax(">"),
     Op.BIT_AND: "{0} & {1}", Op.BIT_OR: "{0} | {1}", Op.BIT_XOR: "{0} ^ {1}",
     Op.BIT_NOT: "~{0}", Op.SHL: _shift, Op.SHR: _shift, Op.NOT: "!{0}",

@@ -408,7 +408,7 @@ class Builder:
             self.fail(f"Name '{name}' is not defined.", "Check the spelling, or pass the value "
                       "as a kernel argument.", node)
         if self.recorder is not None:
-            self.recorder.name(src, name, value)
+            value = self.recorder.name(src, name, value)
         return self.python_value(value, f"'{name}'", node)
 
     def python_value(self, value: Any, what: str, node: ast.AST) -> Any:

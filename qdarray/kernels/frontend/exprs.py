@@ -143,7 +143,7 @@ def visit_Attribute(kb: Builder, node: ast.Attribute) -> Any:
         hint = vector_calls.MISSING_NAMES.get(name, "Check the spelling.")
         kb.fail(f"{describe(base)} has no attribute '{name}'.", hint, node)
     if kb.recorder is not None:
-        kb.recorder.attribute(base, name, value)
+        value = kb.recorder.attribute(base, name, value)
     return kb.python_value(value, f"'{ast.unparse(node)}'", node)
 
 

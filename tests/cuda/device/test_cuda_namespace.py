@@ -332,3 +332,58 @@ def test_float32_subnormals_follow_the_capability_flag(device: str) -> None:
         both(device, func, SUBNORMALS)
     assert bool(qd.all(on(device, SUBNORMALS[:1])))
     assert int(qd.count_nonzero(on(device, SUBNORMALS[:4]))) == 4
+
+
+@pytest.mark.parametrize("dtype", [qd.float32, qd.float64, qd.complex128])
+def test_negative_zero_keeps_its_sign(device, dtype):
+    """CuPy makes a 0-d array from host data, and writes a scalar into an array, with
+    `ndarray.fill`, which writes zero bytes when the value == 0: qd.asarray(-0.0) and
+    x[...] = -0.0 gave +0.0 on a GPU (so did x + x, sin(x), atan2(x, 1) after them)."""
+    def negative(a: qd.Array) -> np.ndarray:
+        h = np.asarray(a.to_device("cpu"))
+        return np.signbit(h.real) if np.iscomplexobj(h) else np.signbit(h)
+
+    x = qd.asarray(-0.0, dtype=dtype, device=device)
+    assert negative(x).all()
+    for y in (x + x, x * 1.0, -qd.abs(x)):
+        assert negative(y).all()
+    if dtype != qd.complex128:
+        assert negative(qd.sin(x)) and negative(qd.atan2(x, qd.ones((), dtype=dtype,
+                                                                  device=device)))
+    y = qd.ones(3, dtype=dtype, device=device)
+    y[...] = -0.0
+    assert negative(y).all()
+    y = qd.ones(3, dtype=dtype, device=device)
+    y[1] = -0.0
+    assert negative(y).tolist() == [False, True, False]
+    y.fill(-0.0)
+    assert negative(y).all()
+    assert negative(qd.full((2,), -0.0, dtype=dtype, device=device)).all()
+
+
+def test_asarray_of_host_data_with_another_dtype(device):
+    """float64 host data asked for as float32 on a GPU raised "asarray(copy=False) cannot
+    convert": the transfer passes copy=False for its new data, which the CuPy backend took as
+    the caller's. copy=False from the caller still raises, as on the CPU."""
+    for src in (np.ones(3), qd.ones(3, device="cpu"), [1.0, 2.0, 3.0]):
+        x = qd.asarray(src, dtype=qd.float32, device=device)
+        assert x.dtype == qd.float32 and x.device == qd.Device(device)
+        np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), np.ones(3) *
+                                      (np.arange(1, 4) if isinstance(src, list) else 1))
+    y = qd.asarray(qd.ones(3, device=device), dtype=qd.float32)
+    assert y.dtype == qd.float32
+    with pytest.raises(ValueError, match="copy=False"):
+        qd.asarray(np.ones(3), dtype=qd.float32, device=device, copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        qd.asarray(qd.ones(3, device=device), dtype=qd.float32, copy=False)
+
+
+def test_eig_on_the_device(device):
+    """CuPy's eig returns a plain tuple (it raised AttributeError on a GPU)."""
+    rot = np.array([[0.0, -1.0], [1.0, 0.0]], dtype=np.float32)
+    w, v = qd.linalg.eig(qd.asarray(rot, device=device))
+    assert w.dtype == qd.complex64 and v.dtype == qd.complex64 and w.device == v.device
+    np.testing.assert_allclose(np.sort_complex(np.asarray(w.to_device("cpu"))), [-1j, 1j],
+                               atol=1e-6)
+    vals = qd.linalg.eigvals(qd.asarray(np.diag([2.0, 3.0]), device=device))
+    assert vals.dtype == qd.complex128
