@@ -131,10 +131,21 @@ SIMULATED_TABLE.update({
     Op.ATOMIC_MAX: _atomic("max"), Op.FLOORDIV: float_divmod(Op.FLOORDIV, True),
     Op.MOD: float_divmod(Op.MOD, True),
 })
+def _mul(e: Any, i: Instr) -> str:
+    a, b = (e.val(x) for x in i.args)
+    dtype: Any = i.result.type
+    if dtype.kind == "i" and dtype.itemsize == 8:
+        # Through uint64: NVVM folded (x * 100) // 100 of int64 back to x, as if the product
+        # could not wrap; NumPy's product wraps around.
+        return f"np.int64(np.uint64({a}) * np.uint64({b}))"
+    return f"{a} * {b}"
+
+
 TABLE: dict[Op, Any] = dict(SIMULATED_TABLE)
 TABLE.update({op: _libdevice(d.c_name) for op, d in OPS.items()  # CUDA's libdevice
               if d.family == "math" and d.c_name is not None})
-TABLE.update({Op.RSQRT: _rsqrt, Op.SIGN: _sign, Op.POW: _pow, Op.ISNAN: "math.isnan({0})",
+TABLE.update({Op.MUL: _mul, Op.RSQRT: _rsqrt, Op.SIGN: _sign, Op.POW: _pow,
+              Op.ISNAN: "math.isnan({0})",
               Op.ISINF: "math.isinf({0})", Op.ISFINITE: "math.isfinite({0})",
               Op.FLOORDIV: float_divmod(Op.FLOORDIV, False),
               Op.MOD: float_divmod(Op.MOD, False)})
