@@ -339,32 +339,20 @@ class _Plan:
     def __init__(self, kernel: Any, access: Any) -> None:
         names = tuple(kernel.param_names)
         self.boxes = compile_boxes(access, names)
-        self.paths = {}
-        for name, _ in access["reads"] + access["writes"]:
-            head, *fields = name.split(".")
-            self.paths[name] = (names.index(head), tuple(fields))
         self.reads = [name for name, _ in access["reads"]]
         self.writes = [name for name, _ in access["writes"]]
         self.order = [(r, w, rel) for r, w, rel in access["order"]]
         self.read_names = set(self.reads)
         self.write_names = set(self.writes)
 
-    def arg(self, args: Any, name: str) -> Any:
-        index, fields = self.paths[name]
-        x = args[index]
-        for f in fields:
-            x = getattr(x, f)
-        return x
-
     def __call__(self, args: Any) -> LaunchAccess:
         rb, wb = self.boxes(args)
         out: list[list[tuple[str, Region | None]]] = [[], []]
         for names, boxes, regions in ((self.reads, rb, out[0]), (self.writes, wb, out[1])):
-            for n, b in zip(names, boxes, strict=True):
+            for n, (x, b) in zip(names, boxes, strict=True):
                 if b is None:
                     regions.append((n, None))
                     continue
-                x = self.arg(args, n)
                 if type(x) is Array:  # region(x, b), spelled out for the common case
                     for lo, z in b:
                         if z <= lo:

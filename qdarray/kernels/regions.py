@@ -277,9 +277,10 @@ class _Empty(Exception):
 
 def compile_boxes(summary: Any, names: tuple[str, ...]) -> Any:
     """A function of a launch's arguments (in the order of `names`, the kernel's
-    parameters) giving the box of each access of `summary` (`derive`): (boxes of the reads,
-    boxes of the writes), None for an access no thread makes at these arguments. Arguments
-    for parameters the summary reads through a dataclass field are reached by attribute."""
+    parameters) giving the array and the box of each access of `summary` (`derive`): (a list
+    for the reads, one for the writes) of (the argument, its box; None for an access no
+    thread makes at these arguments). Arguments for parameters the summary reads through a
+    dataclass field are reached by attribute."""
     g = _Gen(names)
     results = []
     for table in ("reads", "writes"):
@@ -287,7 +288,7 @@ def compile_boxes(summary: Any, names: tuple[str, ...]) -> Any:
         for name, index in summary[table]:
             out = g.tmp()
             g.access(name, index, out, "    ")
-            outs.append(out)
+            outs.append(f"({g.arg(name, '')}, {out})")
         results.append("[" + ", ".join(outs) + "]")
     src = "def boxes(args):\n" + "\n".join(g.head + g.lines) + \
         f"\n    return {results[0]}, {results[1]}\n"

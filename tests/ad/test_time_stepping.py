@@ -92,7 +92,7 @@ def _boxes(kern, *args):
     out = []
     for table, boxes in (("reads", reads), ("writes", writes)):
         found: dict[str, list] = {}
-        for (name, _), b in zip(summary[table], boxes, strict=True):
+        for (name, _), (_, b) in zip(summary[table], boxes, strict=True):
             found.setdefault(name, []).append(b)
         out.append(found)
     return out[0], out[1], summary["order"]
