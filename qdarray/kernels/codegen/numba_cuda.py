@@ -131,20 +131,25 @@ SIMULATED_TABLE.update({
     Op.ATOMIC_MAX: _atomic("max"), Op.FLOORDIV: float_divmod(Op.FLOORDIV, True),
     Op.MOD: float_divmod(Op.MOD, True),
 })
-def _mul(e: Any, i: Instr) -> str:
-    a, b = (e.val(x) for x in i.args)
-    dtype: Any = i.result.type
-    if dtype.kind == "i" and dtype.itemsize == 8:
-        # Through uint64: NVVM folded (x * 100) // 100 of int64 back to x, as if the product
-        # could not wrap; NumPy's product wraps around.
-        return f"np.int64(np.uint64({a}) * np.uint64({b}))"
-    return f"{a} * {b}"
+def _wrapping(symbol: str) -> Any:
+    """int64 `a symbol b` computed in uint64: NVVM took numba's signed arithmetic as unable
+    to overflow and folded (x * 100) // 100 back to x and x + 1 > x to true; NumPy's wraps."""
+    def spell(e: Any, i: Instr) -> str:
+        args = [e.val(x) for x in i.args]
+        dtype: Any = i.result.type
+        if not (dtype.kind == "i" and dtype.itemsize == 8):
+            return f"-{args[0]}" if symbol == "neg" else f"{args[0]} {symbol} {args[1]}"
+        if symbol == "neg":
+            return f"np.int64(np.uint64(0) - np.uint64({args[0]}))"
+        return f"np.int64(np.uint64({args[0]}) {symbol} np.uint64({args[1]}))"
+    return spell
 
 
 TABLE: dict[Op, Any] = dict(SIMULATED_TABLE)
 TABLE.update({op: _libdevice(d.c_name) for op, d in OPS.items()  # CUDA's libdevice
               if d.family == "math" and d.c_name is not None})
-TABLE.update({Op.MUL: _mul, Op.RSQRT: _rsqrt, Op.SIGN: _sign, Op.POW: _pow,
+TABLE.update({Op.ADD: _wrapping("+"), Op.SUB: _wrapping("-"), Op.MUL: _wrapping("*"),
+              Op.NEG: _wrapping("neg"), Op.RSQRT: _rsqrt, Op.SIGN: _sign, Op.POW: _pow,
               Op.ISNAN: "math.isnan({0})",
               Op.ISINF: "math.isinf({0})", Op.ISFINITE: "math.isfinite({0})",
               Op.FLOORDIV: float_divmod(Op.FLOORDIV, False),
