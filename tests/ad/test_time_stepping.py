@@ -366,3 +366,48 @@ def test_in_place_operator_on_an_array_a_launch_read() -> None:
 def scaled(x: qd.Array[qd.float64, 1], w: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
     for i in range(x.shape[0]):
         y[i] = x[i] * w[i]
+
+
+@qd.kernel
+def step64(dt: qd.float64, x: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        x[i] = v - dt * v * v + dt * qd.math.sin(v)
+
+
+@qd.kernel
+def shift_add(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0] - 1):
+        y[i + 1] = y[i + 1] + x[i] * 0.5
+
+
+def test_in_place_launches_and_writes_among_namespace_operations() -> None:
+    """Operations keeping an array, launches updating it in place, slice writes and
+    read-modify-write launches on one tape: float64 central differences."""
+
+    def program(v):
+        x, y = v.copy(), np.zeros_like(v)
+        s = np.sin(x)
+        x = x - 0.1 * x * x + 0.1 * np.sin(x)
+        x[1:3] = x[1:3] * 2.0
+        y[1:] = y[1:] + x[:-1] * 0.5
+        x = x - 0.2 * x * x + 0.2 * np.sin(x)
+        y2 = y * x
+        x[0] = 3.0
+        return float((s * y2).sum() + (x * x).sum())
+
+    x0 = np.linspace(0.2, 0.8, 5)
+    x = qd.asarray(x0.copy(), requires_grad=True)
+    y = qd.zeros(5, requires_grad=True)
+    with qd.ad.Tape() as tape:
+        s = qd.sin(x)                 # keeps x
+        step64(0.1, x)                # overwrites it: a copy for sin's rule and its own reverse
+        x[1:3] = x[1:3] * 2.0
+        shift_add(x, y)               # reads and writes y
+        step64(0.2, x)
+        y2 = y * x                    # keeps both
+        x[0] = 3.0
+        loss = qd.sum(s * y2) + qd.sum(x * x)
+    assert float(loss) == pytest.approx(program(x0), rel=1e-14)
+    tape.backward(loss)
+    np.testing.assert_allclose(host(x.grad), central(program, x0), rtol=1e-6, atol=1e-8)
