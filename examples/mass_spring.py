@@ -94,6 +94,8 @@ def robot(robot_id: int) -> Robot:
 
 
 # The constants of the original (compile-time constants in the kernels).
+real = qd.float32                       # the original's `real = ti.f32`
+vec2 = qd.types.vector(2, real)
 max_steps = 4096
 elasticity = 0.0
 ground_height = 0.1
@@ -118,40 +120,40 @@ def n_input_states() -> int:
 class State:
     """The time-indexed state and the springs: Taichi's fields, as arrays."""
 
-    x: qd.Array[qd.vec2, 2]              # (max_steps, n_objects, 2)
-    v: qd.Array[qd.vec2, 2]
-    v_inc: qd.Array[qd.vec2, 2]
-    center: qd.Array[qd.vec2, 1]         # (max_steps, 2)
-    goal: qd.Array[qd.vec2, 1]           # (1, 2)
+    x: qd.Array[vec2, 2]              # (max_steps, n_objects, 2)
+    v: qd.Array[vec2, 2]
+    v_inc: qd.Array[vec2, 2]
+    center: qd.Array[vec2, 1]         # (max_steps, 2)
+    goal: qd.Array[vec2, 1]           # (1, 2)
     spring_anchor_a: qd.Array[qd.int32, 1]
     spring_anchor_b: qd.Array[qd.int32, 1]
-    spring_length: qd.Array[qd.float32, 1]
-    spring_stiffness: qd.Array[qd.float32, 1]
-    spring_actuation: qd.Array[qd.float32, 1]
+    spring_length: qd.Array[real, 1]
+    spring_stiffness: qd.Array[real, 1]
+    spring_actuation: qd.Array[real, 1]
 
 
 @dataclasses.dataclass(frozen=True)
 class Controller:
     """The controller's weights and its time-indexed activations."""
 
-    weights1: qd.Array[qd.float32, 2]    # (n_hidden, n_input_states)
-    bias1: qd.Array[qd.float32, 1]
-    weights2: qd.Array[qd.float32, 2]    # (n_springs, n_hidden)
-    bias2: qd.Array[qd.float32, 1]
-    hidden: qd.Array[qd.float32, 2]      # (max_steps, n_hidden)
-    act: qd.Array[qd.float32, 2]         # (max_steps, n_springs)
+    weights1: qd.Array[real, 2]    # (n_hidden, n_input_states)
+    bias1: qd.Array[real, 1]
+    weights2: qd.Array[real, 2]    # (n_springs, n_hidden)
+    bias2: qd.Array[real, 1]
+    hidden: qd.Array[real, 2]      # (max_steps, n_hidden)
+    act: qd.Array[real, 2]         # (max_steps, n_springs)
 
 
-@qd.kernel(default_float=qd.float32)
+@qd.kernel(default_float=real)
 def compute_center(t: qd.int32, s: State):
     for _ in range(1):
-        c = qd.vec2(0.0, 0.0)
+        c = vec2(0.0, 0.0)
         for i in qd.static(range(n_objects)):
             c += s.x[t, i]
         s.center[t] = (1.0 / n_objects) * c
 
 
-@qd.kernel(default_float=qd.float32)
+@qd.kernel(default_float=real)
 def nn1(t: qd.int32, s: State, nn: Controller):
     for i in range(n_hidden):
         actuation = 0.0
@@ -173,7 +175,7 @@ def nn1(t: qd.int32, s: State, nn: Controller):
         nn.hidden[t, i] = actuation
 
 
-@qd.kernel(default_float=qd.float32)
+@qd.kernel(default_float=real)
 def nn2(t: qd.int32, nn: Controller):
     for i in range(n_springs):
         actuation = 0.0
@@ -184,7 +186,7 @@ def nn2(t: qd.int32, nn: Controller):
         nn.act[t, i] = actuation
 
 
-@qd.kernel(default_float=qd.float32)
+@qd.kernel(default_float=real)
 def apply_spring_force(t: qd.int32, s: State, nn: Controller):
     for i in range(n_springs):
         a = s.spring_anchor_a[i]
@@ -201,29 +203,29 @@ def apply_spring_force(t: qd.int32, s: State, nn: Controller):
         s.v_inc[t + 1, b] += impulse
 
 
-@qd.kernel(default_float=qd.float32)
+@qd.kernel(default_float=real)
 def advance_toi(t: qd.int32, s: State):
     for i in range(n_objects):
         damp = math.exp(-dt * damping)
-        old_v = damp * s.v[t - 1, i] + dt * gravity * qd.vec2(0.0, 1.0) + s.v_inc[t, i]
+        old_v = damp * s.v[t - 1, i] + dt * gravity * vec2(0.0, 1.0) + s.v_inc[t, i]
         old_x = s.x[t - 1, i]
         new_x = old_x + dt * old_v
         toi = 0.0
         new_v = old_v
         if new_x[1] < ground_height and old_v[1] < -1e-4:
             toi = -(old_x[1] - ground_height) / old_v[1]
-            new_v = qd.vec2(0.0, 0.0)
+            new_v = vec2(0.0, 0.0)
         new_x = old_x + toi * old_v + (dt - toi) * new_v
 
         s.v[t, i] = new_v
         s.x[t, i] = new_x
 
 
-@qd.kernel(default_float=qd.float32)
+@qd.kernel(default_float=real)
 def advance_no_toi(t: qd.int32, s: State):
     for i in range(n_objects):
         damp = math.exp(-dt * damping)
-        old_v = damp * s.v[t - 1, i] + dt * gravity * qd.vec2(0.0, 1.0) + s.v_inc[t, i]
+        old_v = damp * s.v[t - 1, i] + dt * gravity * vec2(0.0, 1.0) + s.v_inc[t, i]
         old_x = s.x[t - 1, i]
         new_v = old_v
         depth = old_x[1] - ground_height
@@ -236,8 +238,8 @@ def advance_no_toi(t: qd.int32, s: State):
         s.x[t, i] = new_x
 
 
-@qd.kernel(default_float=qd.float32)
-def compute_loss(t: qd.int32, s: State, loss: qd.Array[qd.float32, 1]):
+@qd.kernel(default_float=real)
+def compute_loss(t: qd.int32, s: State, loss: qd.Array[real, 1]):
     loss[0] = -s.x[t, head_id][0]
 
 
@@ -245,13 +247,13 @@ class MassSpring:
     """One robot's arrays on one device, its forward and its optimisation loop."""
 
     def __init__(self, robot_id: int = 2, steps: int = 2048 // 3, device: str = "cpu",
-                 toi: bool = True, dtype: qd.DType = qd.float32) -> None:
+                 toi: bool = True) -> None:
         global n_objects, n_springs
         objects, springs = robot(robot_id)
         n_objects, n_springs = len(objects), len(springs)
         assert steps * 2 <= max_steps
         self.steps, self.toi, self.device = steps, toi, device
-        self.dtype = dtype
+        self.dtype = dtype = real
 
         def field(*shape: int, grad: bool = True) -> qd.Array:
             return qd.zeros(shape, dtype=dtype, device=device, requires_grad=grad)
