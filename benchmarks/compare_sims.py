@@ -1,0 +1,160 @@
+"""The DiffTaichi programs side by side: qdarray's ports (examples/) against the originals under
+Taichi 1.7.4, forward + backward per optimisation iteration, as ratios.
+
+    python benchmarks/compare_sims.py --checkout DIFFTAICHI [--peer-python PYTHON]
+        [--device cpu|cuda:0] [--threads 1 2] [--runs 3] [--iters 5] [--warmup 2] [--steps N]
+
+DIFFTAICHI is a checkout of https://github.com/taichi-dev/difftaichi at commit
+9f4ee522a0a01e6b1aae1d3551c7fd1f6ed56081 (the originals run unchanged but for the GUI, the
+command line and `ti.init`'s architecture and thread count: _taichi_sims.py); PYTHON is an
+interpreter with taichi==1.7.4 and NumPy (default /work/peers/bin/python, or $PEER_PYTHON).
+
+Each measurement is a fresh process per side: qdarray with NUMBA_NUM_THREADS=N, Taichi with
+`ti.init(arch=ti.cpu, cpu_max_num_threads=N)` (on `--device cuda:0`, arch=ti.cuda and one
+run per thread count is meaningless: the threads option is then ignored). Both start from the
+same initial weights (the original's initialisation, written to a file both read), run
+`warmup` iterations (compiling), then `iters` timed iterations of forward + backward (the
+update between them is not timed); a run's figure is the median of its iterations. The
+report gives each side's median over `runs` runs with the spread (min-max), the ratio
+qdarray / Taichi, the loss of the first iteration on both sides and the relative error of the
+first iteration's gradient of the loss by the controller's parameters
+(|g_qd - g_ti| / |g_ti| over all of them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+PINNED = "9f4ee522a0a01e6b1aae1d3551c7fd1f6ed56081"
+PARAMS = ("weights1", "bias1", "weights2", "bias2")
+
+
+def qdarray_worker(args: argparse.Namespace) -> None:
+    """One qdarray measurement (this process was started with NUMBA_NUM_THREADS set)."""
+    import time
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    import mass_spring as ms
+
+    sim = ms.MassSpring(2, args.steps or 2048 // 3, args.device, toi=True)
+    init = np.load(args.weights)
+    sim.set_weights({k: init[k] for k in PARAMS})
+    times, losses, grads0 = [], [], {}
+    for it in range(args.warmup + args.iters):
+        start = time.perf_counter()
+        losses.append(sim.forward_backward())   # float(loss) waits for the device
+        elapsed = time.perf_counter() - start
+        grads = sim.grads()
+        if it == 0:
+            grads0 = grads
+        if it >= args.warmup:
+            times.append(elapsed)
+        total_norm_sqr = sum(float(np.sum(g * g)) for g in grads.values())
+        scale = 0.2 / (total_norm_sqr ** 0.5 + 1e-6)
+        sim.set_weights({k: w - scale * grads[k] for k, w in sim.weights().items()})
+    np.savez(args.out, times=np.array(times), losses=np.array(losses),
+             **{f"grad_{k}": g for k, g in grads0.items()})
+
+
+def initial_weights(path: str, steps: int) -> None:
+    """The original's initialisation (np.random.seed(0), randn per element), saved."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    import mass_spring as ms
+
+    sim = ms.MassSpring(2, steps or 2048 // 3)
+    sim.init_weights()
+    np.savez(path, **sim.weights())
+
+
+def measure(side: str, args: argparse.Namespace, threads: int, weights: str, tmp: str) -> dict:
+    out = os.path.join(tmp, f"{side}_{threads}.npz")
+    common = ["--weights", weights, "--iters", str(args.iters), "--warmup", str(args.warmup),
+              "--steps", str(args.steps), "--out", out]
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    if side == "qdarray":
+        cmd = [sys.executable, __file__, "--worker", "--device", args.device] + common
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    else:
+        arch = "cpu" if args.device == "cpu" else "cuda"
+        cmd = [args.peer_python, str(ROOT / "benchmarks" / "_taichi_sims.py"), "--checkout",
+               args.checkout, "--arch", arch, "--threads", str(threads)] + common
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.PIPE if side == "taichi" else None)
+    data = np.load(out)
+    return {k: data[k] for k in data.files}
+
+
+def relative_error(a: dict, b: dict) -> float:
+    num = sum(float(np.sum((a[f"grad_{k}"] - b[f"grad_{k}"]) ** 2)) for k in PARAMS)
+    den = sum(float(np.sum(b[f"grad_{k}"] ** 2)) for k in PARAMS)
+    return (num / den) ** 0.5
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkout", help=f"a DiffTaichi checkout at {PINNED[:10]}")
+    parser.add_argument("--peer-python", default=os.environ.get("PEER_PYTHON",
+                                                                 "/work/peers/bin/python"))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--iters", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=0, help="0: the original's 682")
+    parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--weights", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        qdarray_worker(args)
+        return
+    if not args.checkout or not (Path(args.checkout) / "examples" / "mass_spring.py").exists():
+        parser.error("--checkout must be a DiffTaichi checkout (it has examples/mass_spring.py)")
+    threads = args.threads if args.device == "cpu" else [0]
+    steps = args.steps or 2048 // 3
+    print(f"mass_spring (robot 2, {steps} steps, time of impact), forward + backward per "
+          f"iteration, median of {args.iters} after {args.warmup} warm-up; {args.runs} runs "
+          f"on {args.device}")
+    results: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        weights = os.path.join(tmp, "init.npz")
+        initial_weights(weights, args.steps)
+        for n in threads:
+            runs: dict[str, list[dict]] = {"qdarray": [], "taichi": []}
+            for _ in range(args.runs):
+                for side in ("qdarray", "taichi"):  # alternate, so load falls on both alike
+                    runs[side].append(measure(side, args, n, weights, tmp))
+            qd_t = [float(np.median(r["times"])) for r in runs["qdarray"]]
+            ti_t = [float(np.median(r["times"])) for r in runs["taichi"]]
+            err = relative_error(runs["qdarray"][0], runs["taichi"][0])
+            label = f"{n} thread{'s' * (n != 1)}" if n else args.device
+            row = {"qdarray_s": qd_t, "taichi_s": ti_t,
+                   "ratios": [q / t for q, t in zip(qd_t, ti_t)],
+                   "ratio_of_medians": float(np.median(qd_t) / np.median(ti_t)),
+                   "loss0": [float(runs["qdarray"][0]["losses"][0]),
+                             float(runs["taichi"][0]["losses"][0])],
+                   "grad_relative_error": err}
+            results[label] = row
+            print(f"  {label}: qdarray {np.median(qd_t) * 1e3:.1f} ms "
+                  f"({min(qd_t) * 1e3:.1f}-{max(qd_t) * 1e3:.1f}), Taichi "
+                  f"{np.median(ti_t) * 1e3:.1f} ms ({min(ti_t) * 1e3:.1f}-{max(ti_t) * 1e3:.1f}); "
+                  f"ratio {row['ratio_of_medians']:.2f}x (per run "
+                  f"{', '.join(f'{r:.2f}' for r in row['ratios'])})")
+            print(f"    first loss: qdarray {row['loss0'][0]:.7f}, Taichi {row['loss0'][1]:.7f}; "
+                  f"gradient relative error {err:.1e}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"mass_spring": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
