@@ -284,13 +284,13 @@ class MassSpring:
                           "weights2": w2, "bias2": np.zeros(n_springs)})
 
     def weights(self) -> dict[str, np.ndarray]:
-        """The controller's parameters, as NumPy float64 arrays."""
-        return {k: np.asarray(getattr(self.nn, k).to_device("cpu"), np.float64)
+        """The controller's parameters, as NumPy float64 arrays (copies)."""
+        return {k: np.array(getattr(self.nn, k).to_device("cpu"), np.float64)
                 for k in ("weights1", "bias1", "weights2", "bias2")}
 
     def grads(self) -> dict[str, np.ndarray]:
         """The gradients of the loss by the controller's parameters, float64."""
-        return {k: np.asarray(getattr(self.nn, k).grad.to_device("cpu"), np.float64)
+        return {k: np.array(getattr(self.nn, k).grad.to_device("cpu"), np.float64)
                 for k in ("weights1", "bias1", "weights2", "bias2")}
 
     def set_weights(self, weights: dict[str, np.ndarray]) -> None:
