@@ -156,9 +156,9 @@ def _field_elem(hint: Any, spec: ArgSpec, what: str) -> ArgSpec:
         return spec
     if not hint.accepts(spec.type):
         raise KernelTypeError(
-            f"{what}: expected {hint!r} ({hint.dtype} with {hint.ndim} axes and "
-            f"{len(hint.elem)} trailing of {hint.elem}), got {spec.describe()}. Pass an "
-            "array of that layout, or change the field's type.")
+            f"{what}: expected {hint!r} (an array of {getattr(hint.dtype, 'name', 'any dtype')}"
+            f" whose last axes are {hint.elem}), got {spec.describe()}. Pass an array of that "
+            "layout, or change the field's type.")
     return dataclasses.replace(spec, elem=hint.elem, elem_name=hint.elem_name)
 
 
