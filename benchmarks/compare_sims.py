@@ -3,6 +3,7 @@ Taichi 1.7.4, forward + backward per optimisation iteration, as ratios.
 
     python benchmarks/compare_sims.py --checkout DIFFTAICHI [--peer-python PYTHON]
         [--device cpu|cuda:0] [--threads 1 2] [--runs 3] [--iters 5] [--warmup 2] [--steps N]
+    python benchmarks/compare_sims.py --profile [--device cpu] [--steps N]
 
 DIFFTAICHI is a checkout of https://github.com/taichi-dev/difftaichi at commit
 9f4ee522a0a01e6b1aae1d3551c7fd1f6ed56081 (the originals run unchanged but for the GUI, the
@@ -19,6 +20,12 @@ report gives each side's median over `runs` runs with the spread (min-max), the 
 qdarray / Taichi, the loss of the first iteration on both sides and the relative error of the
 first iteration's gradient of the loss by the controller's parameters
 (|g_qd - g_ti| / |g_ti| over all of them).
+
+`--profile` (qdarray only, no checkout needed) splits qdarray's iteration into its parts: a
+forward outside a tape, the same forward recorded on a tape, and the reverse, each per launch
+(median of 3), then one forward + backward under cProfile: the share of the time spent inside
+the compiled kernels (the numba entry functions of the generated modules) and the functions
+that take the rest.
 """
 
 from __future__ import annotations
@@ -63,6 +70,64 @@ def qdarray_worker(args: argparse.Namespace) -> None:
         sim.set_weights({k: w - scale * grads[k] for k, w in sim.weights().items()})
     np.savez(args.out, times=np.array(times), losses=np.array(losses),
              **{f"grad_{k}": g for k, g in grads0.items()})
+
+
+def profile(args: argparse.Namespace) -> None:
+    """Where qdarray's time goes: host cost per launch (plain, recorded, reverse) against
+    the time inside compiled kernels."""
+    import cProfile
+    import io
+    import pstats
+    import time
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    import mass_spring as ms
+
+    import qdarray as qd
+
+    steps = args.steps or 2048 // 3
+    sim = ms.MassSpring(2, steps, args.device)
+    sim.init_weights()
+    for _ in range(2):
+        sim.step()
+    launches = 5 * (steps - 1) + 1
+    plain, recorded, reverse = [], [], []
+    for _ in range(3):
+        sim.clear()
+        t0 = time.perf_counter()
+        sim.forward()
+        float(sim.loss[0])
+        plain.append(time.perf_counter() - t0)
+        sim.clear()
+        t0 = time.perf_counter()
+        with qd.ad.Tape(loss=sim.loss, zero_grads=True):
+            sim.forward()
+            float(sim.loss[0])
+            t1 = time.perf_counter()
+        float(sim.nn.bias1.grad[0])
+        t2 = time.perf_counter()
+        recorded.append(t1 - t0)
+        reverse.append(t2 - t1)
+    print(f"qdarray mass_spring, {steps} steps ({launches} launches) on {args.device}, "
+          f"NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'all')}:")
+    for name, ts in (("forward, no tape", plain), ("forward, recorded", recorded),
+                     ("reverse", reverse)):
+        t = float(np.median(ts))
+        print(f"  {name:18} {t * 1e3:8.1f} ms  {t / launches * 1e6:7.1f} us per launch")
+    pr = cProfile.Profile()
+    pr.enable()
+    sim.forward_backward()
+    pr.disable()
+    stats = pstats.Stats(pr)
+    entries = stats.stats  # type: ignore[attr-defined]
+    inside = sum(v[2] for k, v in entries.items() if "qdarray_kernel_" in k[0])
+    total = sum(v[2] for v in entries.values())
+    print(f"  cProfile of one forward + backward: {total * 1e3:.0f} ms, of which "
+          f"{inside * 1e3:.0f} ms ({inside / total:.0%}) inside compiled kernels; the most "
+          "time of their own:")
+    out = io.StringIO()
+    pstats.Stats(pr, stream=out).sort_stats("tottime").print_stats(15)
+    print("\n".join(out.getvalue().splitlines()[6:]))
 
 
 def initial_weights(path: str, steps: int) -> None:
@@ -111,12 +176,17 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--steps", type=int, default=0, help="0: the original's 682")
     parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--profile", action="store_true",
+                        help="where qdarray's time goes (qdarray only)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--weights", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         qdarray_worker(args)
+        return
+    if args.profile:
+        profile(args)
         return
     if not args.checkout or not (Path(args.checkout) / "examples" / "mass_spring.py").exists():
         parser.error("--checkout must be a DiffTaichi checkout (it has examples/mass_spring.py)")
