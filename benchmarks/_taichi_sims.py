@@ -30,8 +30,16 @@ PATCHES = {
         ("options = parser.parse_args()", "options = parser.parse_args(_ARGV)"),
         ("steps = 2048 // 3", "steps = _STEPS or 2048 // 3"),
     ],
+    "diffmpm": [
+        ("ti.init(default_fp=real, arch=ti.gpu, flatten_if=True)",
+         "ti.init(default_fp=real, flatten_if=True, **_TI_INIT)"),
+        ('gui = ti.GUI("Differentiable MPM", (640, 640), background_color=0xFFFFFF)',
+         "gui = None"),
+        ("steps = 1024", "steps = _STEPS or 1024"),
+    ],
 }
-PARAMS = ("weights1", "bias1", "weights2", "bias2")
+PARAMS = {"mass_spring": ("weights1", "bias1", "weights2", "bias2"),
+          "diffmpm": ("weights", "bias")}
 
 
 def load(checkout: str, program: str, ti_init: dict[str, Any], steps: int) -> dict[str, Any]:
@@ -51,31 +59,67 @@ def load(checkout: str, program: str, ti_init: dict[str, Any], steps: int) -> di
 
 
 def mass_spring(ns: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
-    ti = ns["ti"]
     ns["setup_robot"](*ns["robots"][args.robot]())
     ns["use_toi"] = not args.no_toi  # what optimize(toi=...) sets
+
+    def iteration() -> None:
+        ns["clear"]()
+        with ns["ti"].ad.Tape(ns["loss"]):
+            ns["forward"](visualize=False)
+
+    def update(grads: dict[str, np.ndarray]) -> dict[str, float]:
+        total_norm_sqr = sum(float(np.sum(g * g)) for g in grads.values())
+        scale = 0.2 / (total_norm_sqr ** 0.5 + 1e-6)
+        return {k: scale for k in grads}
+    return optimise(ns, args, iteration, update)
+
+
+def diffmpm(ns: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """main()'s set-up (the robot scene, F = I, actuator ids, particle types), then its
+    iterations: `with ti.ad.Tape(loss): forward()` and steps of learning rate 0.1."""
+    scene = ns["Scene"]()
+    ns["robot"](scene)
+    scene.finalize()
+    ns["allocate_fields"]()
+    n = scene.n_particles
+    x = np.zeros((ns["max_steps"], n, 2), np.float32)
+    x[0] = np.array(scene.x, np.float32)
+    ns["x"].from_numpy(x)
+    f = np.zeros((ns["max_steps"], n, 2, 2), np.float32)
+    f[0] = np.eye(2, dtype=np.float32)
+    ns["F"].from_numpy(f)
+    ns["actuator_id"].from_numpy(np.array(scene.actuator_id, np.int32))
+    ns["particle_type"].from_numpy(np.array(scene.particle_type, np.int32))
+
+    def iteration() -> None:
+        with ns["ti"].ad.Tape(ns["loss"]):
+            ns["forward"]()
+    return optimise(ns, args, iteration, lambda grads: {k: 0.1 for k in grads})
+
+
+def optimise(ns: dict[str, Any], args: argparse.Namespace, iteration: Any,
+             update: Any) -> dict[str, Any]:
+    """Timed iterations from the weights in args.weights: forward + backward timed, then
+    each parameter less its step size times its gradient (not timed)."""
+    params = PARAMS[args.program]
     init = np.load(args.weights)
-    for k in PARAMS:
+    for k in params:
         ns[k].from_numpy(init[k].astype(np.float32))
-    loss = ns["loss"]
     times, losses, grads0 = [], [], {}
     for it in range(args.warmup + args.iters):
         start = time.perf_counter()
-        ns["clear"]()
-        with ti.ad.Tape(loss):
-            ns["forward"](visualize=False)
-        ti.sync()
+        iteration()
+        ns["ti"].sync()
         elapsed = time.perf_counter() - start
-        losses.append(float(loss[None]))
-        grads = {k: ns[k].grad.to_numpy().astype(np.float64) for k in PARAMS}
+        losses.append(float(ns["loss"][None]))
+        grads = {k: ns[k].grad.to_numpy().astype(np.float64) for k in params}
         if it == 0:
             grads0 = grads
         if it >= args.warmup:
             times.append(elapsed)
-        total_norm_sqr = sum(float(np.sum(g * g)) for g in grads.values())
-        scale = 0.2 / (total_norm_sqr ** 0.5 + 1e-6)
-        for k in PARAMS:
-            ns[k].from_numpy((ns[k].to_numpy() - scale * grads[k]).astype(np.float32))
+        scale = update(grads)
+        for k in params:
+            ns[k].from_numpy((ns[k].to_numpy() - scale[k] * grads[k]).astype(np.float32))
     return {"times": np.array(times), "losses": np.array(losses),
             **{f"grad_{k}": g for k, g in grads0.items()}}
 
@@ -100,7 +144,7 @@ def main() -> None:
     if args.arch == "cpu":
         ti_init["cpu_max_num_threads"] = args.threads
     ns = load(args.checkout, args.program, ti_init, args.steps)
-    result = {"mass_spring": mass_spring}[args.program](ns, args)
+    result = {"mass_spring": mass_spring, "diffmpm": diffmpm}[args.program](ns, args)
     np.savez(args.out, version=".".join(map(str, ti.__version__)), **result)
 
 

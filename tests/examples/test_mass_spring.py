@@ -3,44 +3,19 @@ central differences, and every device computes the same values."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-import tempfile
-from pathlib import Path
 from types import ModuleType
 
+import example_modules
 import numpy as np
 import pytest
 
 import qdarray as qd
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mass_spring.py"
 STEPS = 30
 
 
 def load(precision: str) -> ModuleType:
-    """The example as a module; "float64" is a copy whose `real` is qd.float64 (the kernels,
-    arrays and literals then all compute in float64, as the original with `real = ti.f64`).
-    The copy lives at a fixed path so that the compile cache serves it on later runs."""
-    name = f"mass_spring_{precision}"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = EXAMPLE
-    if precision == "float64":
-        source = EXAMPLE.read_text()
-        line = "real = qd.float32 "
-        assert source.count(line) == 1
-        path = Path(tempfile.gettempdir()) / "qdarray_examples" / f"{name}.py"
-        path.parent.mkdir(exist_ok=True)
-        text = source.replace(line, "real = qd.float64 ")
-        if not path.exists() or path.read_text() != text:
-            path.write_text(text)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return example_modules.load("mass_spring", precision)
 
 
 def test_loss_decreases() -> None:
