@@ -37,24 +37,48 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 PINNED = "9f4ee522a0a01e6b1aae1d3551c7fd1f6ed56081"
-PARAMS = ("weights1", "bias1", "weights2", "bias2")
+
+
+def program(name: str, steps: int, device: str = "cpu") -> Any:
+    """qdarray's port of `name` at `steps` steps (0: the original's), its weights initialised
+    as the original initialises them."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    if name == "mass_spring":
+        import mass_spring
+
+        sim = mass_spring.MassSpring(2, steps or 2048 // 3, device, toi=True)
+        sim.init_weights()
+        return sim
+    import diffmpm
+
+    sim = diffmpm.DiffMPM(steps or 1024, device)
+    sim.init_weights()
+    return sim
+
+
+def params_of(sim: Any) -> dict[str, np.ndarray]:
+    return sim.weights() if hasattr(sim, "nn") else sim.params()
+
+
+def set_params_of(sim: Any, values: dict[str, np.ndarray]) -> None:
+    (sim.set_weights if hasattr(sim, "nn") else sim.set_params)(values)
 
 
 def qdarray_worker(args: argparse.Namespace) -> None:
-    """One qdarray measurement (this process was started with NUMBA_NUM_THREADS set)."""
+    """One qdarray measurement (this process was started with NUMBA_NUM_THREADS set): the
+    original's update between iterations (mass_spring: a step of length 0.2; diffmpm:
+    learning rate 0.1), not timed."""
     import time
 
-    sys.path.insert(0, str(ROOT / "examples"))
-    import mass_spring as ms
-
-    sim = ms.MassSpring(2, args.steps or 2048 // 3, args.device, toi=True)
+    sim = program(args.programs[0], args.steps, args.device)
     init = np.load(args.weights)
-    sim.set_weights({k: init[k] for k in PARAMS})
+    set_params_of(sim, {k: init[k] for k in init.files})
     times, losses, grads0 = [], [], {}
     for it in range(args.warmup + args.iters):
         start = time.perf_counter()
@@ -65,9 +89,12 @@ def qdarray_worker(args: argparse.Namespace) -> None:
             grads0 = grads
         if it >= args.warmup:
             times.append(elapsed)
-        total_norm_sqr = sum(float(np.sum(g * g)) for g in grads.values())
-        scale = 0.2 / (total_norm_sqr ** 0.5 + 1e-6)
-        sim.set_weights({k: w - scale * grads[k] for k, w in sim.weights().items()})
+        if args.programs[0] == "mass_spring":
+            total_norm_sqr = sum(float(np.sum(g * g)) for g in grads.values())
+            scale = 0.2 / (total_norm_sqr ** 0.5 + 1e-6)
+        else:
+            scale = 0.1
+        set_params_of(sim, {k: w - scale * grads[k] for k, w in params_of(sim).items()})
     np.savez(args.out, times=np.array(times), losses=np.array(losses),
              **{f"grad_{k}": g for k, g in grads0.items()})
 
@@ -80,40 +107,38 @@ def profile(args: argparse.Namespace) -> None:
     import pstats
     import time
 
-    sys.path.insert(0, str(ROOT / "examples"))
-    import mass_spring as ms
-
     import qdarray as qd
 
-    steps = args.steps or 2048 // 3
-    sim = ms.MassSpring(2, steps, args.device)
-    sim.init_weights()
+    name = args.programs[0]
+    steps = args.steps or {"mass_spring": 2048 // 3, "diffmpm": 1024}[name]
+    sim = program(name, steps, args.device)
     for _ in range(2):
         sim.step()
-    launches = 5 * (steps - 1) + 1
+    launches = 5 * (steps - 1) + (1 if name == "mass_spring" else 2)
     plain, recorded, reverse = [], [], []
+    clear = getattr(sim, "clear", lambda: None)  # mass_spring's v_inc
     for _ in range(3):
-        sim.clear()
+        clear()
         t0 = time.perf_counter()
         sim.forward()
         float(sim.loss[0])
         plain.append(time.perf_counter() - t0)
-        sim.clear()
+        clear()
         t0 = time.perf_counter()
         with qd.ad.Tape(loss=sim.loss, zero_grads=True):
             sim.forward()
             float(sim.loss[0])
             t1 = time.perf_counter()
-        float(sim.nn.bias1.grad[0])
+        sim.grads()
         t2 = time.perf_counter()
         recorded.append(t1 - t0)
         reverse.append(t2 - t1)
-    print(f"qdarray mass_spring, {steps} steps ({launches} launches) on {args.device}, "
+    print(f"qdarray {name}, {steps} steps ({launches} launches) on {args.device}, "
           f"NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'all')}:")
-    for name, ts in (("forward, no tape", plain), ("forward, recorded", recorded),
+    for part, ts in (("forward, no tape", plain), ("forward, recorded", recorded),
                      ("reverse", reverse)):
         t = float(np.median(ts))
-        print(f"  {name:18} {t * 1e3:8.1f} ms  {t / launches * 1e6:7.1f} us per launch")
+        print(f"  {part:18} {t * 1e3:8.1f} ms  {t / launches * 1e6:7.1f} us per launch")
     pr = cProfile.Profile()
     pr.enable()
     sim.forward_backward()
@@ -130,28 +155,26 @@ def profile(args: argparse.Namespace) -> None:
     print("\n".join(out.getvalue().splitlines()[6:]))
 
 
-def initial_weights(path: str, steps: int) -> None:
-    """The original's initialisation (np.random.seed(0), randn per element), saved."""
-    sys.path.insert(0, str(ROOT / "examples"))
-    import mass_spring as ms
-
-    sim = ms.MassSpring(2, steps or 2048 // 3)
-    sim.init_weights()
-    np.savez(path, **sim.weights())
+def initial_weights(name: str, path: str, steps: int) -> None:
+    """The original's initialisation, saved for both sides."""
+    np.savez(path, **params_of(program(name, steps)))
 
 
-def measure(side: str, args: argparse.Namespace, threads: int, weights: str, tmp: str) -> dict:
-    out = os.path.join(tmp, f"{side}_{threads}.npz")
+def measure(name: str, side: str, args: argparse.Namespace, threads: int, weights: str,
+            tmp: str) -> dict:
+    out = os.path.join(tmp, f"{name}_{side}_{threads}.npz")
     common = ["--weights", weights, "--iters", str(args.iters), "--warmup", str(args.warmup),
               "--steps", str(args.steps), "--out", out]
     env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
     if side == "qdarray":
-        cmd = [sys.executable, __file__, "--worker", "--device", args.device] + common
+        cmd = [sys.executable, __file__, "--worker", "--device", args.device,
+               "--programs", name] + common
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     else:
         arch = "cpu" if args.device == "cpu" else "cuda"
         cmd = [args.peer_python, str(ROOT / "benchmarks" / "_taichi_sims.py"), "--checkout",
-               args.checkout, "--arch", arch, "--threads", str(threads)] + common
+               args.checkout, "--program", name, "--arch", arch, "--threads",
+               str(threads)] + common
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.PIPE if side == "taichi" else None)
     data = np.load(out)
@@ -159,51 +182,22 @@ def measure(side: str, args: argparse.Namespace, threads: int, weights: str, tmp
 
 
 def relative_error(a: dict, b: dict) -> float:
-    num = sum(float(np.sum((a[f"grad_{k}"] - b[f"grad_{k}"]) ** 2)) for k in PARAMS)
-    den = sum(float(np.sum(b[f"grad_{k}"] ** 2)) for k in PARAMS)
+    keys = [k for k in a if k.startswith("grad_")]
+    num = sum(float(np.sum((a[k] - b[k]) ** 2)) for k in keys)
+    den = sum(float(np.sum(b[k] ** 2)) for k in keys)
     return (num / den) ** 0.5
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--checkout", help=f"a DiffTaichi checkout at {PINNED[:10]}")
-    parser.add_argument("--peer-python", default=os.environ.get("PEER_PYTHON",
-                                                                 "/work/peers/bin/python"))
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--iters", type=int, default=5)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=0, help="0: the original's 682")
-    parser.add_argument("--json", help="write the figures here")
-    parser.add_argument("--profile", action="store_true",
-                        help="where qdarray's time goes (qdarray only)")
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--weights", help=argparse.SUPPRESS)
-    parser.add_argument("--out", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.worker:
-        qdarray_worker(args)
-        return
-    if args.profile:
-        profile(args)
-        return
-    if not args.checkout or not (Path(args.checkout) / "examples" / "mass_spring.py").exists():
-        parser.error("--checkout must be a DiffTaichi checkout (it has examples/mass_spring.py)")
-    threads = args.threads if args.device == "cpu" else [0]
-    steps = args.steps or 2048 // 3
-    print(f"mass_spring (robot 2, {steps} steps, time of impact), forward + backward per "
-          f"iteration, median of {args.iters} after {args.warmup} warm-up; {args.runs} runs "
-          f"on {args.device}")
+def compare(name: str, args: argparse.Namespace, threads: list[int]) -> dict[str, dict]:
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         weights = os.path.join(tmp, "init.npz")
-        initial_weights(weights, args.steps)
+        initial_weights(name, weights, args.steps)
         for n in threads:
             runs: dict[str, list[dict]] = {"qdarray": [], "taichi": []}
             for _ in range(args.runs):
                 for side in ("qdarray", "taichi"):  # alternate, so load falls on both alike
-                    runs[side].append(measure(side, args, n, weights, tmp))
+                    runs[side].append(measure(name, side, args, n, weights, tmp))
             qd_t = [float(np.median(r["times"])) for r in runs["qdarray"]]
             ti_t = [float(np.median(r["times"])) for r in runs["taichi"]]
             err = relative_error(runs["qdarray"][0], runs["taichi"][0])
@@ -221,9 +215,50 @@ def main() -> None:
                   f"ratio {row['ratio_of_medians']:.2f}x (per run "
                   f"{', '.join(f'{r:.2f}' for r in row['ratios'])})")
             print(f"    first loss: qdarray {row['loss0'][0]:.7f}, Taichi {row['loss0'][1]:.7f}; "
-                  f"gradient relative error {err:.1e}")
+                  f"gradient relative error {err:.1e}", flush=True)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkout", help=f"a DiffTaichi checkout at {PINNED[:10]}")
+    parser.add_argument("--peer-python", default=os.environ.get("PEER_PYTHON",
+                                                                 "/work/peers/bin/python"))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--iters", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--programs", nargs="*", default=["mass_spring", "diffmpm"],
+                        choices=["mass_spring", "diffmpm"])
+    parser.add_argument("--steps", type=int, default=0,
+                        help="0: the originals' (mass_spring 682, diffmpm 1024)")
+    parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--profile", action="store_true",
+                        help="where qdarray's time goes (qdarray only)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--weights", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        qdarray_worker(args)
+        return
+    if args.profile:
+        profile(args)
+        return
+    if not args.checkout or not (Path(args.checkout) / "examples" / "mass_spring.py").exists():
+        parser.error("--checkout must be a DiffTaichi checkout (it has examples/mass_spring.py)")
+    threads = args.threads if args.device == "cpu" else [0]
+    results: dict[str, dict] = {}
+    for name in args.programs:
+        what = {"mass_spring": "robot 2, {} steps, time of impact",
+                "diffmpm": "2,976 particles, 128x128 grid, {} steps"}[name]
+        steps = args.steps or {"mass_spring": 2048 // 3, "diffmpm": 1024}[name]
+        print(f"{name} ({what.format(steps)}), forward + backward per iteration, median of "
+              f"{args.iters} after {args.warmup} warm-up; {args.runs} runs on {args.device}")
+        results[name] = compare(name, args, threads)
     if args.json:
-        Path(args.json).write_text(json.dumps({"mass_spring": results}, indent=1))
+        Path(args.json).write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":
