@@ -54,7 +54,10 @@ def load(checkout: str, program: str, ti_init: dict[str, Any], steps: int) -> di
     sys.path.insert(0, folder)
     ns: dict[str, Any] = {"__name__": f"difftaichi_{program}", "_TI_INIT": ti_init,
                           "_ARGV": ["2", "train"], "_STEPS": steps}
-    exec(compile(source, os.path.join(folder, f"{program}.py"), "exec", dont_inherit=True), ns)  # noqa: S102
+    # dont_inherit: not this file's `from __future__ import annotations` (Taichi reads the
+    # annotations of kernel parameters as objects)
+    code = compile(source, os.path.join(folder, f"{program}.py"), "exec", dont_inherit=True)
+    exec(code, ns)  # noqa: S102 - the original program, as the comparison requires
     return ns
 
 

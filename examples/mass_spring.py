@@ -1,4 +1,5 @@
-"""A mass-spring robot learns to walk: DiffTaichi's mass_spring.py (Hu et al., ICLR 2020) in qdarray.
+"""A mass-spring robot learns to walk: DiffTaichi's mass_spring.py (Hu et al., ICLR 2020), in
+qdarray.
 
     python examples/mass_spring.py [--robot 2] [--iters 100] [--steps 682] [--device cpu]
                                    [--no-toi] [--out mass_spring]
@@ -44,7 +45,8 @@ def robot(robot_id: int) -> Robot:
     mesh_springs: list[tuple[int, int]] = []
 
     def add_spring(a: int, b: int, stiffness: float, actuation: float) -> None:
-        length = ((objects[a][0] - objects[b][0]) ** 2 + (objects[a][1] - objects[b][1]) ** 2) ** 0.5
+        length = ((objects[a][0] - objects[b][0]) ** 2
+                  + (objects[a][1] - objects[b][1]) ** 2) ** 0.5
         springs.append((a, b, length, stiffness, actuation))
 
     def point(i: float, j: float) -> int:
@@ -278,7 +280,8 @@ class MassSpring:
     def init_weights(self, seed: int = 0) -> None:
         """The original's initialisation: np.random.seed(0), then randn per element in order."""
         rng = np.random.RandomState(seed)
-        w1 = rng.randn(n_hidden, n_input_states()) * math.sqrt(2 / (n_hidden + n_input_states())) * 2
+        n_in = n_input_states()
+        w1 = rng.randn(n_hidden, n_in) * math.sqrt(2 / (n_hidden + n_in)) * 2
         w2 = rng.randn(n_springs, n_hidden) * math.sqrt(2 / (n_hidden + n_springs)) * 3
         self.set_weights({"weights1": w1, "bias1": np.zeros(n_hidden),
                           "weights2": w2, "bias2": np.zeros(n_springs)})
