@@ -291,7 +291,19 @@ class LaunchAccess:
     write_names: set[str]  # every parameter it writes
 
     def read_regions(self) -> list[Region]:
-        return [r for _, r in self.reads if r is not None]
+        """Each read parameter's region (the hull of its accesses' boxes: what `Needs.add`
+        would make of them one by one, in one call per parameter instead of one per
+        access; a kernel with unrolled loops has hundreds of accesses)."""
+        out: dict[str, Region] = {}
+        for name, r in self.reads:
+            if r is None:
+                continue
+            prev = out.get(name)
+            if prev is None:
+                out[name] = r
+            elif prev.box != r.box:
+                out[name] = Region(r.array, r.key, hull(prev.box, r.box))
+        return list(out.values())
 
     def written(self) -> list[tuple[str, Region]]:
         """Each written parameter's region (the hull of its accesses' boxes)."""

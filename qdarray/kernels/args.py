@@ -148,6 +148,20 @@ def _check_field(hint: Any, spec: ArgSpec, value: Any, what: str) -> None:
 _PY_KINDS: dict[Any, str] = {int: "i", bool: "b", float: "f"}
 
 
+def _field_elem(hint: Any, spec: ArgSpec, what: str) -> ArgSpec:
+    """An array field declared an array of vectors or matrices (`x: qd.Array[qd.vec2, 2]`)
+    is one, as a parameter so annotated is; its trailing shape is checked at every launch
+    (launch.py's packer), its dtype and rank here."""
+    if not (isinstance(hint, T.ArrayAnnotation) and hint.elem) or spec.kind != "array":
+        return spec
+    if not hint.accepts(spec.type):
+        raise KernelTypeError(
+            f"{what}: expected {hint!r} (an array of {getattr(hint.dtype, 'name', 'any dtype')}"
+            f" whose last axes are {hint.elem}), got {spec.describe()}. Pass an array of that "
+            "layout, or change the field's type.")
+    return dataclasses.replace(spec, elem=hint.elem, elem_name=hint.elem_name)
+
+
 def classify(x: Any, what: str) -> tuple[ArgSpec, Device | None]:
     """The spec of one argument and the device it lives on (None for scalars)."""
     t = type(x)
@@ -179,6 +193,7 @@ def classify(x: Any, what: str) -> tuple[ArgSpec, Device | None]:
             value = getattr(x, f.name)
             spec, dev = classify(value, f"{what} field '{f.name}'")
             _check_field(hints.get(f.name), spec, value, f"{what} field '{f.name}'")
+            spec = _field_elem(hints.get(f.name), spec, f"{what} field '{f.name}'")
             fields.append((f.name, spec))
             device = device or dev
         return ArgSpec("struct", cls=t, fields=tuple(fields)), device

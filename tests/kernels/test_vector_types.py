@@ -6,6 +6,8 @@ tests/device_suites.py's VECTORS, on every device directory (OpenCL, Vulkan, CUD
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -232,6 +234,32 @@ def test_launch_checks_the_trailing_shape_and_dtype():
         copy_vec3(np.zeros((4, 3)), np.zeros((4, 3), np.float32))
     with pytest.raises(qd.KernelTypeError, match=r"got Array\[float32, 1\] of shape \(3,\)"):
         copy_vec3(np.zeros(3, np.float32), np.zeros((4, 3), np.float32))
+
+
+@dataclasses.dataclass(frozen=True)
+class Points:
+    x: qd.Array[qd.vec3, 1]
+    w: qd.Array[qd.float32, 1]
+
+
+@qd.kernel
+def weighted(p: Points, y: qd.Array[qd.vec3, 1]):
+    for i in range(p.x.shape[0]):
+        y[i] = p.x[i] * p.w[i]
+
+
+def test_dataclass_fields_declared_arrays_of_vectors():
+    x, w = rand(4, 3), rand(4)
+    y = np.zeros((4, 3), np.float32)
+    weighted(Points(x, w), y)
+    np.testing.assert_allclose(y, x * w[:, None], rtol=1e-6)
+    with pytest.raises(ValueError, match=r"weighted\(\) argument 'p'.x is an array of vec3, so "
+                       r"its last 1 axis must be \(3,\)"):
+        weighted(Points(np.zeros((4, 2), np.float32), w), y)
+    with pytest.raises(qd.KernelTypeError, match=r"argument 'p' field 'x': expected "
+                       r"qd.Array\[vec3, 1\] \(an array of float32 whose last axes are \(3,\)\), "
+                       r"got Array\[float64, 2\]"):
+        weighted(Points(np.zeros((4, 3)), w), y)
 
 
 def test_types_and_names():

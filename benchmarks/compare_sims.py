@@ -1,0 +1,265 @@
+"""The DiffTaichi programs side by side: qdarray's ports (examples/) against the originals under
+Taichi 1.7.4, forward + backward per optimisation iteration, as ratios.
+
+    python benchmarks/compare_sims.py --checkout DIFFTAICHI [--peer-python PYTHON]
+        [--device cpu|cuda:0] [--threads 1 2] [--runs 3] [--iters 5] [--warmup 2] [--steps N]
+    python benchmarks/compare_sims.py --profile [--device cpu] [--steps N]
+
+DIFFTAICHI is a checkout of https://github.com/taichi-dev/difftaichi at commit
+9f4ee522a0a01e6b1aae1d3551c7fd1f6ed56081 (the originals run unchanged but for the GUI, the
+command line and `ti.init`'s architecture and thread count: _taichi_sims.py); PYTHON is an
+interpreter with taichi==1.7.4 and NumPy (default /work/peers/bin/python, or $PEER_PYTHON).
+
+Each measurement is a fresh process per side: qdarray with NUMBA_NUM_THREADS=N, Taichi with
+`ti.init(arch=ti.cpu, cpu_max_num_threads=N)` (on `--device cuda:0`, arch=ti.cuda and one
+run per thread count is meaningless: the threads option is then ignored). Both start from the
+same initial weights (the original's initialisation, written to a file both read), run
+`warmup` iterations (compiling), then `iters` timed iterations of forward + backward (the
+update between them is not timed); a run's figure is the median of its iterations. The
+report gives each side's median over `runs` runs with the spread (min-max), the ratio
+qdarray / Taichi, the loss of the first iteration on both sides and the relative error of the
+first iteration's gradient of the loss by the controller's parameters
+(|g_qd - g_ti| / |g_ti| over all of them).
+
+`--profile` (qdarray only, no checkout needed) splits qdarray's iteration into its parts: a
+forward outside a tape, the same forward recorded on a tape, and the reverse, each per launch
+(median of 3), then one forward + backward under cProfile: the share of the time spent inside
+the compiled kernels (the numba entry functions of the generated modules) and the functions
+that take the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+PINNED = "9f4ee522a0a01e6b1aae1d3551c7fd1f6ed56081"
+
+
+def program(name: str, steps: int, device: str = "cpu") -> Any:
+    """qdarray's port of `name` at `steps` steps (0: the original's), its weights initialised
+    as the original initialises them."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    if name == "mass_spring":
+        import mass_spring
+
+        sim = mass_spring.MassSpring(2, steps or 2048 // 3, device, toi=True)
+        sim.init_weights()
+        return sim
+    import diffmpm
+
+    sim = diffmpm.DiffMPM(steps or 1024, device)
+    sim.init_weights()
+    return sim
+
+
+def params_of(sim: Any) -> dict[str, np.ndarray]:
+    return sim.weights() if hasattr(sim, "nn") else sim.params()
+
+
+def set_params_of(sim: Any, values: dict[str, np.ndarray]) -> None:
+    (sim.set_weights if hasattr(sim, "nn") else sim.set_params)(values)
+
+
+def qdarray_worker(args: argparse.Namespace) -> None:
+    """One qdarray measurement (this process was started with NUMBA_NUM_THREADS set): the
+    original's update between iterations (mass_spring: a step of length 0.2; diffmpm:
+    learning rate 0.1), not timed."""
+    import time
+
+    sim = program(args.programs[0], args.steps, args.device)
+    init = np.load(args.weights)
+    set_params_of(sim, {k: init[k] for k in init.files})
+    times, losses, grads0 = [], [], {}
+    for it in range(args.warmup + args.iters):
+        start = time.perf_counter()
+        losses.append(sim.forward_backward())   # float(loss) waits for the device
+        elapsed = time.perf_counter() - start
+        grads = sim.grads()
+        if it == 0:
+            grads0 = grads
+        if it >= args.warmup:
+            times.append(elapsed)
+        if args.programs[0] == "mass_spring":
+            total_norm_sqr = sum(float(np.sum(g * g)) for g in grads.values())
+            scale = 0.2 / (total_norm_sqr ** 0.5 + 1e-6)
+        else:
+            scale = 0.1
+        set_params_of(sim, {k: w - scale * grads[k] for k, w in params_of(sim).items()})
+    np.savez(args.out, times=np.array(times), losses=np.array(losses),
+             **{f"grad_{k}": g for k, g in grads0.items()})
+
+
+def profile(args: argparse.Namespace) -> None:
+    """Where qdarray's time goes: host cost per launch (plain, recorded, reverse) against
+    the time inside compiled kernels."""
+    import cProfile
+    import io
+    import pstats
+    import time
+
+    import qdarray as qd
+
+    name = args.programs[0]
+    steps = args.steps or {"mass_spring": 2048 // 3, "diffmpm": 1024}[name]
+    sim = program(name, steps, args.device)
+    for _ in range(2):
+        sim.step()
+    launches = 5 * (steps - 1) + (1 if name == "mass_spring" else 2)
+    plain, recorded, reverse = [], [], []
+    clear = getattr(sim, "clear", lambda: None)  # mass_spring's v_inc
+    for _ in range(3):
+        clear()
+        t0 = time.perf_counter()
+        sim.forward()
+        float(sim.loss[0])
+        plain.append(time.perf_counter() - t0)
+        clear()
+        t0 = time.perf_counter()
+        with qd.ad.Tape(loss=sim.loss, zero_grads=True):
+            sim.forward()
+            float(sim.loss[0])
+            t1 = time.perf_counter()
+        sim.grads()
+        t2 = time.perf_counter()
+        recorded.append(t1 - t0)
+        reverse.append(t2 - t1)
+    print(f"qdarray {name}, {steps} steps ({launches} launches) on {args.device}, "
+          f"NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'all')}:")
+    for part, ts in (("forward, no tape", plain), ("forward, recorded", recorded),
+                     ("reverse", reverse)):
+        t = float(np.median(ts))
+        print(f"  {part:18} {t * 1e3:8.1f} ms  {t / launches * 1e6:7.1f} us per launch")
+    pr = cProfile.Profile()
+    pr.enable()
+    sim.forward_backward()
+    pr.disable()
+    stats = pstats.Stats(pr)
+    entries = stats.stats  # type: ignore[attr-defined]
+    inside = sum(v[2] for k, v in entries.items() if "qdarray_kernel_" in k[0])
+    total = sum(v[2] for v in entries.values())
+    print(f"  cProfile of one forward + backward: {total * 1e3:.0f} ms, of which "
+          f"{inside * 1e3:.0f} ms ({inside / total:.0%}) inside compiled kernels; the most "
+          "time of their own:")
+    out = io.StringIO()
+    pstats.Stats(pr, stream=out).sort_stats("tottime").print_stats(15)
+    print("\n".join(out.getvalue().splitlines()[6:]))
+
+
+def initial_weights(name: str, path: str, steps: int) -> None:
+    """The original's initialisation, saved for both sides."""
+    np.savez(path, **params_of(program(name, steps)))
+
+
+def measure(name: str, side: str, args: argparse.Namespace, threads: int, weights: str,
+            tmp: str) -> dict:
+    out = os.path.join(tmp, f"{name}_{side}_{threads}.npz")
+    common = ["--weights", weights, "--iters", str(args.iters), "--warmup", str(args.warmup),
+              "--steps", str(args.steps), "--out", out]
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    if side == "qdarray":
+        cmd = [sys.executable, __file__, "--worker", "--device", args.device,
+               "--programs", name] + common
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    else:
+        arch = "cpu" if args.device == "cpu" else "cuda"
+        cmd = [args.peer_python, str(ROOT / "benchmarks" / "_taichi_sims.py"), "--checkout",
+               args.checkout, "--program", name, "--arch", arch, "--threads",
+               str(threads)] + common
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.PIPE if side == "taichi" else None)
+    data = np.load(out)
+    return {k: data[k] for k in data.files}
+
+
+def relative_error(a: dict, b: dict) -> float:
+    keys = [k for k in a if k.startswith("grad_")]
+    num = sum(float(np.sum((a[k] - b[k]) ** 2)) for k in keys)
+    den = sum(float(np.sum(b[k] ** 2)) for k in keys)
+    return (num / den) ** 0.5
+
+
+def compare(name: str, args: argparse.Namespace, threads: list[int]) -> dict[str, dict]:
+    results: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        weights = os.path.join(tmp, "init.npz")
+        initial_weights(name, weights, args.steps)
+        for n in threads:
+            runs: dict[str, list[dict]] = {"qdarray": [], "taichi": []}
+            for _ in range(args.runs):
+                for side in ("qdarray", "taichi"):  # alternate, so load falls on both alike
+                    runs[side].append(measure(name, side, args, n, weights, tmp))
+            qd_t = [float(np.median(r["times"])) for r in runs["qdarray"]]
+            ti_t = [float(np.median(r["times"])) for r in runs["taichi"]]
+            err = relative_error(runs["qdarray"][0], runs["taichi"][0])
+            label = f"{n} thread{'s' * (n != 1)}" if n else args.device
+            row = {"qdarray_s": qd_t, "taichi_s": ti_t,
+                   "ratios": [q / t for q, t in zip(qd_t, ti_t)],
+                   "ratio_of_medians": float(np.median(qd_t) / np.median(ti_t)),
+                   "loss0": [float(runs["qdarray"][0]["losses"][0]),
+                             float(runs["taichi"][0]["losses"][0])],
+                   "grad_relative_error": err}
+            results[label] = row
+            print(f"  {label}: qdarray {np.median(qd_t) * 1e3:.1f} ms "
+                  f"({min(qd_t) * 1e3:.1f}-{max(qd_t) * 1e3:.1f}), Taichi "
+                  f"{np.median(ti_t) * 1e3:.1f} ms ({min(ti_t) * 1e3:.1f}-{max(ti_t) * 1e3:.1f}); "
+                  f"ratio {row['ratio_of_medians']:.2f}x (per run "
+                  f"{', '.join(f'{r:.2f}' for r in row['ratios'])})")
+            print(f"    first loss: qdarray {row['loss0'][0]:.7f}, Taichi {row['loss0'][1]:.7f}; "
+                  f"gradient relative error {err:.1e}", flush=True)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkout", help=f"a DiffTaichi checkout at {PINNED[:10]}")
+    parser.add_argument("--peer-python", default=os.environ.get("PEER_PYTHON",
+                                                                 "/work/peers/bin/python"))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--iters", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--programs", nargs="*", default=["mass_spring", "diffmpm"],
+                        choices=["mass_spring", "diffmpm"])
+    parser.add_argument("--steps", type=int, default=0,
+                        help="0: the originals' (mass_spring 682, diffmpm 1024)")
+    parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--profile", action="store_true",
+                        help="where qdarray's time goes (qdarray only)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--weights", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        qdarray_worker(args)
+        return
+    if args.profile:
+        profile(args)
+        return
+    if not args.checkout or not (Path(args.checkout) / "examples" / "mass_spring.py").exists():
+        parser.error("--checkout must be a DiffTaichi checkout (it has examples/mass_spring.py)")
+    threads = args.threads if args.device == "cpu" else [0]
+    results: dict[str, dict] = {}
+    for name in args.programs:
+        what = {"mass_spring": "robot 2, {} steps, time of impact",
+                "diffmpm": "2,976 particles, 128x128 grid, {} steps"}[name]
+        steps = args.steps or {"mass_spring": 2048 // 3, "diffmpm": 1024}[name]
+        print(f"{name} ({what.format(steps)}), forward + backward per iteration, median of "
+              f"{args.iters} after {args.warmup} warm-up; {args.runs} runs on {args.device}")
+        results[name] = compare(name, args, threads)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
