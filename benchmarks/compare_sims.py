@@ -127,7 +127,7 @@ def profile(args: argparse.Namespace) -> None:
         t0 = time.perf_counter()
         with qd.ad.Tape(loss=sim.loss, zero_grads=True):
             sim.forward()
-            float(sim.loss[0])
+            float(qd.ad.stop_gradient(sim.loss)[0])  # waits for the device
             t1 = time.perf_counter()
         sim.grads()
         t2 = time.perf_counter()

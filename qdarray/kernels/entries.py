@@ -30,7 +30,7 @@ from .records import KernelRecord, RecordFormatError, as_list, as_str, decode_re
 from .records import encode_record as _encode_record
 from .types import type_str
 
-FORMAT = 2
+FORMAT = 3
 Deps = list[tuple[tuple[str, ...], str]]
 
 
@@ -107,10 +107,11 @@ def _decode_access(x: Any) -> Any:
         raise RecordFormatError("an access summary of another form")
     for k in ("reads", "writes"):
         for entry in as_list(x[k]):
-            name, index = as_list(entry, 2)
+            name, axes = as_list(entry, 2)
             as_str(name)
-            if index is not None:
-                as_list(index)
+            if axes is not None:
+                for alternatives in as_list(axes):
+                    as_list(alternatives)
     n = (len(x["reads"]), len(x["writes"]))
     for item in as_list(x["order"]):
         r, w, rel = as_list(item, 3)

@@ -5,8 +5,8 @@ array parameters (loads, stores and atomic updates, each with its index expressi
 index an *interval expression* over the kernel's scalar arguments, the arrays' shapes and the
 ranges of the loops around the access); and, for every pair (a load, a store), whether within
 one thread the load comes before the store ("rbw"), after it ("raw"), or either ("mixed": a
-serial loop holds both). `box` turns an access into a box at launch: per axis a half-open
-interval `[lo, hi)`, the whole axis where the compiler cannot tell.
+serial loop holds both). `compile_boxes` turns the entries into boxes at launch: per axis a
+half-open interval `[lo, hi)`, the whole axis where the compiler cannot tell.
 
 The summary is plain data (lists, strings, ints), stored with the kernel's disk cache entry.
 An interval expression is one of
@@ -17,8 +17,12 @@ An interval expression is one of
     [op, a, b]                    op in add, sub, mul, floordiv, min, max
     ["neg", a]
     None                          unknown: any index of the axis
-An access is a list of interval expressions (one per index), or None when it reaches the
-array through a kernel-side subview (any element may be touched).
+An entry of the summary is [name, axes]: per axis of the array a list of interval
+expressions, the indices the entry's accesses use there (its box: the hull of theirs), or
+None when an access reaches the array through a kernel-side subview (any element may be
+touched). A parameter the kernel reads and writes has one entry per distinct access, so the
+order of each read and write is kept; one it only reads or only writes has one entry for all
+its accesses (a kernel with unrolled loops may have hundreds), constants folded.
 """
 
 from __future__ import annotations
@@ -116,29 +120,57 @@ class _Walker:
         self.accesses.append((name, kind, index, self.position, loops))
 
 
+def _merge(indices: list[Any]) -> Any:
+    """One entry's axes for accesses with these indices (None: a subview among them)."""
+    if any(index is None for index in indices) or len({len(i) for i in indices}) != 1:
+        return None
+    axes = []
+    for k in range(len(indices[0])):
+        alternatives: list[Any] = []
+        consts = []
+        for index in indices:
+            e = index[k]
+            if e is not None and e[0] == "c":
+                consts.append(e[1])
+            elif e not in alternatives:
+                alternatives.append(e)
+        if None in alternatives:
+            alternatives = [None]
+        elif consts:
+            alternatives += [["c", v] for v in sorted({min(consts), max(consts)})]
+        axes.append(alternatives)
+    return axes
+
+
 def derive(kernel: KernelIR) -> dict[str, Any]:
-    """The access summary of `kernel` (module docstring): {"reads": [[name, index], ...],
-    "writes": [[name, index], ...], "order": [[read, write, "rbw"|"raw"|"mixed"], ...]}
-    (`read` and `write` index the two lists; equal accesses appear once)."""
+    """The access summary of `kernel` (module docstring): {"reads": [[name, axes], ...],
+    "writes": [[name, axes], ...], "order": [[read, write, "rbw"|"raw"|"mixed"], ...]}
+    (`read` and `write` index the two lists)."""
     w = _Walker(kernel)
     w.block(kernel.body, ())
-    reads: list[Any] = []
-    writes: list[Any] = []
-    loads: list[tuple[int, int, tuple[int, ...]]] = []  # (entry, position, loops)
-    stores: list[tuple[int, int, tuple[int, ...]]] = []
+    both = {a[0] for a in w.accesses if "r" in a[1]} & {a[0] for a in w.accesses if "w" in a[1]}
+    tables: dict[str, list[Any]] = {"r": [], "w": []}
+    groups: dict[str, dict[Any, int]] = {"r": {}, "w": {}}  # key -> entry
+    members: dict[str, list[list[Any]]] = {"r": [], "w": []}  # entry -> indices
+    placed: dict[str, list[tuple[int, int, tuple[int, ...]]]] = {"r": [], "w": []}
     for name, kind, index, pos, loops in w.accesses:
-        entry = [name, None if name in w.views else index]
-        if "r" in kind:
-            if entry not in reads:
-                reads.append(entry)
-            loads.append((reads.index(entry), pos, loops))
-        if "w" in kind:
-            if entry not in writes:
-                writes.append(entry)
-            stores.append((writes.index(entry), pos, loops))
+        if name in w.views:
+            index = None
+        for k in "rw":
+            if k not in kind:
+                continue
+            key = (name, repr(index)) if name in both else (name,)
+            entry = groups[k].get(key)
+            if entry is None:
+                entry = groups[k][key] = len(tables[k])
+                tables[k].append(name)
+                members[k].append([])
+            if index not in members[k][entry]:
+                members[k][entry].append(index)
+            placed[k].append((entry, pos, loops))
     order: dict[tuple[int, int], str] = {}
-    for r, lpos, lloops in loads:
-        for s, spos, sloops in stores:
+    for r, lpos, lloops in placed["r"]:
+        for s, spos, sloops in placed["w"]:
             if set(lloops) & set(sloops):
                 rel = "mixed"
             elif lpos < spos:
@@ -147,8 +179,12 @@ def derive(kernel: KernelIR) -> dict[str, Any]:
                 rel = "raw"
             prev = order.get((r, s))
             order[(r, s)] = rel if prev in (None, rel) else "mixed"
-    return {"reads": reads, "writes": writes,
-            "order": [[r, s, rel] for (r, s), rel in sorted(order.items())]}
+    out: dict[str, Any] = {}
+    for k, label in (("r", "reads"), ("w", "writes")):
+        out[label] = [[name, _merge(idx)] for name, idx in zip(tables[k], members[k],
+                                                                 strict=True)]
+    out["order"] = [[r, s, rel] for (r, s), rel in sorted(order.items())]
+    return out
 
 
 # -- at launch ------------------------------------------------------------------------------
@@ -245,30 +281,60 @@ class _Gen:
             self.emit(indent, f"{lo}, {hi} = min({', '.join(p)}), max({', '.join(p)})")
         return lo, hi
 
-    def access(self, name: str, index: Any, out: str, indent: str) -> None:
-        """`out` = the box of one access of array `name` (None: not touched)."""
+    def access(self, name: str, axes: Any, out: str, indent: str) -> None:
+        """`out` = the box of one entry of array `name` (None: not touched): per axis the
+        hull of its expressions' intervals, each clamped to the axis."""
         sh = self.shape(name)
-        if index is None:
+        if axes is None:
             self.emit(indent, f"{out} = tuple((0, n) for n in {sh})")
             return
         self.emit(indent, "try:")
-        axes = []
-        for k, e in enumerate(index):
-            ax = self.tmp()
-            axes.append(ax)
-            inner = indent + "    "
-            if e is None:
-                self.emit(inner, f"{ax} = (0, {sh}[{k}])")
+        inner = indent + "    "
+        names = []
+        for k, alternatives in enumerate(axes):
+            n, lo_, hi_ = self.tmp(), self.tmp(), self.tmp()
+            names.append(f"({lo_}, {hi_})")
+            self.emit(inner, f"{n} = {sh}[{k}]")
+            if None in alternatives:
+                self.emit(inner, f"{lo_}, {hi_} = 0, {n}")
                 continue
-            self.emit(inner, "try:")
-            lo, hi = self.interval(e, inner + "    ")
-            self.emit(inner + "    ", f"{ax} = (0, {sh}[{k}]) if {lo} < 0 else "
-                      f"(min({lo}, {sh}[{k}]), min({hi} + 1, {sh}[{k}]))")
-            self.emit(inner, "except _Unknown:")
-            self.emit(inner + "    ", f"{ax} = (0, {sh}[{k}])")
-        self.emit(indent + "    ", f"{out} = ({', '.join(axes)}{',' if len(axes) == 1 else ''})")
+            self.emit(inner, f"{lo_}, {hi_} = {n}, 0")
+            for e in alternatives:
+                self.widen(e, n, lo_, hi_, inner)
+            self.emit(inner, f"if {hi_} <= {lo_}: raise _Empty")
+        self.emit(inner, f"{out} = ({', '.join(names)}{',' if len(names) == 1 else ''})")
         self.emit(indent, "except _Empty:")
-        self.emit(indent + "    ", f"{out} = None")
+        self.emit(inner, f"{out} = None")
+
+    def widen(self, e: Any, n: str, lo_: str, hi_: str, indent: str) -> None:
+        """Widen [lo_, hi_) by expression `e`'s interval clamped to an axis of length `n`
+        (the whole axis where it may be negative or cannot be bounded; nothing where it is
+        the index of a loop that runs no iteration)."""
+        if e[0] == "c":
+            v = e[1]
+            if v < 0:
+                self.emit(indent, f"{lo_}, {hi_} = 0, {n}")
+                return
+            self.emit(indent, f"if {v} < {lo_}: {lo_} = {v} if {v} < {n} else {n}")
+            self.emit(indent, f"if {v + 1} > {hi_}: {hi_} = {v + 1} if {v + 1} < {n} else {n}")
+            return
+        text = repr(e)
+        guards = [(x, y) for x, y in (("'range'", "_Empty"), ("'floordiv'", "_Unknown"))
+                  if x in text]
+        body = indent + "    " * bool(guards)
+        if guards:
+            self.emit(indent, "try:")
+        lo, hi = self.interval(e, body)
+        self.emit(body, f"if {lo} < 0: {lo_}, {hi_} = 0, {n}")
+        self.emit(body, "else:")
+        self.emit(body, f"    if {lo} < {lo_}: {lo_} = {lo} if {lo} < {n} else {n}")
+        self.emit(body, f"    if {hi} + 1 > {hi_}: {hi_} = {hi} + 1 if {hi} + 1 < {n} else {n}")
+        for _, exc in guards:
+            self.emit(indent, f"except {exc}:")
+            if exc == "_Unknown":
+                self.emit(indent, f"    {lo_}, {hi_} = 0, {n}")
+            else:
+                self.emit(indent, "    pass")
 
 
 class _Empty(Exception):
@@ -285,9 +351,9 @@ def compile_boxes(summary: Any, names: tuple[str, ...]) -> Any:
     results = []
     for table in ("reads", "writes"):
         outs = []
-        for name, index in summary[table]:
+        for name, axes in summary[table]:
             out = g.tmp()
-            g.access(name, index, out, "    ")
+            g.access(name, axes, out, "    ")
             outs.append(f"({g.arg(name, '')}, {out})")
         results.append("[" + ", ".join(outs) + "]")
     src = "def boxes(args):\n" + "\n".join(g.head + g.lines) + \

@@ -130,7 +130,7 @@ def test_regions_strided_clamped_and_unknown() -> None:
     x, y = qd.zeros(10, dtype=qd.float32), qd.zeros(30, dtype=qd.float32)
     reads, writes, _ = _boxes(strided, 3, 7, x, y)
     assert writes == {"y": [((7, 14),)]}                 # 2i + 1 for i in [3, 7)
-    assert reads == {"x": [((0, 4),), ((4, 8),)]}        # i - 3, and min(i + 1, 9)
+    assert reads == {"x": [((0, 8),)]}         # i - 3 and min(i + 1, 9): x is only read
     idx = qd.zeros(4, dtype=qd.int32)
     reads, writes, _ = _boxes(gathered, idx, qd.zeros((6, 4), dtype=qd.float32),
                               qd.zeros(4, dtype=qd.float32))
