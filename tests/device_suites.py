@@ -68,6 +68,8 @@ TRANSFORM = (
     "test_design_example", "test_if_elif_else", "test_branches_inside_dynamic_loops",
     "test_nested_dependent_loops", "test_while_loop", "test_break_and_continue",
     "test_static_loop", "test_func_calls_with_returns",
+    "test_atomic_min_max_move_the_gradient_off_a_replaced_element",
+    "test_atomic_max_ties_give_the_gradient_once",
 )
 
 ADSTACK = (
