@@ -136,7 +136,7 @@ def _wrapping(symbol: str) -> Any:
     to overflow and folded (x * 100) // 100 back to x and x + 1 > x to true; NumPy's wraps."""
     def spell(e: Any, i: Instr) -> str:
         args = [e.val(x) for x in i.args]
-        dtype: Any = i.result.type
+        dtype: Any = i.result.type  # type: ignore[union-attr]
         if not (dtype.kind == "i" and dtype.itemsize == 8):
             return f"-{args[0]}" if symbol == "neg" else f"{args[0]} {symbol} {args[1]}"
         if symbol == "neg":
