@@ -36,7 +36,8 @@ class NumpyMethods:
         axis is None). A list of repeats is moved to the array's device."""
         if isinstance(repeats, list | tuple | np.ndarray):
             xp = self.__array_namespace__()  # type: ignore[attr-defined]
-            repeats = xp.asarray(repeats, dtype=xp.int64, device=self.device)  # type: ignore[attr-defined]
+            device = self.device  # type: ignore[attr-defined]
+            repeats = xp.asarray(repeats, dtype=xp.int64, device=device)
         return np.repeat(self, repeats, axis)  # type: ignore[call-overload]
 
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
@@ -50,7 +51,8 @@ class NumpyMethods:
         where a sort would put it, smaller ones before it and larger ones after."""
         if order is not None:
             raise ValueError("order= applies to structured arrays, which qdarray does not have")
-        self[...] = np.partition(self, kth, axis=axis, kind=kind)  # type: ignore[index, call-overload]
+        part = np.partition(self, kth, axis=axis, kind=kind)  # type: ignore[call-overload]
+        self[...] = part  # type: ignore[index]
 
     def compress(self, condition: Any, axis: int | None = None, out: Any = None) -> Any:
         """`np.compress(condition, x, axis)`: the slices along `axis` (of the flattened array

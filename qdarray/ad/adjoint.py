@@ -145,7 +145,8 @@ class AdjointBuilder:
     def take_grad(self, idx: list[Value], won: Value) -> Value | None:
         """grad(array)[idx] moved to the one thread (of those where `won`) that claims it
         first, then 0 there; 0 for the others; None when the array has no gradient."""
-        return self.gen.memory.take(self.gen.task, self.instr.args[0], idx, won)  # type: ignore[no-any-return]
+        taken: Value | None = self.gen.memory.take(self.gen.task, self.instr.args[0], idx, won)
+        return taken
 
     def clear_grad(self, idx: list[Value]) -> None:
         """grad(array)[idx] = 0: the element was overwritten, its old value had no effect."""

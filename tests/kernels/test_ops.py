@@ -67,6 +67,25 @@ def test_unary_math(launch, dtype):
                                        **TOL[dtype])
 
 
+@qd.kernel
+def signs(x, y):
+    for i in range(x.shape[0]):
+        y[i] = qd.math.sign(x[i])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sign_of_zeros_is_positive_zero(launch, dtype):
+    """NumPy's sign(-0.0) is +0.0 (the compiled CPU kernel gave -0.0, as numba's np.sign)."""
+    x = np.array([-0.0, 0.0, -2.5, 3.0, np.nan, -np.inf, 1e-310 if dtype == np.float64 else 1e-40],
+                 dtype)
+    out = np.full(x.size, 7, dtype)
+    launch(signs, x, out)
+    with np.errstate(all="ignore"):
+        want = np.sign(x)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(want))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_predicates(launch, dtype):
     x = np.array([0.0, -1.5, np.inf, -np.inf, np.nan, 3.0], dtype)

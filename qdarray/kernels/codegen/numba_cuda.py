@@ -70,7 +70,8 @@ def _sign(e: Any, i: Instr) -> str:
     x = e.val(i.args[0])
     t: Any = i.result.type  # type: ignore[union-attr]
     one = f"np.{t.name}(1)"
-    return f"({x} if {x} == 0 or {x} != {x} else ({one} if {x} > 0 else -{one}))"
+    # x - x: +0.0 for either zero, as NumPy's sign(-0.0)
+    return f"(({x} - {x}) if {x} == 0 else ({x} if {x} != {x} else ({one} if {x} > 0 else -{one})))"
 
 
 def _pow(e: Any, i: Instr) -> str:
