@@ -96,7 +96,8 @@ SIZING = (
     "test_gradients_through_every_sized_form",
 )
 
-WHOLE_PROGRAM = ("test_vjp_against_jax_and_finite_differences",)
+WHOLE_PROGRAM = ("test_vjp_against_jax_and_finite_differences",
+                 "test_a_nan_extremum_gives_its_nan_inputs_nan")
 
 WHOLE_PROGRAM_KERNELS = (
     "test_mixed_program_equals_the_float64_reference",
