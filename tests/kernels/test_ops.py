@@ -86,6 +86,24 @@ def test_sign_of_zeros_is_positive_zero(launch, dtype):
     np.testing.assert_array_equal(np.signbit(out), np.signbit(want))
 
 
+@qd.kernel
+def log1ps(x, y):
+    for i in range(x.shape[0]):
+        y[i] = qd.math.log1p(x[i])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log1p_of_tiny_values_is_the_value(launch, dtype):
+    """log1p(x) rounds to x for |x| below 2**-54 (float32: 2**-25), subnormals included
+    (PoCL's log1p gave 0 for the smallest subnormal and missed others by an ulp)."""
+    fi = np.finfo(dtype)
+    x = np.geomspace(fi.smallest_subnormal, fi.eps / 4, 200, dtype=dtype)
+    x = np.concatenate([x, -x]).astype(dtype)
+    out = np.zeros_like(x)
+    launch(log1ps, x, out)
+    np.testing.assert_array_equal(out, np.log1p(x))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_predicates(launch, dtype):
     x = np.array([0.0, -1.5, np.inf, -np.inf, np.nan, 3.0], dtype)
