@@ -76,13 +76,22 @@ def _cmp(ctx: Ctx, op: S, a: int, b: int) -> int:
 _EXP_TAYLOR = [1.0 / math.factorial(k) for k in range(14)]
 
 
+# exp's overflow and underflow thresholds: the largest x with a finite result, the largest x
+# whose result rounds to 0 (float32: 88.72283, -103.97208)
+_EXP_LIMITS = {8: (709.782712893384, -745.1332191019412),
+               4: (88.72283172607422, -103.97207641601562)}
+
+
 def exp(ctx: Ctx, t: DType, x: int) -> int:
+    """float32 too: drivers' GLSL exp is up to 36 ulp off (lavapipe's, over [-87, 88])."""
     f, ty = ctx.f, ctx.scalar(t)
+    wide = t.itemsize == 8
+    hi, lo = (LN2_HI, LN2_LO) if wide else LN2_F32
     k = f.ext(GLSL.RoundEven, ty, f.op(S.FMul, ty, x, _c(ctx, t, 1 / math.log(2))))
-    r = f.op(S.FSub, ty, f.op(S.FSub, ty, x, f.op(S.FMul, ty, k, _c(ctx, t, LN2_HI))),
-             f.op(S.FMul, ty, k, _c(ctx, t, LN2_LO)))
-    return _scale(ctx, t, _poly(ctx, t, r, _EXP_TAYLOR), k, x, 709.782712893384,
-                  -745.1332191019412)
+    r = f.op(S.FSub, ty, f.op(S.FSub, ty, x, f.op(S.FMul, ty, k, _c(ctx, t, hi))),
+             f.op(S.FMul, ty, k, _c(ctx, t, lo)))
+    poly = _poly(ctx, t, r, _EXP_TAYLOR if wide else _EXP_TAYLOR[:9])
+    return _scale(ctx, t, poly, k, x, *_EXP_LIMITS[t.itemsize])
 
 
 def exp2(ctx: Ctx, t: DType, x: int) -> int:
@@ -170,12 +179,13 @@ def expm1(ctx: Ctx, t: DType, x: int) -> int:
 
 
 def log1p(ctx: Ctx, t: DType, x: int) -> int:
-    """Kahan: u = 1 + x; x if u == 1, else log(u) x / (u - 1)."""
+    """Kahan: u = 1 + x; x if u == 1, else log(u) (x / (u - 1)) (not (log(u) x) / (u - 1),
+    which overflowed from x = 1e306)."""
     f, ty = ctx.f, ctx.scalar(t)
     one = _c(ctx, t, 1.0)
     u = f.op(S.FAdd, ty, one, x)
     lu = log(ctx, t, u)
-    scaled = f.op(S.FDiv, ty, f.op(S.FMul, ty, lu, x), f.op(S.FSub, ty, u, one))
+    scaled = f.op(S.FMul, ty, lu, f.op(S.FDiv, ty, x, f.op(S.FSub, ty, u, one)))
     exact = f.op(S.LogicalOr, ctx.bool, f.op(S.IsInf, ctx.bool, u),
                  _cmp(ctx, S.FOrdLessThanEqual, u, _c(ctx, t, 0.0)))
     return _sel(ctx, _cmp(ctx, S.FOrdEqual, u, one), x, _sel(ctx, exact, lu, scaled, t), t)
