@@ -170,7 +170,8 @@ def test_float32_pow_and_cbrt_of_subnormals_and_integer_powers(device):
 
 
 def test_float32_pow_and_cbrt_without_float64(device):
-    """A device without float64 keeps GLSL's pow and exp2 / log2 (normal inputs: a few ulp)."""
+    """A device without float64 keeps GLSL's pow and exp2 / log2 (normal inputs: a few ulp),
+    with subnormal bases scaled first and exponents 1, 2, 3, -1, -2 by multiplication."""
     from qdarray.backends.vulkan import _instance
     from qdarray.backends.vulkan._array import device_of
 
@@ -179,16 +180,23 @@ def test_float32_pow_and_cbrt_without_float64(device):
         for i in range(x.shape[0]):
             y[0, i] = x[i] ** 2.5
             y[1, i] = qd.math.cbrt(x[i])
+            y[2, i] = x[i] ** 2
+            y[3, i] = x[i] ** 1.0
+            y[4, i] = (x[i] * 1e-38) ** 0.5
 
     launchers = device_of(_instance.state(0)).launchers
     launchers.clear()
     _instance.set_override(0, float64=False)
     try:
         x = np.geomspace(1e-3, 1e3, 100).astype(np.float32)
-        y = qd.zeros((2, 100), dtype=qd.float32, device=device)
+        y = qd.zeros((5, 100), dtype=qd.float32, device=device)
         pow_and_cbrt(qd.asarray(x, device=device), y)
     finally:
         _instance.set_override(0, float64=None)
         launchers.clear()
     assert _max_rel(host(y)[0], x.astype(np.float64) ** 2.5) < 1e-5
     assert _max_rel(host(y)[1], np.cbrt(x.astype(np.float64))) < 1e-6
+    np.testing.assert_array_equal(host(y)[2], x * x)
+    np.testing.assert_array_equal(host(y)[3], x)
+    tiny = (x * np.float32(1e-38)).astype(np.float64)
+    assert _max_rel(host(y)[4], np.sqrt(tiny)) < 1e-5
