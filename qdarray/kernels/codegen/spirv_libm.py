@@ -1,5 +1,7 @@
 """float64 transcendental functions for SPIR-V, which GLSL.std.450 has for 32-bit floats only
-(log, log2 and log10 serve float32 too: drivers' are 3e-6 relative off near 1).
+(log, log2 and log10 serve float32 too: drivers' are 3e-6 relative off near 1; so do exp,
+cosh and sinh: lavapipe's exp is 36 ulp off; `pow32` is float32 pow on devices without
+float64).
 
 Each is an argument reduction, a polynomial and a reconstruction, in float64 arithmetic:
 exp by k ln2 (ln2 split in two so k ln2 is exact) and a degree-13 Taylor polynomial, log by
@@ -351,6 +353,24 @@ def atanh(ctx: Ctx, t: DType, x: int) -> int:
                                             f.op(S.FSub, ty, one, a))), _c(ctx, t, 0.5))
     y = _sel(ctx, _cmp(ctx, S.FOrdGreaterThan, a, one), _c(ctx, t, math.nan), y, t)
     return _copysign(ctx, t, y, x)
+
+
+def pow32(ctx: Ctx, t: DType, ax: int, y: int) -> int:
+    """|x|^y for float32 without float64: GLSL's pow, of a subnormal |x| scaled by 2^24 first
+    (then times 2^(-24 y)), and by multiplication for y in {1, 2, 3, -1, -2}, which GLSL's
+    pow misses (88 ** 1 was 88.000015)."""
+    f, ty = ctx.f, ctx.scalar(t)
+    small = _cmp(ctx, S.FOrdLessThan, ax, ctx.const(t, 2.0 ** -126))
+    scaled = _sel(ctx, small, f.op(S.FMul, ty, ax, ctx.const(t, 2.0 ** 24)), ax, t)
+    mag = f.ext(GLSL.Pow, ty, scaled, y)  # GLSL's pow, defined for ax > 0
+    back = f.ext(GLSL.Exp2, ty, f.op(S.FMul, ty, y, ctx.const(t, -24.0)))
+    mag = _sel(ctx, small, f.op(S.FMul, ty, mag, back), mag, t)
+    sq = f.op(S.FMul, ty, ax, ax)
+    one = ctx.const(t, 1.0)
+    for k, exact in ((1, ax), (2, sq), (3, f.op(S.FMul, ty, sq, ax)),
+                     (-1, f.op(S.FDiv, ty, one, ax)), (-2, f.op(S.FDiv, ty, one, sq))):
+        mag = _sel(ctx, _cmp(ctx, S.FOrdEqual, y, ctx.const(t, float(k))), exact, mag, t)
+    return mag
 
 
 def _copysign(ctx: Ctx, t: DType, x: int, y: int) -> int:

@@ -238,7 +238,7 @@ def _float_pow(ctx: Ctx, t: DType, x: int, y: int) -> int:
         mag = f.op(S.FConvert, ty, libm.exp(ctx, float64, f.op(
             S.FMul, d, y64, libm.log(ctx, float64, ax64))))
     else:
-        mag = _glsl_pow(ctx, t, ax, y)
+        mag = libm.pow32(ctx, t, ax, y)
     integer = _b(ctx, S.FOrdEqual, f.ext(GLSL.Trunc, ty, y), y)
     half = f.op(S.FMul, ty, y, ctx.const(t, 0.5))
     odd = f.op(S.LogicalAnd, ctx.bool, integer,
@@ -260,24 +260,6 @@ def _float_pow(ctx: Ctx, t: DType, x: int, y: int) -> int:
     trivial = f.op(S.LogicalOr, ctx.bool, _b(ctx, S.FOrdEqual, y, zero),
                    _b(ctx, S.FOrdEqual, x, one))
     return _sel(ctx, ty, trivial, one, result)
-
-
-def _glsl_pow(ctx: Ctx, t: DType, ax: int, y: int) -> int:
-    """|x|^y for float32 without float64: GLSL's pow, of a subnormal |x| scaled by 2^24 first
-    (then times 2^(-24 y)), and by multiplication for y in {1, 2, 3, -1, -2}, which GLSL's
-    pow misses (88 ** 1 was 88.000015)."""
-    f, ty = ctx.f, ctx.scalar(t)
-    small = _b(ctx, S.FOrdLessThan, ax, ctx.const(t, 2.0 ** -126))
-    scaled = _sel(ctx, ty, small, f.op(S.FMul, ty, ax, ctx.const(t, 2.0 ** 24)), ax)
-    mag = f.ext(GLSL.Pow, ty, scaled, y)  # GLSL's pow, defined for ax > 0
-    back = f.ext(GLSL.Exp2, ty, f.op(S.FMul, ty, y, ctx.const(t, -24.0)))
-    mag = _sel(ctx, ty, small, f.op(S.FMul, ty, mag, back), mag)
-    sq = f.op(S.FMul, ty, ax, ax)
-    one = ctx.const(t, 1.0)
-    for k, exact in ((1, ax), (2, sq), (3, f.op(S.FMul, ty, sq, ax)),
-                     (-1, f.op(S.FDiv, ty, one, ax)), (-2, f.op(S.FDiv, ty, one, sq))):
-        mag = _sel(ctx, ty, _b(ctx, S.FOrdEqual, y, ctx.const(t, float(k))), exact, mag)
-    return mag
 
 
 def _zero_pow(ctx: Ctx, t: DType, x: int, y: int, odd: int) -> int:
