@@ -166,7 +166,8 @@ class Array(NumpyMethods):
     def _new_view(data: Any, of: Array) -> Array:
         """Wrap `data`, a view of `of`'s memory: shares its buffer token, `base` is `of`'s."""
         out = Array._new(data, of._device, of._buffer)
-        out._base = of.base if of.base is not None else of
+        base = getattr(of, "_base", None)  # a slot set on views only
+        out._base = of if base is None else base
         return out
 
     @property
