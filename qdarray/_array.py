@@ -17,6 +17,7 @@ from . import _dtypes
 from ._devices import CPU, Device, as_device
 from ._dtypes import DType
 from ._errors import DeviceUnavailableError
+from ._numpy_methods import NumpyMethods
 
 _PY_SCALARS = (bool, int, float, complex)
 # Hooks that the layers above this one register, so that it imports none of them: the
@@ -121,20 +122,21 @@ class Buffer:
         return (_rebuild_buffer, ())
 
 
-class Array:
+class Array(NumpyMethods):
     """An n-dimensional array on a device, following the Array API standard.
 
     Create arrays with the namespace's creation functions (`qd.asarray`, `qd.zeros`, ...);
     the constructor is private.
     """
 
-    __slots__ = ("_data", "_dtype", "_device", "_shared", "_grad", "_node", "__weakref__")
+    __slots__ = ("_data", "_dtype", "_device", "_shared", "_grad", "_node", "_base", "__weakref__")
 
     _data: Any
     _dtype: DType
     _device: Device
     _shared: Buffer | None  # see _buffer
     _grad: Array | None
+    _base: Array | None  # set on views only (x.base: _numpy_methods.py)
     # The tape node of an array computed from arrays with gradients inside a `qd.ad.Tape`
     # (qdarray/_autodiff.py); None for every other array.
     _node: Any
@@ -160,6 +162,14 @@ class Array:
         self._node = None
         return self
 
+    @staticmethod
+    def _new_view(data: Any, of: Array) -> Array:
+        """Wrap `data`, a view of `of`'s memory: shares its buffer token, `base` is `of`'s."""
+        out = Array._new(data, of._device, of._buffer)
+        base = getattr(of, "_base", None)  # a slot set on views only
+        out._base = of if base is None else base
+        return out
+
     @property
     def _buffer(self) -> Buffer:
         """The identity and write generation of the memory this array views, shared with every
@@ -177,7 +187,7 @@ class Array:
         the gradient of these very elements. Inside a tape, an array the tape computed gets
         its companion first (`_autodiff.companion`). Every namespace function that returns a
         view of its argument (slices, .T, reshape, flip, ...) goes through here."""
-        out = Array._new(fn(self._data, *args, **kwargs), self._device, self._buffer)
+        out = Array._new_view(fn(self._data, *args, **kwargs), self)
         g = self._grad
         if g is None and self._node is not None:
             if _autodiff.views_recorded(self):  # no companion: the view is recorded instead
@@ -643,7 +653,7 @@ class Array:
         if target is self._dtype:
             return self._view(_whole)
         # Other values bit for bit: nothing differentiable relates them to this array's.
-        return Array._new(self._data.view(target._np), self._device, self._buffer)
+        return Array._new_view(self._data.view(target._np), self)
 
     @property
     def itemsize(self) -> int:

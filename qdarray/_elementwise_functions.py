@@ -201,7 +201,7 @@ def _part(name: str, x: Array) -> Array:
     device = x._device
     xp = device.backend.xp
     if x._dtype.kind == "c":
-        out = Array._new(getattr(xp, name)(x._data), device, x._buffer)
+        out = Array._new_view(getattr(xp, name)(x._data), x)
     elif name == "real":
         out = Array._new(xp.asarray(x._data, copy=True), device)
     else:

@@ -286,7 +286,7 @@ def getitem(x: Array, key: Any) -> Array:
     fast = _simple_key(x, key)
     if fast is not None:
         if x._grad is None and x._node is None:
-            return Array._new(x._data[fast], device, x._buffer)
+            return Array._new_view(x._data[fast], x)
         return x._view(operator.getitem, fast)  # x[:16].grad is x.grad[:16]
     native_key, view = normalize_key(x, key)
     if view:

@@ -29,7 +29,7 @@ def _alias(x: Array, data: Any) -> Array:
     recorded as an operation of its own (its writes and kernels refused); outside one it gets
     the same broadcast of x's gradient companion, read-only, so that a kernel's reverse given
     it refuses it (`ad/launch.py`) instead of leaving x's gradient silently zero."""
-    out = Array._new(data, x._device, x._buffer)
+    out = Array._new_view(data, x)
     g = x._grad
     if g is not None and not TAPES:
         gdata = x._device.backend.xp.broadcast_to(g._data, data.shape)

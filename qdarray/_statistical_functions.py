@@ -20,7 +20,7 @@ from ._axis import normalize_axes, normalize_axis
 from ._data_type_functions import astype
 from ._dispatch import category_error, require_array, wrap
 from ._dtypes import DType
-from ._elementwise_functions import conj
+from ._elementwise_functions import conj, isnan
 from ._manipulation_functions import flip, permute_dims, reshape
 from ._searching_functions import where
 
@@ -308,9 +308,12 @@ def _centered(x: Array, axis: tuple[int, ...] | None) -> Array:
 def _extremum_rule(g: Array, x: Array, out: Array, shape: tuple[int, ...],
                    axis: tuple[int, ...] | None) -> Any:
     # Ties share the gradient equally, as in JAX: g / (number of elements equal to the result).
+    # A NaN result equals nothing: its NaN inputs get NaN, so the gradient says so (JAX's
+    # 0 / 0 makes the whole slice NaN), the other inputs 0, as they had no effect.
     hit = x == _kept(out, shape, axis)
     counts = astype(sum(hit, axis=axis, keepdims=True), g._dtype)
-    return where(hit, _kept(g, shape, axis) / counts, 0.0)
+    grad = where(hit, _kept(g, shape, axis) / counts, 0.0)
+    return where(isnan(x), float("nan"), grad) if x._dtype.kind == "f" else grad
 
 
 def _prod_rule(g: Array, x: Array, shape: tuple[int, ...], axis: tuple[int, ...] | None

@@ -142,6 +142,12 @@ class AdjointBuilder:
         """grad(array)[idx], or None when the array has no gradient."""
         return self.gen.memory.at(self.instr.args[0], idx)  # type: ignore[no-any-return]
 
+    def take_grad(self, idx: list[Value], won: Value) -> Value | None:
+        """grad(array)[idx] moved to the one thread (of those where `won`) that claims it
+        first, then 0 there; 0 for the others; None when the array has no gradient."""
+        taken: Value | None = self.gen.memory.take(self.gen.task, self.instr.args[0], idx, won)
+        return taken
+
     def clear_grad(self, idx: list[Value]) -> None:
         """grad(array)[idx] = 0: the element was overwritten, its old value had no effect."""
         self.gen.memory.clear(self.instr.args[0], idx)

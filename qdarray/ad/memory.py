@@ -4,14 +4,18 @@ A gradient array has the shape of its array. A thread of the reverse adds into i
 atomic add, unless no two threads of its parallel loop can touch the same element: when
 every access to the array indexes it with all the loop's indices themselves (x[i], x[i, j]),
 the update is a plain load and store. The kernel's serial code is one thread.
+
+`take` moves an element's gradient to one thread among those that claim it (the reverse of
+an atomic min/max: the value that became the element's final value takes its gradient, and
+the element's value from before the update keeps none of it).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..kernels.ir import Op, Value, instrs
-from ..kernels.emit import Emitter
+from ..kernels.emit import Emitter, block
+from ..kernels.ir import If, Op, Value, instrs
 from .structure import WRITES
 
 
@@ -61,3 +65,33 @@ class GradMemory:
         grad = self.grads.get(mem.id)
         if grad is not None:
             self.em.emit(Op.STORE, grad, *idx, self.em.const(0, grad.type.dtype))
+
+    def take(self, task: Any, mem: Value, idx: list[Value], won: Value) -> Value | None:
+        """Where `won`, grad(mem)[idx] is moved out (returned, and the element's gradient set
+        to 0); elsewhere 0 is returned. Of several threads that claim one element, exactly
+        one gets its gradient. None when `mem` has no gradient."""
+        grad = self.grads.get(mem.id)
+        if grad is None:
+            return None
+        em = self.em
+        dtype = grad.type.dtype
+        zero = em.const(0, dtype)
+        if self.private(task, mem):
+            g = em.emit(Op.LOAD, grad, *idx)
+            em.emit(Op.STORE, grad, *idx, em.emit(Op.SELECT, won, zero, g))
+            return em.emit(Op.SELECT, won, g, zero)  # type: ignore[no-any-return]
+        # An atomic exchange from the atomics every target has: the first claimant's min
+        # with -inf returns the gradient and leaves -inf, which the max with 0 then clears;
+        # a later claimant's min returns -inf or 0, never the gradient. Reading the element
+        # and clearing it in a later stage would race with other claimants' reads instead.
+        # (A gradient of -inf itself is given to no thread.)
+        taken = em.var("taken", dtype)
+        em.store_var(taken, zero)
+        with em.region() as claim:
+            old = em.emit(Op.ATOMIC_MIN, grad, *idx, em.const(float("-inf"), dtype))
+            em.emit(Op.ATOMIC_MAX, grad, *idx, em.const(0, dtype))
+            em.store_var(taken, old)
+        em.stmt(If(won, block(claim), block([]), em.loc))
+        got = em.load_var(taken)
+        kept = em.emit(Op.EQ, got, em.const(float("-inf"), dtype))
+        return em.emit(Op.SELECT, kept, zero, got)  # type: ignore[no-any-return]

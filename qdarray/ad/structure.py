@@ -24,6 +24,7 @@ from .exits import is_exit_test
 RECOMPUTE_OPS = frozenset(op for op, d in OPS.items() if d.pure) | {Op.LOAD, Op.SHAPE}
 RECOMPUTE_OPS = RECOMPUTE_OPS - {Op.LOAD_VAR, Op.STORE_VAR, Op.ADSTACK_POP}
 WRITES = frozenset({Op.STORE, Op.ATOMIC_ADD, Op.ATOMIC_MIN, Op.ATOMIC_MAX})
+EXTREMA = frozenset({Op.ATOMIC_MIN, Op.ATOMIC_MAX})  # updates that can replace the element
 
 
 @dataclass(eq=False, repr=False)

@@ -41,7 +41,7 @@ from .adstack import StackInfo, Stacks
 from ..kernels.emit import Emitter, block
 from .exits import has_exit_test
 from .memory import GradMemory
-from .structure import WRITES, Node, Region, Seg, Structure, stored_vars
+from .structure import EXTREMA, WRITES, Node, Region, Seg, Structure, stored_vars
 
 
 class Env:
@@ -441,8 +441,8 @@ class Gen:
                         adj.add(instr.args[0], g)
                 return
             if op in WRITES:
-                if act.value(instr.args[-1].id):
-                    self.rule(instr, env, adj, None)
+                if act.value(instr.args[-1].id) or op in EXTREMA:  # an extremum's constant
+                    self.rule(instr, env, adj, None)                # can replace the element
                 elif op is Op.STORE:  # a constant overwrote the element: its old value
                     b = AdjointBuilder(self, instr, env, adj)  # had no effect, gradient 0
                     b.clear_grad(b.indices(1, len(instr.args) - 1))

@@ -445,7 +445,7 @@ def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     x = require_array(x, "linalg.diagonal")
     _matrices(x, "diagonal", square=False)
     data = _linalg(x._device).diagonal(x._data, offset=offset)
-    out = Array._new(data, x._device, x._buffer)
+    out = Array._new_view(data, x)
     if TAPES:
         return record("linalg.diagonal", out, (x,), {"offset": offset})  # type: ignore[no-any-return]
     return out

@@ -99,13 +99,6 @@ def clamp_below(z: qd.Array[f64, 1], w: qd.Array[f64, 1]):
         qd.atomic_max(z[i], w[0])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "atomic_max/atomic_min: the reverse gives the element's gradient to each value equal to "
-    "its final value, but leaves it on the element's initial value even when an update "
-    "replaced that (x.grad = 1.0 where 0 is right, below). Clearing it needs a second stage "
-    "of the reverse kernel, after every thread has read the gradient: a thread of the same "
-    "stage clearing it races with the others' reads. A constant value (atomic_max(z[i], 0.5)) "
-    "has no adjoint at all and leaves the initial value's gradient the same way."))
 def test_an_atomic_max_that_replaces_the_initial_value_takes_its_gradient() -> None:
     x0 = np.array([0.2, 0.9, -1.0, 0.7])
 

@@ -305,6 +305,53 @@ def test_atomic_min_max_flow_to_the_winner(grad):
 
 
 @qd.kernel
+def clamp_extremes(x: qd.Array[qd.float64, 1], z: qd.Array[qd.float64, 1],
+                   c: qd.Array[qd.float64, 1], lo: qd.Array[qd.float64, 1],
+                   hi: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        qd.atomic_max(z[i], x[0])                   # one thread per element
+        qd.atomic_min(c[i], 0.75)                   # a constant replaces some elements
+        qd.atomic_min(lo[i % 2], x[i] * 2.0)        # threads contend for lo[0], lo[1]
+        qd.atomic_max(hi[0], qd.math.exp(x[i]))
+
+
+def test_atomic_min_max_move_the_gradient_off_a_replaced_element(grad):
+    """The element's value from before the launch keeps its gradient only where no update
+    replaced it (lo[1] and hi[0] below keep theirs, z[0], z[2], c[3], c[5] and lo[0] do
+    not)."""
+    x0 = np.array([0.3, -0.8, 0.9, 0.1, 0.5, -0.2])
+
+    def make():
+        return {"x": x0.copy(), "z": np.array([0.1, 0.6, -1.0, 2.0, 0.4, 0.7]),
+                "c": np.array([0.1, 0.6, -1.0, 2.0, 0.4, 0.8]),
+                "lo": np.array([1.0, -3.0]), "hi": np.array([4.0])}
+
+    got = grad.check(clamp_extremes, make, ("x", "z", "c", "lo", "hi"), ("z", "c", "lo", "hi"))
+    assert got["z"][[0, 2]].tolist() == [0.0, 0.0] and np.all(got["z"][[1, 3, 4, 5]] != 0)
+    assert got["c"][[3, 5]].tolist() == [0.0, 0.0] and np.all(got["c"][[0, 1, 2, 4]] != 0)
+    assert got["lo"][0] == 0.0 and got["lo"][1] != 0.0 and got["hi"][0] != 0.0
+
+
+@qd.kernel
+def tied_max(x: qd.Array[qd.float64, 1], hi: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        qd.atomic_max(hi[0], x[i] * x[i])
+
+
+def test_atomic_max_ties_give_the_gradient_once(grad):
+    """Threads whose values tie for the maximum share one gradient: exactly one of them gets
+    it (the finite difference is not defined there; the total is kept)."""
+    x = qd.asarray(np.array([1.0, -1.0, 0.5, 1.0, -1.0] * 8), requires_grad=True)
+    hi = qd.asarray(np.array([0.25]), requires_grad=True)
+    grad.forward(tied_max, x, hi)
+    hi.grad[...] = qd.asarray(np.array([3.0]))
+    grad.reverse(tied_max, x, hi)
+    g = host(x.grad)
+    assert sorted(np.abs(g).tolist()) == [0.0] * 39 + [6.0]
+    assert host(hi.grad).tolist() == [0.0]
+
+
+@qd.kernel
 def two_loops(x: qd.Array[qd.float64, 1], t: qd.Array[qd.float64, 1],
               y: qd.Array[qd.float64, 1]):
     for i in range(x.shape[0]):

@@ -219,6 +219,28 @@ def test_ties_split_as_jax_does() -> None:
     _both(lambda xp, x: xp.sum(xp.maximum(x, 2.0)), [1.0, 2.0, 3.0])
 
 
+def test_a_nan_extremum_gives_its_nan_inputs_nan(device: str) -> None:
+    """max / min of a slice holding NaN is NaN: its NaN inputs get a NaN gradient (it was all
+    zeros, silently), the others 0 (JAX's 0 / 0 makes the whole slice NaN)."""
+    a = np.array([[1.0, np.nan, 2.0], [1.0, 3.0, 2.0], [np.nan, 0.5, np.nan]])
+    w = np.array([1.0, 2.0, 3.0])
+    for name in ("max", "min"):
+        def program(x, name=name):
+            return qd.sum(getattr(qd, name)(x, axis=1) * qd.asarray(w, device=device))
+
+        got = host(qd.ad.grad(program)(qd.asarray(a, device=device)))
+        want = np.zeros_like(a)
+        want[np.isnan(a)] = np.nan
+        want[1, 1 if name == "max" else 0] = 2.0
+        np.testing.assert_array_equal(got, want)
+        jgrad = np.asarray(jax.grad(lambda x, name=name: jnp.sum(
+            getattr(jnp, name)(x, axis=1) * jnp.asarray(w)))(jnp.asarray(a)))
+        assert np.all(np.isnan(jgrad[np.isnan(a)])) and np.array_equal(jgrad[1], want[1])
+        one = qd.ad.grad(lambda x, name=name: getattr(qd, name)(x))(
+            qd.asarray(a[0], device=device))
+        np.testing.assert_array_equal(host(one), [0.0, np.nan, 0.0])
+
+
 # -- types and promotion ------------------------------------------------------------------------
 
 

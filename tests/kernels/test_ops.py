@@ -67,6 +67,43 @@ def test_unary_math(launch, dtype):
                                        **TOL[dtype])
 
 
+@qd.kernel
+def signs(x, y):
+    for i in range(x.shape[0]):
+        y[i] = qd.math.sign(x[i])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sign_of_zeros_is_positive_zero(launch, dtype):
+    """NumPy's sign(-0.0) is +0.0 (the compiled CPU kernel gave -0.0, as numba's np.sign)."""
+    x = np.array([-0.0, 0.0, -2.5, 3.0, np.nan, -np.inf, 1e-310 if dtype == np.float64 else 1e-40],
+                 dtype)
+    out = np.full(x.size, 7, dtype)
+    launch(signs, x, out)
+    with np.errstate(all="ignore"):
+        want = np.sign(x)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(want))
+
+
+@qd.kernel
+def log1ps(x, y):
+    for i in range(x.shape[0]):
+        y[i] = qd.math.log1p(x[i])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log1p_of_tiny_values_is_the_value(launch, dtype):
+    """log1p(x) rounds to x for |x| below 2**-54 (float32: 2**-25), subnormals included
+    (PoCL's log1p gave 0 for the smallest subnormal and missed others by an ulp)."""
+    fi = np.finfo(dtype)
+    x = np.geomspace(fi.smallest_subnormal, fi.eps / 4, 200, dtype=dtype)
+    x = np.concatenate([x, -x]).astype(dtype)
+    out = np.zeros_like(x)
+    launch(log1ps, x, out)
+    np.testing.assert_array_equal(out, np.log1p(x))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_predicates(launch, dtype):
     x = np.array([0.0, -1.5, np.inf, -np.inf, np.nan, 3.0], dtype)

@@ -13,7 +13,7 @@ from device_suites import ATOMICS, DEFAULT_FLOAT, LANGUAGE, OPS, VIEW_KERNELS
 import qdarray as qd
 from qdarray.backends.vulkan import _instance
 
-globals().update(shared("vulkan", "test_ops", OPS))
+globals().update(shared("vulkan", "test_ops", OPS + ("test_log1p_of_tiny_values_is_the_value",)))
 globals().update(shared("vulkan", "test_language", LANGUAGE))
 globals().update(shared("vulkan", "test_atomics", ATOMICS))
 globals().update(shared("vulkan", "test_default_float", DEFAULT_FLOAT))

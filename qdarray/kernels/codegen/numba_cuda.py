@@ -70,7 +70,8 @@ def _sign(e: Any, i: Instr) -> str:
     x = e.val(i.args[0])
     t: Any = i.result.type  # type: ignore[union-attr]
     one = f"np.{t.name}(1)"
-    return f"({x} if {x} == 0 or {x} != {x} else ({one} if {x} > 0 else -{one}))"
+    # x - x: +0.0 for either zero, as NumPy's sign(-0.0)
+    return f"(({x} - {x}) if {x} == 0 else ({x} if {x} != {x} else ({one} if {x} > 0 else -{one})))"
 
 
 def _pow(e: Any, i: Instr) -> str:
@@ -136,7 +137,7 @@ def _wrapping(symbol: str) -> Any:
     to overflow and folded (x * 100) // 100 back to x and x + 1 > x to true; NumPy's wraps."""
     def spell(e: Any, i: Instr) -> str:
         args = [e.val(x) for x in i.args]
-        dtype: Any = i.result.type
+        dtype: Any = i.result.type  # type: ignore[union-attr]
         if not (dtype.kind == "i" and dtype.itemsize == 8):
             return f"-{args[0]}" if symbol == "neg" else f"{args[0]} {symbol} {args[1]}"
         if symbol == "neg":

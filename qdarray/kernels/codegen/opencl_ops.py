@@ -146,6 +146,14 @@ def _sign(e: Any, i: Instr) -> str:
     return f"({x} > 0 ? 1 : ({x} < 0 ? -1 : ({x} == 0 ? 0 : {x})))"
 
 
+def _log1p(e: Any, i: Instr) -> str:
+    # PoCL's log1p rounds subnormals to the wrong ulp (0 for the smallest); below 2**-54
+    # (float32: 2**-25) log1p(x) = x - x*x/2 rounds to x itself
+    x = e.val(i.args[0])
+    tiny = "0x1p-25f" if _rt(i).itemsize <= 4 else "0x1p-54"
+    return f"(fabs({x}) < {tiny} ? {x} : log1p({x}))"
+
+
 def _load(e: Any, i: Instr) -> str:
     ref = e.index(i.args[0], i.args[1:])
     return f"{ref} != 0" if _elem(i.args[0]).kind == "b" else ref
@@ -203,4 +211,5 @@ TABLE: dict[Op, Any] = {
 TABLE.update({op: f"{d.c_name}({', '.join(f'{{{k}}}' for k in range(d.arity or 0))})"
               for op, d in OPS.items() if d.family == "math" and d.c_name is not None})
 TABLE[Op.SIGN] = _sign
+TABLE[Op.LOG1P] = _log1p
 TABLE[Op.RSQRT] = "1 / sqrt({0})"

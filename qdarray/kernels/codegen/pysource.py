@@ -193,6 +193,9 @@ def numpy_math() -> dict[Op, str]:
     table = {op: f"np.{d.np_name}({', '.join(f'{{{k}}}' for k in range(d.arity or 0))})"
              for op, d in OPS.items() if d.family == "math" and d.np_name is not None}
     table[Op.RSQRT] = "1.0 / np.sqrt({0})"
+    # numba's np.sign returns a zero argument itself (-0.0 for -0.0); NumPy's gives +0.0,
+    # which x - x is for either zero, in x's own type
+    table[Op.SIGN] = "(np.sign({0}) if {0} != 0 else {0} - {0})"
     return table
 
 

@@ -1,5 +1,7 @@
 """float64 transcendental functions for SPIR-V, which GLSL.std.450 has for 32-bit floats only
-(log, log2 and log10 serve float32 too: drivers' are 3e-6 relative off near 1).
+(log, log2 and log10 serve float32 too: drivers' are 3e-6 relative off near 1; so do exp,
+cosh and sinh: lavapipe's exp is 36 ulp off; `pow32` is float32 pow on devices without
+float64).
 
 Each is an argument reduction, a polynomial and a reconstruction, in float64 arithmetic:
 exp by k ln2 (ln2 split in two so k ln2 is exact) and a degree-13 Taylor polynomial, log by
@@ -76,13 +78,22 @@ def _cmp(ctx: Ctx, op: S, a: int, b: int) -> int:
 _EXP_TAYLOR = [1.0 / math.factorial(k) for k in range(14)]
 
 
+# exp's overflow and underflow thresholds: the largest x with a finite result, the largest x
+# whose result rounds to 0 (float32: 88.72283, -103.97208)
+_EXP_LIMITS = {8: (709.782712893384, -745.1332191019412),
+               4: (88.72283172607422, -103.97207641601562)}
+
+
 def exp(ctx: Ctx, t: DType, x: int) -> int:
+    """float32 too: drivers' GLSL exp is up to 36 ulp off (lavapipe's, over [-87, 88])."""
     f, ty = ctx.f, ctx.scalar(t)
+    wide = t.itemsize == 8
+    hi, lo = (LN2_HI, LN2_LO) if wide else LN2_F32
     k = f.ext(GLSL.RoundEven, ty, f.op(S.FMul, ty, x, _c(ctx, t, 1 / math.log(2))))
-    r = f.op(S.FSub, ty, f.op(S.FSub, ty, x, f.op(S.FMul, ty, k, _c(ctx, t, LN2_HI))),
-             f.op(S.FMul, ty, k, _c(ctx, t, LN2_LO)))
-    return _scale(ctx, t, _poly(ctx, t, r, _EXP_TAYLOR), k, x, 709.782712893384,
-                  -745.1332191019412)
+    r = f.op(S.FSub, ty, f.op(S.FSub, ty, x, f.op(S.FMul, ty, k, _c(ctx, t, hi))),
+             f.op(S.FMul, ty, k, _c(ctx, t, lo)))
+    poly = _poly(ctx, t, r, _EXP_TAYLOR if wide else _EXP_TAYLOR[:9])
+    return _scale(ctx, t, poly, k, x, *_EXP_LIMITS[t.itemsize])
 
 
 def exp2(ctx: Ctx, t: DType, x: int) -> int:
@@ -170,12 +181,13 @@ def expm1(ctx: Ctx, t: DType, x: int) -> int:
 
 
 def log1p(ctx: Ctx, t: DType, x: int) -> int:
-    """Kahan: u = 1 + x; x if u == 1, else log(u) x / (u - 1)."""
+    """Kahan: u = 1 + x; x if u == 1, else log(u) (x / (u - 1)) (not (log(u) x) / (u - 1),
+    which overflowed from x = 1e306)."""
     f, ty = ctx.f, ctx.scalar(t)
     one = _c(ctx, t, 1.0)
     u = f.op(S.FAdd, ty, one, x)
     lu = log(ctx, t, u)
-    scaled = f.op(S.FDiv, ty, f.op(S.FMul, ty, lu, x), f.op(S.FSub, ty, u, one))
+    scaled = f.op(S.FMul, ty, lu, f.op(S.FDiv, ty, x, f.op(S.FSub, ty, u, one)))
     exact = f.op(S.LogicalOr, ctx.bool, f.op(S.IsInf, ctx.bool, u),
                  _cmp(ctx, S.FOrdLessThanEqual, u, _c(ctx, t, 0.0)))
     return _sel(ctx, _cmp(ctx, S.FOrdEqual, u, one), x, _sel(ctx, exact, lu, scaled, t), t)
@@ -341,6 +353,24 @@ def atanh(ctx: Ctx, t: DType, x: int) -> int:
                                             f.op(S.FSub, ty, one, a))), _c(ctx, t, 0.5))
     y = _sel(ctx, _cmp(ctx, S.FOrdGreaterThan, a, one), _c(ctx, t, math.nan), y, t)
     return _copysign(ctx, t, y, x)
+
+
+def pow32(ctx: Ctx, t: DType, ax: int, y: int) -> int:
+    """|x|^y for float32 without float64: GLSL's pow, of a subnormal |x| scaled by 2^24 first
+    (then times 2^(-24 y)), and by multiplication for y in {1, 2, 3, -1, -2}, which GLSL's
+    pow misses (88 ** 1 was 88.000015)."""
+    f, ty = ctx.f, ctx.scalar(t)
+    small = _cmp(ctx, S.FOrdLessThan, ax, ctx.const(t, 2.0 ** -126))
+    scaled = _sel(ctx, small, f.op(S.FMul, ty, ax, ctx.const(t, 2.0 ** 24)), ax, t)
+    mag = f.ext(GLSL.Pow, ty, scaled, y)  # GLSL's pow, defined for ax > 0
+    back = f.ext(GLSL.Exp2, ty, f.op(S.FMul, ty, y, ctx.const(t, -24.0)))
+    mag = _sel(ctx, small, f.op(S.FMul, ty, mag, back), mag, t)
+    sq = f.op(S.FMul, ty, ax, ax)
+    one = ctx.const(t, 1.0)
+    for k, exact in ((1, ax), (2, sq), (3, f.op(S.FMul, ty, sq, ax)),
+                     (-1, f.op(S.FDiv, ty, one, ax)), (-2, f.op(S.FDiv, ty, one, sq))):
+        mag = _sel(ctx, _cmp(ctx, S.FOrdEqual, y, ctx.const(t, float(k))), exact, mag, t)
+    return mag
 
 
 def _copysign(ctx: Ctx, t: DType, x: int, y: int) -> int:

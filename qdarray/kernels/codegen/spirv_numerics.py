@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..._dtypes import DType
+from ..._dtypes import DType, float64
 from ..ir import Instr, Op, Value
 from . import spirv_libm as libm
 from .spirv_enums import GLSL, SC, Cap
@@ -213,17 +213,32 @@ def _int_pow(ctx: Ctx, t: DType, a: int, n: int) -> int:
     return _sel(ctx, ty, _b(ctx, S.SLessThan, n, zero), negative, result)
 
 
+def _wide(ctx: Ctx, t: DType) -> bool:
+    """Whether a float32 function is computed in float64 and rounded once: where the device
+    has float64. GLSL's float32 pow and log2 / exp2 lose subnormals (pow(1e-40, 0.5) was
+    7.7e-20) and integer powers (5.5 ** 2 was 30.250004, 88 ** 1 88.000015)."""
+    if t.itemsize == 4 and ctx.caps.get("float64"):
+        ctx.m.capability(Cap.Float64)
+        return True
+    return False
+
+
 def _float_pow(ctx: Ctx, t: DType, x: int, y: int) -> int:
-    """pow(x, y) as C's: |x|^y by exp2(y log2|x|) (GLSL's pow), then the sign for negative x
-    and odd integer y, NaN for finite negative x and non-integer y and for NaN x or y, 1 for
-    y == 0 or x == 1."""
+    """pow(x, y) as C's: |x|^y by exp(y log|x|) in float64 (float32 too where the device has
+    float64, else GLSL's pow), then the sign for negative x and odd integer y, NaN for finite
+    negative x and non-integer y and for NaN x or y, 1 for y == 0 or x == 1."""
     f, ty = ctx.f, ctx.scalar(t)
     zero, one = ctx.const(t, 0.0), ctx.const(t, 1.0)
     ax = f.ext(GLSL.FAbs, ty, x)
     if t.itemsize == 8:  # GLSL's pow is 32-bit only
         mag = libm.exp(ctx, t, f.op(S.FMul, ty, y, libm.log(ctx, t, ax)))
+    elif _wide(ctx, t):
+        d = ctx.scalar(float64)
+        ax64, y64 = f.op(S.FConvert, d, ax), f.op(S.FConvert, d, y)
+        mag = f.op(S.FConvert, ty, libm.exp(ctx, float64, f.op(
+            S.FMul, d, y64, libm.log(ctx, float64, ax64))))
     else:
-        mag = f.ext(GLSL.Pow, ty, ax, y)  # GLSL's pow, defined for ax > 0
+        mag = libm.pow32(ctx, t, ax, y)
     integer = _b(ctx, S.FOrdEqual, f.ext(GLSL.Trunc, ty, y), y)
     half = f.op(S.FMul, ty, y, ctx.const(t, 0.5))
     odd = f.op(S.LogicalAnd, ctx.bool, integer,
@@ -329,10 +344,20 @@ def log10(ctx: Ctx, i: Instr) -> int:
 
 
 def cbrt(ctx: Ctx, i: Instr) -> int:
-    """|x|^(1/3) with x's sign, one Newton step; 0, inf and NaN pass through."""
+    """|x|^(1/3) with x's sign; float32 in float64 where the device has it (_wide)."""
     t = _f32(ctx, i, "cbrt")
-    f, ty = ctx.f, ctx.scalar(t)
     x = ctx.val(i.args[0])
+    if _wide(ctx, t):
+        f = ctx.f
+        y = _cbrt(ctx, float64, f.op(S.FConvert, ctx.scalar(float64), x))
+        return f.op(S.FConvert, ctx.scalar(t), y)
+    return _cbrt(ctx, t, x)
+
+
+def _cbrt(ctx: Ctx, t: DType, x: int) -> int:
+    """|x|^(1/3) with x's sign, one Newton step (float64: two); 0, inf and NaN pass
+    through."""
+    f, ty = ctx.f, ctx.scalar(t)
     ax = f.ext(GLSL.FAbs, ty, x)
     third = f.op(S.FMul, ty, ctx.const(t, 1 / 3),
                  libm.log2(ctx, t, ax) if t.itemsize == 8 else f.ext(GLSL.Log2, ty, ax))

@@ -345,6 +345,8 @@ TABLE: dict[Op, Any] = {
     Op.SINH: expfns.sinh, Op.TANH: expfns.tanh, Op.ASINH: expfns.asinh,
     Op.ATANH: expfns.atanh, Op.ACOSH: expfns.acosh, Op.LOG10: num.log10, Op.CBRT: num.cbrt,
     Op.LOG: lambda ctx, i: libm.log(ctx, rt(i), ctx.val(i.args[0])),
+    Op.EXP: lambda ctx, i: libm.exp(ctx, rt(i), ctx.val(i.args[0])),
+    Op.COSH: lambda ctx, i: libm.cosh(ctx, rt(i), ctx.val(i.args[0])),
     Op.LOG2: lambda ctx, i: libm.log2(ctx, rt(i), ctx.val(i.args[0])),
 }
 for _op, _inst in _GLSL_UNARY.items():

@@ -57,14 +57,14 @@ def _add_adj(b: Any, instr: Any, g: Any) -> None:
 
 
 def _extremum_adj(b: Any, instr: Any, g: Any) -> None:
-    """The value gets the element's gradient when it is the element's final value (each
-    thread whose value ties with it gets the whole gradient)."""
+    """The element's gradient moves to a value equal to the element's final value (to one of
+    them, where several threads tie), and the element's value from before keeps it only where
+    no value equals the final one. The reverse runs this also for a value without a gradient
+    (a constant that replaced the element takes the gradient, which then goes nowhere)."""
     last = len(instr.args) - 1
     idx = b.indices(1, last)
-    grad = b.grad_at(idx)
-    if grad is not None:
-        won = b.op(Op.EQ, b.x(last), b.load(idx))
-        b.accum(last, b.select(won, grad, b.const(0.0, grad)))
+    won = b.op(Op.EQ, b.x(last), b.load(idx))
+    b.accum(last, b.take_grad(idx, won))
 
 
 defop(Op.ATOMIC_ADD, "atomics", None, _atomic_rule, _atomic(_add), pure=False, adjoint=_add_adj,
