@@ -203,7 +203,7 @@ def compare(name: str, args: argparse.Namespace, threads: list[int]) -> dict[str
             err = relative_error(runs["qdarray"][0], runs["taichi"][0])
             label = f"{n} thread{'s' * (n != 1)}" if n else args.device
             row = {"qdarray_s": qd_t, "taichi_s": ti_t,
-                   "ratios": [q / t for q, t in zip(qd_t, ti_t)],
+                   "ratios": [q / t for q, t in zip(qd_t, ti_t, strict=True)],
                    "ratio_of_medians": float(np.median(qd_t) / np.median(ti_t)),
                    "loss0": [float(runs["qdarray"][0]["losses"][0]),
                              float(runs["taichi"][0]["losses"][0])],
