@@ -51,8 +51,9 @@ def annotation(kind: str, params: Any) -> Any:
 
 def _host_operand(self: Array, other: Any, name: str) -> Any:
     """A NumPy array (or a list or tuple) beside an Array in an operator: an Array on the CPU
-    (the ndarray itself, no copy), a TypeError naming qd.asarray(..., device=...) on other
-    devices, NotImplemented for anything else (Python then asks the other operand)."""
+    (the ndarray itself, no copy), a copy on the Array's device elsewhere (the host-export
+    rule, docs/numpy.md), NotImplemented for anything else (Python then asks the other
+    operand)."""
     if not isinstance(other, np.ndarray | list | tuple):
         return NotImplemented
     try:
@@ -709,8 +710,8 @@ class Array:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if isinstance(value, np.ndarray | list | tuple):
-            # NumPy data as the operators take it: the ndarray itself on the CPU, a TypeError
-            # naming qd.asarray(..., device=...) elsewhere
+            # NumPy data as the operators take it: the ndarray itself on the CPU, a copy on
+            # the array's device elsewhere
             host = _host_operand(self, value, "x[key] = value")
             value = value if host is NotImplemented else host
         _indexing.setitem(self, key, value)
