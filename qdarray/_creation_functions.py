@@ -10,6 +10,7 @@ import numpy as np
 from . import _dtypes
 from ._array import Array
 from ._autodiff import TAPES, defvjp, record
+from ._data_type_functions import astype
 from ._devices import CPU, Device, as_device
 from ._dtypes import DType
 from ._errors import DeviceMismatchError
@@ -308,13 +309,14 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     Raises:
         ValueError: for step 0.
         TypeError: for an integer dtype with a float argument (the values would be
-            truncated), or a bool or complex dtype.
+            truncated), or a bool dtype.
         OverflowError: when an integer dtype cannot hold the first or last value.
 
     Example::
 
         qd.arange(5)             # [0, 1, 2, 3, 4]
         qd.arange(0.0, 1.0, 0.25)   # [0.0, 0.25, 0.5, 0.75]
+        qd.arange(3, dtype=qd.complex64)   # [0j, 1+0j, 2+0j], as NumPy
     """
     if stop is None:
         start, stop = 0, start
@@ -327,11 +329,14 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     all_ints = all(type(v) is int for v in args.values())
     if d is None:
         d = _dtypes.int64 if all_ints else _dtypes.float64
-    if d.kind in "bc":
+    if d.kind == "b":
         raise TypeError(
-            f"arange produces real numbers; got dtype {d}. Use an integer or real floating "
-            "dtype, and qd.astype afterwards if needed."
+            f"arange produces numbers; got dtype {d}. Use a numeric dtype, and qd.astype "
+            "afterwards if needed."
         )
+    if d.kind == "c":  # real values with a zero imaginary part, as NumPy's
+        part = _dtypes.float32 if d is _dtypes.complex64 else _dtypes.float64
+        return astype(arange(start, stop, step, dtype=part, device=target), d)
     if d.kind in "iu":
         if not all_ints:
             floats = ", ".join(f"{k}={v!r}" for k, v in args.items() if type(v) is float)

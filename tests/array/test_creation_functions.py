@@ -74,9 +74,8 @@ def test_arange_refuses_what_it_would_truncate_or_wrap() -> None:
         qd.arange(0, 300, dtype=qd.int8)
     with pytest.raises(OverflowError, match=r"reaches -1, outside the range of qdarray.uint8"):
         qd.arange(-1, 3, dtype=qd.uint8)
-    with pytest.raises(TypeError, match="arange produces real numbers; got dtype "
-                                        "qdarray.complex64"):
-        qd.arange(3, dtype=qd.complex64)
+    with pytest.raises(TypeError, match="arange produces numbers; got dtype qdarray.bool"):
+        qd.arange(3, dtype=qd.bool)
     with pytest.raises(TypeError, match="arange expects an int or float for stop; got complex"):
         qd.arange(0, 1j)
     with pytest.raises(TypeError, match="arange expects an int or float for stop; got bool True"):

@@ -1,0 +1,62 @@
+"""A pytest plugin that adds qdarray as an Array API backend to scikit-learn's and SciPy's own
+test suites (`pytest -p qdarray_backend --pyargs sklearn.utils.tests.test_array_api ...`).
+
+Both suites list their backends by name in their own code; this plugin adds "qdarray" there
+and leaves everything else to the suites (their markers, skips and tolerances):
+
+- scikit-learn parametrizes its Array API tests with `yield_namespaces()` (through
+  `yield_namespace_device_dtype_combinations`, `yield_mixed_namespace_input_permutations`, ...),
+  read when its test modules are imported: the plugin replaces it, before collection, with one
+  that yields "qdarray" alone, and `_array_api_for_tests("qdarray")` then imports qdarray.
+- SciPy parametrizes its `xp` fixture, in `scipy/conftest.py`, with `xp_available_backends`:
+  the plugin gives that fixture the one parameter qdarray (with SciPy's own fixture body, which
+  applies `skip_xp_backends` / `xfail_xp_backends`) and adds "qdarray" to the backends SciPy
+  knows, so `np_only=True` markers skip it as they skip every library but NumPy. Where the
+  default device is not the CPU, qdarray also counts as a non-CPU backend for `cpu_only=True`,
+  as PyTorch on a GPU does.
+
+The arrays the suites create without `device=` are on qdarray's default device: run with
+QDARRAY_DEFAULT_DEVICE=opencl:0 (or vulkan:0, cuda:0) to test a device (tests/clients/
+test_client_suites.py does, for each device present).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import qdarray as qd
+
+os.environ.setdefault("SCIPY_ARRAY_API", "1")  # before SciPy or scikit-learn is imported
+
+
+def _only_qdarray(include_numpy_namespaces: bool = True) -> Iterator[str]:
+    yield "qdarray"
+
+
+def _patch_sklearn() -> None:
+    try:
+        from sklearn.utils import _array_api
+    except ImportError:
+        return
+    _array_api.yield_namespaces = _only_qdarray
+
+
+_patch_sklearn()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_plugin_registered(plugin: Any, plugin_name: str) -> None:
+    """Give SciPy's `xp` fixture the backend qdarray, when `scipy/conftest.py` is registered
+    (pytest reads a conftest's fixtures later, when it collects the conftest's directory)."""
+    if not (plugin_name or "").replace(os.sep, "/").endswith("scipy/conftest.py"):
+        return
+    plugin.xp_known_backends.add("qdarray")
+    if qd.get_default_device().kind != "cpu":
+        plugin.xp_skip_cpu_only_backends.add("qdarray")
+    body = plugin.xp._get_wrapped_function()
+    param = pytest.param(qd, id="qdarray", marks=pytest.mark.array_api_backends)
+    plugin.xp = pytest.fixture(params=[param], name="xp")(body)
