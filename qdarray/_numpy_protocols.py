@@ -153,7 +153,7 @@ def numpy_fallback(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
     """
     if TAPES:  # a tape cannot see inside NumPy's code: refuse arrays that need gradients
         found: list[Array] = list(also)
-        _unwrap((args, kwargs), found, [])
+        _unwrap((args, tuple(kwargs.values())), found, [])
         refuse_foreign(name, *found)
     device = _off_cpu(also, args, kwargs)
     if device is not None:
@@ -178,7 +178,7 @@ def numpy_fallback(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
 def _off_cpu(also: tuple[Array, ...], args: Any, kwargs: dict[str, Any]) -> Device | None:
     """The device of the first qdarray array among the arguments that is not on the CPU."""
     arrays: list[Array] = list(also)
-    _unwrap((args, kwargs), arrays, [])
+    _unwrap((args, tuple(kwargs.values())), arrays, [])
     return next((x._device for x in arrays if x._device is not CPU), None)
 
 

@@ -275,6 +275,7 @@ def test_unmapped_functions_on_device_arrays_run_on_host_copies() -> None:
     for result, expected in [(np.median(x), np.median(a)), (np.sum(x, initial=1.0), 7.0),
                              (np.maximum.accumulate(x), np.maximum.accumulate(a)),
                              (np.average(x, weights=x), np.average(a, weights=a)),
+                             (np.average(a, weights=x), np.average(a, weights=a)),
                              (np.percentile(x, [10, 90]), np.percentile(a, [10, 90])),
                              (np.flipud(x), a[::-1])]:
         assert result.device == OPENCL  # the results come back to the arrays' device

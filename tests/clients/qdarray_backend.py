@@ -60,3 +60,10 @@ def pytest_plugin_registered(plugin: Any, plugin_name: str) -> None:
     body = plugin.xp._get_wrapped_function()
     param = pytest.param(qd, id="qdarray", marks=pytest.mark.array_api_backends)
     plugin.xp = pytest.fixture(params=[param], name="xp")(body)
+
+    # SciPy's `devices` fixture appends None to `devices()` as to a list; the standard's
+    # 2025.12 revision (qdarray's) returns a tuple.
+    def devices(xp: Any) -> list[Any]:
+        return [*xp.__array_namespace_info__().devices(), None]
+
+    plugin.devices = pytest.fixture(name="devices")(devices)
