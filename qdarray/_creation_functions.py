@@ -541,6 +541,43 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
     return _triangle("triu", x, k)
 
 
+def diag(v: Array, /, k: int = 0) -> Array:
+    """NumPy's `diag`: a 2-D array with the 1-D `v` on its `k`-th diagonal, or the `k`-th
+    diagonal of the 2-D `v`. Not in the standard (which has `linalg.diagonal` and `eye`), but
+    in NumPy, CuPy and PyTorch, and SciPy calls it on the namespace (`RBFInterpolator`).
+
+    Args:
+        v: a 1-D array (the diagonal to place) or a 2-D array (the matrix to read).
+        k: the diagonal: 0 the main one, positive above it, negative below.
+
+    Returns:
+        an `(n + |k|, n + |k|)` array of `v`'s dtype and device for a 1-D `v` of `n`
+        elements; a 1-D view-free copy of the diagonal for a 2-D `v`.
+
+    Raises:
+        ValueError: for a `v` of another number of dimensions.
+
+    Example::
+
+        qd.diag(qd.asarray([1.0, 2.0]))   # [[1.0, 0.0], [0.0, 2.0]]
+    """
+    from ._manipulation_functions import concat
+    from ._searching_functions import where
+    from .linalg import diagonal
+
+    k = operator.index(k)
+    if v.ndim == 2:
+        return diagonal(v, offset=k)
+    if v.ndim != 1:
+        raise ValueError(f"diag takes a 1-D or 2-D array; got shape {v.shape}. Use "
+                         "qd.linalg.diagonal for stacks of matrices.")
+    pad = zeros(abs(k), dtype=v.dtype, device=v.device)
+    row = concat([pad, v] if k > 0 else [v, pad])  # row[j]: the value of column j
+    n = row.shape[0]
+    return where(eye(n, k=k, dtype=_dtypes.bool, device=v.device), row, zeros(
+        (), dtype=v.dtype, device=v.device))
+
+
 # -- vector-Jacobian products (qdarray/_autodiff.py) ------------------------------------------
 
 
