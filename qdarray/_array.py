@@ -312,10 +312,11 @@ class Array:
         return self.shape[0]
 
     def __iter__(self) -> Any:
+        # Raised by iter(x) itself, not at the first next(), as NumPy's: `np.iterable(x)` (which
+        # SciPy uses to tell a lone argument from a tuple of them) must answer False.
         if self.ndim == 0:
             raise TypeError("iteration over a 0-D array; use x[()] or float(x).")
-        for i in range(self.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self.shape[0]))
 
     def __hash__(self) -> int:
         raise TypeError("Arrays are mutable and unhashable.")

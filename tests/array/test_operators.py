@@ -330,3 +330,12 @@ def test_inplace_through_overlapping_views_matches_numpy() -> None:
     view += x[:-1]
     a[1:] += a[:-1]
     np.testing.assert_array_equal(np.asarray(x), a)
+
+
+def test_a_0d_array_refuses_iteration_when_asked_like_numpy() -> None:
+    # iter() itself raises, so np.iterable answers False (SciPy tells a lone argument from a
+    # tuple of them this way); 1-D arrays iterate over their elements.
+    with pytest.raises(TypeError, match="iteration over a 0-D array"):
+        iter(qd.asarray(3.0))
+    assert not np.iterable(qd.asarray(3.0)) and np.iterable(qd.asarray([3.0]))
+    assert [float(v) for v in qd.asarray([1.0, 2.0])] == [1.0, 2.0]
