@@ -552,7 +552,7 @@ def diag(v: Array, /, k: int = 0) -> Array:
 
     Returns:
         an `(n + |k|, n + |k|)` array of `v`'s dtype and device for a 1-D `v` of `n`
-        elements; a 1-D view-free copy of the diagonal for a 2-D `v`.
+        elements; the diagonal of a 2-D `v` as a read-only view, as NumPy's.
 
     Raises:
         ValueError: for a `v` of another number of dimensions.
@@ -574,8 +574,9 @@ def diag(v: Array, /, k: int = 0) -> Array:
     pad = zeros(abs(k), dtype=v.dtype, device=v.device)
     row = concat([pad, v] if k > 0 else [v, pad])  # row[j]: the value of column j
     n = row.shape[0]
-    return where(eye(n, k=k, dtype=_dtypes.bool, device=v.device), row, zeros(
-        (), dtype=v.dtype, device=v.device))
+    mask = eye(n, k=k, dtype=_dtypes.bool, device=v.device)
+    out: Array = where(mask, row, zeros((), dtype=v.dtype, device=v.device))
+    return out
 
 
 # -- vector-Jacobian products (qdarray/_autodiff.py) ------------------------------------------
