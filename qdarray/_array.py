@@ -625,6 +625,8 @@ class Array:
             return self._view(_whole)
         target = _dtypes.normalize_dtype(dtype)
         assert target is not None
+        if target is self._dtype:  # no reinterpretation: a view on every device
+            return self._view(_whole)
         if self._device is not CPU:
             raise TypeError(
                 f"x.view({target}) reinterprets memory of CPU arrays only, not on "
