@@ -10,8 +10,9 @@ its reason).
 
 The size is bounded so that the project's suite stays fast on 2 cores: on the CPU, all of
 scikit-learn's Array API tests (about 500, a minute) and a cross-section of SciPy's (about
-4,000 from special, stats, fft, ndimage, integrate, optimize, interpolate and its array-API
-helpers); on OpenCL and Vulkan a cross-section of each. `QDARRAY_CLIENT_SUITES=full` runs
+5,700 from special, stats, fft, ndimage, integrate, optimize, interpolate, cluster and its
+array-API helpers, 45 s); on OpenCL and Vulkan a cross-section of each (about 280
+scikit-learn tests in 20 s and 1,600 SciPy tests in 80 s on PoCL). `QDARRAY_CLIENT_SUITES=full` runs
 both suites' complete Array API test sets on every device instead (about 30,000 SciPy tests a
 device, 7 minutes on the CPU and more elsewhere; the counts are in docs/conformance.md).
 """
@@ -64,13 +65,15 @@ SCIPY_CPU = [f"scipy.{m}" for m in (
     "special.tests.test_logsumexp", "stats.tests.test_stats", "stats.tests.test_device_dtype",
     "fft.tests.test_basic", "ndimage.tests.test_filters", "integrate.tests.test_tanhsinh",
     "optimize.tests.test_bracket", "interpolate.tests.test_rbfinterp", "cluster.tests.test_vq")]
+# Off the CPU the elementwise iterative solvers (optimize's bracket tests: 3 minutes of small
+# launches on PoCL) are left to the full run; tanhsinh stands for them.
 SCIPY_DEVICE = [f"scipy.{m}" for m in (
     "_lib.tests.test_array_api", "special.tests.test_logsumexp", "stats.tests.test_device_dtype",
-    "fft.tests.test_basic", "integrate.tests.test_tanhsinh", "optimize.tests.test_bracket",
+    "fft.tests.test_basic", "integrate.tests.test_tanhsinh", "interpolate.tests.test_rbfinterp",
     "cluster.tests.test_vq")]
 # At least this many must pass (a suite that collected nothing must not look green).
 MINIMUM = {("sklearn", "cpu"): 450, ("sklearn", "device"): 250, ("scipy", "cpu"): 3000,
-           ("scipy", "device"): 500}
+           ("scipy", "device"): 1200}
 
 
 def _modules(suite: str, device: str) -> list[str]:
