@@ -240,8 +240,8 @@ def test_setitem_rejects_other_kinds(dtype: qd.DType, value: object, match: str)
 
 def test_setitem_takes_numpy_arrays_and_lists_on_the_cpu() -> None:
     """As the operators do (and NumPy, CuPy): `x[key] = ndarray` uses the NumPy array
-    without a copy, a list is converted, with x[key] = Array's casting and range rules; on
-    another device host data is refused with the operators' TypeError."""
+    without a copy, a list is converted, with x[key] = Array's casting and range rules (on
+    other devices both are copied there: tests/array/test_numpy_protocols.py)."""
     a = np.arange(12.0).reshape(3, 4)
     x = qd.asarray(a.copy())
     value = np.array([10.0, 20.0, 30.0, 40.0])
