@@ -13,7 +13,8 @@ and leaves everything else to the suites (their markers, skips and tolerances):
   applies `skip_xp_backends` / `xfail_xp_backends`) and adds "qdarray" to the backends SciPy
   knows, so `np_only=True` markers skip it as they skip every library but NumPy. Where the
   default device is not the CPU, qdarray also counts as a non-CPU backend for `cpu_only=True`,
-  as PyTorch on a GPU does.
+  as PyTorch on a GPU does (QDARRAY_SCIPY_CPU_ONLY=run runs those tests too: SciPy's functions
+  that convert to NumPy inside, which work on qdarray through the host-export rule).
 
 The arrays the suites create without `device=` are on qdarray's default device: run with
 QDARRAY_DEFAULT_DEVICE=opencl:0 (or vulkan:0, cuda:0) to test a device (tests/clients/
@@ -96,7 +97,8 @@ def pytest_plugin_registered(plugin: Any, plugin_name: str) -> None:
     if not (plugin_name or "").replace(os.sep, "/").endswith("scipy/conftest.py"):
         return
     plugin.xp_known_backends.add("qdarray")
-    if qd.get_default_device().kind != "cpu":
+    if qd.get_default_device().kind != "cpu" and os.environ.get(
+            "QDARRAY_SCIPY_CPU_ONLY") != "run":
         plugin.xp_skip_cpu_only_backends.add("qdarray")
     body = plugin.xp._get_wrapped_function()
     param = pytest.param(qd, id="qdarray", marks=pytest.mark.array_api_backends)
