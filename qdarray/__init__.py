@@ -53,6 +53,7 @@ from ._errors import (
 from ._creation_functions import (
     arange,
     asarray,
+    diag,
     empty,
     empty_like,
     eye,
@@ -83,6 +84,7 @@ __all__ = [
     "KernelSyntaxError", "KernelTypeError", "QdarrayError",
     "asarray", "empty", "empty_like", "full", "full_like", "ones", "ones_like", "zeros",
     "zeros_like", "from_dlpack", "arange", "eye", "linspace", "meshgrid", "tril", "triu",
+    "diag",  # NumPy's, beyond the standard: SciPy calls it on the namespace
     "BufferView",
 ]
 

@@ -52,8 +52,9 @@ def annotation(kind: str, params: Any) -> Any:
 
 def _host_operand(self: Array, other: Any, name: str) -> Any:
     """A NumPy array (or a list or tuple) beside an Array in an operator: an Array on the CPU
-    (the ndarray itself, no copy), a TypeError naming qd.asarray(..., device=...) on other
-    devices, NotImplemented for anything else (Python then asks the other operand)."""
+    (the ndarray itself, no copy), a copy on the Array's device elsewhere (the host-export
+    rule, docs/numpy.md), NotImplemented for anything else (Python then asks the other
+    operand)."""
     if not isinstance(other, np.ndarray | list | tuple):
         return NotImplemented
     try:
@@ -321,10 +322,11 @@ class Array(NumpyMethods):
         return self.shape[0]
 
     def __iter__(self) -> Any:
+        # Raised by iter(x) itself, not at the first next(), as NumPy's: `np.iterable(x)` (which
+        # SciPy uses to tell a lone argument from a tuple of them) must answer False.
         if self.ndim == 0:
             raise TypeError("iteration over a 0-D array; use x[()] or float(x).")
-        for i in range(self.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self.shape[0]))
 
     def __hash__(self) -> int:
         raise TypeError("Arrays are mutable and unhashable.")
@@ -638,6 +640,8 @@ class Array(NumpyMethods):
             return self._view(_whole)
         target = _dtypes.normalize_dtype(dtype)
         assert target is not None
+        if target is self._dtype:  # no reinterpretation: a view on every device
+            return self._view(_whole)
         if self._device is not CPU:
             raise TypeError(
                 f"x.view({target}) reinterprets memory of CPU arrays only, not on "
@@ -724,8 +728,8 @@ class Array(NumpyMethods):
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if isinstance(value, np.ndarray | list | tuple):
-            # NumPy data as the operators take it: the ndarray itself on the CPU, a TypeError
-            # naming qd.asarray(..., device=...) elsewhere
+            # NumPy data as the operators take it: the ndarray itself on the CPU, a copy on
+            # the array's device elsewhere
             host = _host_operand(self, value, "x[key] = value")
             value = value if host is NotImplemented else host
         _indexing.setitem(self, key, value)

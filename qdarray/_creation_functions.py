@@ -10,6 +10,7 @@ import numpy as np
 from . import _dtypes
 from ._array import Array
 from ._autodiff import TAPES, defvjp, record
+from ._data_type_functions import astype
 from ._devices import CPU, Device, as_device
 from ._dtypes import DType
 from ._errors import DeviceMismatchError
@@ -317,13 +318,14 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     Raises:
         ValueError: for step 0.
         TypeError: for an integer dtype with a float argument (the values would be
-            truncated), or a bool or complex dtype.
+            truncated), or a bool dtype.
         OverflowError: when an integer dtype cannot hold the first or last value.
 
     Example::
 
         qd.arange(5)             # [0, 1, 2, 3, 4]
         qd.arange(0.0, 1.0, 0.25)   # [0.0, 0.25, 0.5, 0.75]
+        qd.arange(3, dtype=qd.complex64)   # [0j, 1+0j, 2+0j], as NumPy
     """
     if stop is None:
         start, stop = 0, start
@@ -336,11 +338,14 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     all_ints = all(type(v) is int for v in args.values())
     if d is None:
         d = _dtypes.int64 if all_ints else _dtypes.float64
-    if d.kind in "bc":
+    if d.kind == "b":
         raise TypeError(
-            f"arange produces real numbers; got dtype {d}. Use an integer or real floating "
-            "dtype, and qd.astype afterwards if needed."
+            f"arange produces numbers; got dtype {d}. Use a numeric dtype, and qd.astype "
+            "afterwards if needed."
         )
+    if d.kind == "c":  # real values with a zero imaginary part, as NumPy's
+        part = _dtypes.float32 if d is _dtypes.complex64 else _dtypes.float64
+        return astype(arange(start, stop, step, dtype=part, device=target), d)
     if d.kind in "iu":
         if not all_ints:
             floats = ", ".join(f"{k}={v!r}" for k, v in args.items() if type(v) is float)
@@ -543,6 +548,44 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
         a new array of `x`'s shape and dtype.
     """
     return _triangle("triu", x, k)
+
+
+def diag(v: Array, /, k: int = 0) -> Array:
+    """NumPy's `diag`: a 2-D array with the 1-D `v` on its `k`-th diagonal, or the `k`-th
+    diagonal of the 2-D `v`. Not in the standard (which has `linalg.diagonal` and `eye`), but
+    in NumPy, CuPy and PyTorch, and SciPy calls it on the namespace (`RBFInterpolator`).
+
+    Args:
+        v: a 1-D array (the diagonal to place) or a 2-D array (the matrix to read).
+        k: the diagonal: 0 the main one, positive above it, negative below.
+
+    Returns:
+        an `(n + |k|, n + |k|)` array of `v`'s dtype and device for a 1-D `v` of `n`
+        elements; the diagonal of a 2-D `v` as a read-only view, as NumPy's.
+
+    Raises:
+        ValueError: for a `v` of another number of dimensions.
+
+    Example::
+
+        qd.diag(qd.asarray([1.0, 2.0]))   # [[1.0, 0.0], [0.0, 2.0]]
+    """
+    from ._manipulation_functions import concat
+    from ._searching_functions import where
+    from .linalg import diagonal
+
+    k = operator.index(k)
+    if v.ndim == 2:
+        return diagonal(v, offset=k)
+    if v.ndim != 1:
+        raise ValueError(f"diag takes a 1-D or 2-D array; got shape {v.shape}. Use "
+                         "qd.linalg.diagonal for stacks of matrices.")
+    pad = zeros(abs(k), dtype=v.dtype, device=v.device)
+    row = concat([pad, v] if k > 0 else [v, pad])  # row[j]: the value of column j
+    n = row.shape[0]
+    mask = eye(n, k=k, dtype=_dtypes.bool, device=v.device)
+    out: Array = where(mask, row, zeros((), dtype=v.dtype, device=v.device))
+    return out
 
 
 # -- vector-Jacobian products (qdarray/_autodiff.py) ------------------------------------------

@@ -23,14 +23,18 @@ if TYPE_CHECKING:
 
 KNOWN_KINDS = ("cpu", "cuda", "opencl", "vulkan")
 
-# `find(device)` loads a device's backend; set when qdarray.backends is imported (the package
-# root imports it), before any device is used.
+# `find(device)` loads a device's backend, `describe(device)` says what the device is; set when
+# qdarray.backends is imported (the package root imports it), before any device is used.
 _FIND_BACKEND: list[Callable[[Device], Backend]] = []
+_DESCRIBE: list[Callable[[Device], str]] = []
 
 
-def register_backends(find: Callable[[Device], Backend]) -> None:
-    """Tell `Device.backend` how to load a device's backend (qdarray.backends does)."""
+def register_backends(find: Callable[[Device], Backend],
+                      describe: Callable[[Device], str]) -> None:
+    """Tell `Device.backend` how to load a device's backend, and `Device.description` how to
+    describe a device (qdarray.backends does)."""
     _FIND_BACKEND[:] = [find]
+    _DESCRIBE[:] = [describe]
 
 
 class Device:
@@ -66,6 +70,21 @@ class Device:
 
     def __repr__(self) -> str:
         return f"Device('{self}')"
+
+    @property
+    def description(self) -> str:
+        """What the device is: its platform or driver and its name, e.g. `PoCL 5.0+debian on
+        cpu-haswell-AMD EPYC 7B13`, `NVIDIA H200`, `llvmpipe (LLVM 15.0.7, 256 bits)
+        (llvmpipe)`, or the CPU's model; `opencl:0` and `opencl:1` from two PoCL builds differ
+        here. Read from the device listing (cached across processes: backends/discovery.py),
+        so it does not open the device.
+
+        Example::
+
+            for d in qd.__array_namespace_info__().devices():
+                print(d, "-", d.description)
+        """
+        return _DESCRIBE[0](self)
 
     def __str__(self) -> str:
         return "cpu" if self.kind == "cpu" else f"{self.kind}:{self.index}"

@@ -346,13 +346,45 @@ def inplace(name: str, x1: Array, x2: Any, category: str | None = None) -> Array
             return x1
     result = binary(name, x1, x2, category)
     check_inplace_result(name, x1, result)
-    x1._data[...] = result._data
+    data = result._data
+    if result._dtype is not x1._dtype:  # a wider integer whose values fit x1's dtype
+        data = x1._device.backend.xp.astype(data, x1._data.dtype)
+    x1._data[...] = data
     x1._buffer.generation += 1
     return x1
 
 
+def check_integer_range(value: Array, dtype: DType) -> None:
+    """Raise an OverflowError naming the first bad value unless every value of the integer
+    array `value` fits the integer dtype `dtype` (checked on the device, by its min and max)."""
+    src = np.iinfo(value._dtype._np)
+    dst = np.iinfo(dtype._np)
+    if dst.min <= src.min and src.max <= dst.max or value.size == 0:
+        return
+    xp = value._device.backend.xp
+    lo = int(xp.min(value._data))
+    hi = int(xp.max(value._data))
+    if lo < dst.min or hi > dst.max:
+        bad = lo if lo < dst.min else hi
+        raise OverflowError(
+            f"Value {bad} (dtype {value._dtype}) is out of range for dtype {dtype} "
+            f"([{dst.min}, {dst.max}]); nothing was written. Use an array of a wider dtype."
+        )
+
+
 def check_inplace_result(name: str, x1: Array, result: Array) -> None:
-    """Raise unless `x1 op= x2` can store `result` in x1 (same dtype and shape)."""
+    """Raise unless `x1 op= x2` can store `result` in x1: the same shape, and the same dtype or,
+    between integer dtypes, values that fit x1's (as `x1[...] = result` would store them).
+
+    Note: NumPy, CuPy and PyTorch store a wider integer result in place by casting (so
+    `nfev += counts` of int32 and int64 works; SciPy's `nsum` relies on it); qdarray does too,
+    but checks the range first rather than wrapping, as its assignments do. A float or
+    complex result of higher precision or kind is refused: the cast would round silently.
+    """
+    if result._dtype is not x1._dtype and x1._dtype.kind in "iu" and \
+            result._dtype.kind in "iu" and result.shape == x1.shape:
+        check_integer_range(result, x1._dtype)
+        return
     if result._dtype is not x1._dtype:
         raise TypeError(
             f"In-place {name} would change dtype {x1._dtype} to {result._dtype}; "

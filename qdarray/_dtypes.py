@@ -179,7 +179,7 @@ def from_numpy_dtype(np_dtype: Any) -> DType:
     if nd is not None and not nd.isnative and nd.newbyteorder("=") in _BY_NUMPY:
         return _BY_NUMPY[nd.newbyteorder("=")]
     raise TypeError(
-        f"dtype {np_dtype!r} is not supported by qdarray; "
+        f"Unsupported dtype: dtype {np_dtype!r} is not supported by qdarray; "
         f"use one of {', '.join(d.name for d in ALL_DTYPES)}."
     )
 

@@ -23,7 +23,7 @@ from ._array import Array
 from ._autodiff import TAPES, Scatter, defvjp, record
 from ._axis import normalize_axis
 from ._creation_functions import arange, asarray, zeros
-from ._dispatch import require_array, same_device
+from ._dispatch import check_integer_range, require_array, same_device
 from ._dtypes import DType
 from .backends.quiet import quiet
 
@@ -354,7 +354,7 @@ def _native_value(x: Array, value: Any) -> Any:
         same_device(x, value, "x[key] = value")
         _check_array_cast(value._dtype, dtype)
         if value._dtype.kind in "iu" and dtype.kind in "iu":
-            _check_integer_range(value, dtype)
+            check_integer_range(value, dtype)
         return value._data
     if isinstance(value, np.generic) and not isinstance(value, (int, float, complex)):
         value = value.item()
@@ -401,22 +401,6 @@ def _check_array_cast(src: DType, dst: DType) -> None:
             f"Cannot assign an array of dtype {src} into an array of dtype {dst}: only "
             f"same-kind casts are allowed in x[key] = value. Use qd.astype(value, {dst}) "
             "first if the conversion is intended."
-        )
-
-
-def _check_integer_range(value: Array, dtype: DType) -> None:
-    src = np.iinfo(value._dtype._np)
-    dst = np.iinfo(dtype._np)
-    if dst.min <= src.min and src.max <= dst.max or value.size == 0:
-        return
-    xp = value._device.backend.xp
-    lo = int(xp.min(value._data))
-    hi = int(xp.max(value._data))
-    if lo < dst.min or hi > dst.max:
-        bad = lo if lo < dst.min else hi
-        raise OverflowError(
-            f"Value {bad} (dtype {value._dtype}) is out of range for dtype {dtype} "
-            f"([{dst.min}, {dst.max}]); nothing was written. Use an array of a wider dtype."
         )
 
 

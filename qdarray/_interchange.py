@@ -134,7 +134,8 @@ def dlpack_export(x: Array, *, stream: Any, max_version: tuple[int, int] | None,
     if dl_device is not None:
         if dl_device != x.__dlpack_device__():
             if tuple(dl_device) == (DL_CPU, 0) and copy is not False:
-                return np.ascontiguousarray(x._host()).__dlpack__(
+                # np.ascontiguousarray would make a 0-d array 1-d: np.array keeps the shape
+                return np.array(x._host(), order="C").__dlpack__(
                     max_version=max_version, copy=True)
             raise BufferError(
                 f"Cannot export an array on {x.device} to DLPack device {dl_device}."

@@ -130,15 +130,20 @@ def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
 
 
 def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
-    """Read-only views of `arrays` broadcast to their common shape (a tuple, as in 2025.12)."""
+    """`arrays` broadcast to their common shape (a tuple, as in 2025.12): read-only views of
+    those that broadcast, and those already of that shape as they are (writable), as NumPy's
+    `broadcast_arrays` returns them (SciPy's tanhsinh passes its results on to a function
+    that writes into them)."""
     if not arrays:
         return ()
     items, device = _arrays(arrays, "broadcast_arrays")
     shape = broadcast_shapes(*(a.shape for a in items))
     xp = device.backend.xp
-    outs = tuple(_alias(a, xp.broadcast_to(a._data, shape)) for a in items)
+    outs = tuple(a if a.shape == shape else _alias(a, xp.broadcast_to(a._data, shape))
+                 for a in items)
     if TAPES:
-        return tuple(record("broadcast_to", o, (a,)) for o, a in zip(outs, items, strict=True))
+        return tuple(o if o is a else record("broadcast_to", o, (a,))
+                     for o, a in zip(outs, items, strict=True))
     return outs
 
 

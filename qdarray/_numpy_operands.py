@@ -1,10 +1,10 @@
-"""NumPy data as operands of qdarray operations: zero-copy on the CPU, an error elsewhere.
+"""NumPy data as operands of qdarray operations: zero-copy on the CPU, copied to other devices.
 
 On the CPU an Array's storage is a NumPy array, so a NumPy array given to an operator or to a
 NumPy function alongside qdarray arrays is wrapped as an Array without a copy. On other devices
-NumPy data is never moved implicitly (the copy would be hidden in an operator); the TypeError
-says how to move it, as CuPy's does. NumPy and Python scalars are values, not arrays: they mix
-into operations on every device.
+it is copied to the arrays' device, the same host copy (the other way) that `np.asarray(x)`
+makes: the host-export rule of docs/numpy.md, which scikit-learn and SciPy rely on. NumPy and
+Python scalars are values, not arrays: they mix into operations on every device.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ NO_VALUE = np._NoValue  # NumPy's "argument not given" default
 class NotInNamespace(Exception):
     """A NumPy call the namespace cannot express (an `out=` argument, a NumPy-only dtype such
     as float16, an object NumPy knows and qdarray does not). The message says what; the caller
-    runs NumPy's own function on CPU data instead, or raises a TypeError on other devices."""
+    runs NumPy's own function instead (on host copies of arrays on other devices)."""
 
 
 def device_of(objs: Iterable[Any]) -> Device | None:
@@ -46,32 +46,19 @@ def device_of(objs: Iterable[Any]) -> Device | None:
     return None
 
 
-def moved_data_error(obj: Any, device: Device, func: str) -> TypeError:
-    """The TypeError for NumPy data combined with arrays on a device other than the CPU."""
-    kind = type(obj)
-    name = kind.__qualname__ if kind.__module__ == "builtins" else (
-        f"{kind.__module__}.{kind.__qualname__}")
-    return TypeError(
-        f"Unsupported type {name} in {func} with arrays on {device}: host data is not moved to "
-        f"a device implicitly. Use qd.asarray(a, device='{device}') to move it first, or "
-        "x.to_device('cpu') to compute on the host."
-    )
-
-
 def host_operand(obj: Any, device: Device, func: str) -> Array:
     """NumPy data (an ndarray, or a list or tuple of values) as an Array on `device`: the
-    ndarray itself (no copy) on the CPU, a TypeError naming `qd.asarray(..., device=...)`
-    elsewhere. NotInNamespace for a dtype qdarray lacks (float16, strings, objects)."""
-    if device is not CPU:
-        raise moved_data_error(obj, device, func)
+    ndarray itself (no copy) on the CPU, a copy on other devices (as `np.asarray(x)` copies
+    the other way). NotInNamespace for a dtype qdarray lacks (float16, strings, objects)."""
     if type(obj) is np.ndarray:
         try:
-            return Array._new(obj, CPU)
+            wrapped = Array._new(obj, CPU)
         except TypeError as exc:  # a dtype outside the standard's
             raise NotInNamespace(str(exc)) from None
+        return wrapped if device is CPU else asarray(wrapped, device=device)
     if type(obj) is list or type(obj) is tuple:
         try:
-            return asarray(obj, device=CPU)
+            return asarray(obj, device=device)
         except (TypeError, ValueError) as exc:
             raise NotInNamespace(str(exc)) from None
     raise NotInNamespace(f"{func} got a {type(obj).__name__}, which qdarray does not convert")

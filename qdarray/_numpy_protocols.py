@@ -4,8 +4,8 @@ A NumPy function or ufunc given qdarray arrays runs as the namespace function th
 `_numpy_functions` maps it to, on the arrays' device, and returns qdarray arrays. Everything
 else goes to `numpy_fallback`, the one place where NumPy code runs on qdarray memory: on the
 CPU, NumPy's own function runs on the arrays' NumPy storage (no copy) and its array results
-are wrapped back; on other devices it raises a TypeError naming the function and how to move
-the data.
+are wrapped back; on other devices it runs on host copies (the copy `np.asarray(x)` makes) and
+its array results come back to the arrays' device.
 
 Example::
 
@@ -25,7 +25,7 @@ from . import _dtypes
 from ._array import Array
 from ._autodiff import TAPES, noted, refuse_foreign
 from ._data_type_functions import astype
-from ._devices import CPU
+from ._devices import CPU, Device
 from ._numpy_functions import FUNCTIONS, LIKE_FUNCTIONS, UFUNC_METHODS, UFUNCS
 from ._numpy_operands import NotInNamespace, device_of, dtype_of, operand
 from .buffer_view import BufferView
@@ -61,7 +61,8 @@ def array_function(x: Array, func: Callable[..., Any], types: Any, args: tuple[A
             return create(x._device, *args, **kwargs)
         except NotInNamespace as exc:
             reason = str(exc)
-        return numpy_fallback(lambda *a, **k: func(*a, like=x._data, **k), args, kwargs,
+        like = x._data if x._device is CPU else None  # on other devices: NumPy's own
+        return numpy_fallback(lambda *a, **k: func(*a, like=like, **k), args, kwargs,
                               _qualified_name(func), reason, (x,))
     return call_numpy(func, args, kwargs)
 
@@ -143,28 +144,24 @@ def numpy_fallback(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
     other arguments are only read, as NumPy's semantics say, so a tape that kept one still
     holds it.
 
+    Arrays on other devices (an argument, or an array in `also`, which `func` uses besides its
+    arguments) take part as host copies (`_on_host_copies`), as `np.asarray(x)` gives them.
+
     Raises:
-        TypeError: an argument (or an array in `also`, which `func` uses besides its
-            arguments) lives on a device other than the CPU; the message names the function
-            (`name`), why the table could not take it (`reason`) and how to move data.
         AutodiffError: inside a `qd.ad.Tape`, an argument needs gradients (the tape cannot
             record what NumPy does); the message names the function.
     """
+    if TAPES:  # a tape cannot see inside NumPy's code: refuse arrays that need gradients
+        found: list[Array] = list(also)
+        _unwrap((args, tuple(kwargs.values())), found, [])
+        refuse_foreign(name, *found)
+    device = _off_cpu(also, args, kwargs)
+    if device is not None:
+        return _on_host_copies(func, args, kwargs, device, written)
     arrays: list[Array] = list(also)
     passed: list[Any] = []
     native_args = _unwrap(args, arrays, passed)
     native_kwargs = {k: _unwrap(v, arrays, passed) for k, v in kwargs.items()}
-    if TAPES:  # a tape cannot see inside NumPy's code: refuse arrays that need gradients
-        refuse_foreign(name, *arrays)
-    for x in arrays:
-        if x._device is not CPU:
-            because = f" ({reason})" if reason else ""
-            raise TypeError(
-                f"{name} has no qdarray implementation for arrays on {x._device}{because}; "
-                "NumPy functions without a namespace equivalent run on CPU arrays only. Use a "
-                f"qd function instead, or move the data: x.to_device('cpu'), then "
-                f"qd.asarray(result, device='{x._device}') to move a result back."
-            )
     if written is None:
         written = _written_arguments(func, args, kwargs)
     result = func(*native_args, **native_kwargs)
@@ -176,6 +173,83 @@ def numpy_fallback(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
     if TAPES and changed:
         noted(name, changed)
     return _wrap(result, arrays, passed)
+
+
+def _off_cpu(also: tuple[Array, ...], args: Any, kwargs: dict[str, Any]) -> Device | None:
+    """The device of the first qdarray array among the arguments that is not on the CPU."""
+    arrays: list[Array] = list(also)
+    _unwrap((args, tuple(kwargs.values())), arrays, [])
+    return next((x._device for x in arrays if x._device is not CPU), None)
+
+
+# NumPy functions about memory, which host copies cannot answer: qdarray answers from the
+# arrays' buffers (two views of one buffer may share memory; an array shares it with itself).
+_MEMORY_QUERIES = (np.may_share_memory, np.shares_memory)
+
+
+def _on_host_copies(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                    device: Device, written: list[Any] | None) -> Any:
+    """NumPy's `func` on host copies of arrays that live on `device` (not the CPU): the same
+    host copy that `np.asarray(x)` makes (the host-export rule, docs/numpy.md). Array results
+    come back as Arrays on `device` (copies: a view NumPy returns is a view of the host copy,
+    so it does not stay a view of the argument); arguments NumPy writes (`out=`, `np.copyto`,
+    ...) are written back to their device."""
+    if func in _MEMORY_QUERIES and len(args) >= 2 and all(type(a) is Array for a in args[:2]):
+        a, b = args[0], args[1]
+        return a._buffer is b._buffer and (a.size > 0 and b.size > 0)
+    copies: dict[int, tuple[Array, np.ndarray]] = {}
+
+    def host(obj: Any) -> Any:
+        kind = type(obj)
+        if kind is BufferView:
+            obj = obj._as_array()
+            kind = Array
+        if kind is Array:
+            found = copies.get(id(obj))
+            if found is None:
+                data = obj._data if obj._device is CPU else np.array(obj._host())
+                found = copies[id(obj)] = (obj, data)
+            return found[1]
+        if kind is list or kind is tuple:
+            return kind(host(o) for o in obj)
+        return obj
+
+    native_args = host(args)
+    native_kwargs = {k: host(v) for k, v in kwargs.items()}
+    if written is None:
+        written = _written_arguments(func, args, kwargs)
+    result = func(*native_args, **native_kwargs)
+    targets: list[Array] = []
+    _unwrap([x for x, _ in copies.values()] if written is None else written, targets, [])
+    for x in targets:
+        data = copies[id(x)][1] if id(x) in copies else None
+        if data is not None and x._device is not CPU:
+            x[...] = Array._new(data, CPU).to_device(x._device)
+        elif data is not None:
+            x._buffer.generation += 1
+    return _to_device(result, copies, device)
+
+
+def _to_device(result: Any, copies: dict[int, tuple[Array, np.ndarray]], device: Device) -> Any:
+    """NumPy's results from host copies as Arrays on `device` (an argument's host copy
+    returned as it came is that argument)."""
+    kind = type(result)
+    if kind is np.ndarray:
+        for x, data in copies.values():
+            if result is data:
+                return x
+        if result.dtype not in _dtypes._BY_NUMPY:
+            return result  # float16, strings, objects: NumPy's own result
+        return Array._new(result, CPU).to_device(device)
+    if isinstance(result, np.generic):
+        if result.dtype not in _dtypes._BY_NUMPY:
+            return result
+        return Array._new(np.asarray(result), CPU).to_device(device)
+    if kind is tuple or kind is list:
+        return kind(_to_device(r, copies, device) for r in result)
+    if isinstance(result, tuple) and hasattr(result, "_fields"):  # a named tuple
+        return kind(*(_to_device(r, copies, device) for r in result))
+    return result
 
 
 # NumPy's functions that write into an argument other than `out=`, by the parameter's name.

@@ -78,3 +78,11 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
     assert 'id="qdarray.linalg.solve"' in linalg
     kernels = (site / "reference" / "kernels" / "index.html").read_text()
     assert 'id="qdarray.kernel"' in kernels and 'id="qdarray.BufferView"' in kernels
+    # Docstrings' `Example::` blocks render as highlighted code (tools/griffe_examples.py),
+    # and no page opens with the package docstring.
+    for page in (site / "reference").glob("*/index.html"):
+        text = page.read_text()
+        assert "Example::" not in text, f"{page}: an Example:: block rendered literally"
+        assert "reverse-mode autodiff through kernels with data-dependent loops" not in text
+    creation = (site / "reference" / "creation" / "index.html").read_text()
+    assert '<strong>Example</strong></p>\n<div class="highlight"><pre>' in creation

@@ -44,4 +44,11 @@ def dlpack_kind(code: int) -> str | None:
     return next((kind for kind, (_, c) in _KINDS.items() if c == code), None)
 
 
-register_backends(backend_for)
+def describe(device: Device) -> str:
+    """`device.description`: what the device is (discovery.py, cached across processes)."""
+    from .discovery import description
+
+    return description(device)
+
+
+register_backends(backend_for, describe)

@@ -54,6 +54,11 @@ class Backend(Protocol):
         """The devices of this kind present on the machine, in a stable order."""
         ...
 
+    def description(self, device: Any) -> str:
+        """What `device` is, for people: its platform or driver and its name (discovery.py
+        keeps it with the device listing)."""
+        ...
+
     def supports_dtype(self, np_dtype: np.dtype, device: Any) -> bool:
         """Whether arrays of this dtype can live on `device` (float64 is optional on GPUs)."""
         ...

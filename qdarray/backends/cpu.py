@@ -51,6 +51,11 @@ class CpuBackend:
     def devices(self) -> list[Device]:
         return [CPU]
 
+    def description(self, device: Device) -> str:
+        from .discovery import description
+
+        return description(device)
+
     def supports_dtype(self, np_dtype: np.dtype, device: Device) -> bool:
         return True
 

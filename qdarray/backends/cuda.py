@@ -82,6 +82,9 @@ class _CudaBase:
     def device_name(self, device: Device) -> str:
         raise NotImplementedError
 
+    def description(self, device: Device) -> str:
+        return self.device_name(device)
+
     def to_host(self, native: Any) -> np.ndarray:
         raise NotImplementedError
 

@@ -36,6 +36,14 @@ class OpenCLBackend:
     def devices(self) -> list[Device]:
         return [Device(f"opencl:{s.index}") for s in runtime.devices()]
 
+    def description(self, device: Device) -> str:
+        """`<platform> <version> on <device>`, e.g. `PoCL 5.0+debian on cpu-haswell-...`
+        (the platform version without its `OpenCL x.y` prefix)."""
+        dev = self.state(device).cl_device
+        words = dev.platform.version.split()
+        short = " ".join(words[2:4]) if words[:1] == ["OpenCL"] else " ".join(words[:2])
+        return f"{short or dev.platform.name.strip()} on {dev.name.strip()}"
+
     def state(self, device: Device) -> runtime.DeviceState:
         """The pyopencl context, queue and capabilities of `device`."""
         return runtime.state(device.index)

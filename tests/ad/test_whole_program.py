@@ -76,6 +76,7 @@ CALLS = {
     "unique_values": qd.unique_values, "clip": lambda x: qd.clip(x, 0.2, 0.8),
     "astype": lambda x: qd.astype(x, qd.float32), "cumulative_prod": lambda x: (
         qd.cumulative_prod(x, axis=0)), "cumulative_sum": lambda x: qd.cumulative_sum(x, axis=0),
+    "diag": lambda x: qd.diag(x[0]),
     "diff": qd.diff, "tril": qd.tril, "triu": qd.triu, "asarray": lambda x: qd.asarray(
         x, copy=True), "from_dlpack": lambda x: qd.from_dlpack(x, copy=True),
     "meshgrid": lambda x: qd.meshgrid(x[0], x[1])[0],

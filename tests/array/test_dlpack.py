@@ -151,3 +151,30 @@ def test_array_namespace_is_qdarray() -> None:
     assert x.__array_namespace__(api_version="2024.12") is qd
     with pytest.raises(ValueError, match="Unsupported Array API version '2019.01'"):
         x.__array_namespace__(api_version="2019.01")
+
+
+DEVICES = [str(d) for d in qd.__array_namespace_info__().devices()]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(), (0,), (1,), (5,), (2, 0), (2, 3), (1, 1, 1), (2, 1, 3)])
+def test_host_exports_keep_every_shape_on_every_device(device: str, shape: tuple[int, ...]) -> None:
+    a = np.arange(float(np.prod(shape)), dtype=np.float32).reshape(shape)
+    x = qd.asarray(a, device=device)
+    np.testing.assert_array_equal(np.from_dlpack(x, device="cpu"), a, strict=True)
+    assert np.asarray(x).shape == shape
+    if x.ndim >= 2:  # a transposed view comes back transposed
+        np.testing.assert_array_equal(np.from_dlpack(x.mT, device="cpu"), np.swapaxes(a, -1, -2),
+                                      strict=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_arange_with_a_complex_dtype_is_numpys(device: str, dtype: str) -> None:
+    if not qd.__array_namespace_info__().dtypes(device=device).get(dtype):
+        pytest.skip(f"{device} has no {dtype}")
+    for args in [(3,), (1, 2, 0.5), (5, 0, -2)]:
+        got = qd.arange(*args, dtype=getattr(qd, dtype), device=device)
+        assert got.dtype == getattr(qd, dtype) and got.device == qd.Device(device)
+        np.testing.assert_array_equal(np.asarray(got), np.arange(*args, dtype=dtype),
+                                      strict=True)

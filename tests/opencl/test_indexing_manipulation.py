@@ -148,3 +148,24 @@ def test_transfers_round_trip(device):
     assert float(qd.sum(d)) == 45.0 and int(d[3]) == 3 and bool(d[1])
     with pytest.raises(ValueError, match="two devices"):
         d + qd.asarray(x)
+
+
+@given(x=arrays([np.float32], hnp.array_shapes(min_dims=2, max_dims=3, max_side=4)),
+       data=st.data())
+def test_reshape_is_a_view_where_numpys_is(device, x, data):
+    # NumPy views a reshape of a strided array whenever the merged axes are contiguous; code
+    # that writes through one (SciPy's tanhsinh does) needs the same on every device.
+    perm = tuple(data.draw(st.permutations(range(x.ndim))))
+    a = np.transpose(x, perm)[::-1]
+    shape = data.draw(st.sampled_from([(-1,), (a.shape[0], -1), (*a.shape, 1), a.shape[::-1]]))
+    try:
+        expected = a.reshape(shape, copy=False)
+    except ValueError:
+        expected = None
+    d = qd.permute_dims(on(device, x), perm)[::-1]
+    got = qd.reshape(d, shape)
+    same(got, qd.asarray(a.reshape(shape)))
+    assert (got._buffer is d._buffer) == (expected is not None)
+    if expected is not None and got.size:
+        got[(0,) * got.ndim] = -5.0
+        assert float(d[(0,) * d.ndim]) == -5.0

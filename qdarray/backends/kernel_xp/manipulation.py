@@ -34,12 +34,50 @@ def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def nocopy_strides(old_shape: tuple[int, ...], old_strides: tuple[int, ...],
+                   shape: tuple[int, ...], itemsize: int) -> tuple[int, ...] | None:
+    """The strides that view an array of `old_shape` / `old_strides` with the new `shape` (C
+    order), or None when no view can: NumPy's `_attempt_nocopy_reshape`, so a reshape is a
+    view exactly where NumPy's is (code such as SciPy's tanhsinh writes through one)."""
+    if math.prod(shape) == 0:
+        return c_strides(shape, itemsize)
+    dims = [(n, st) for n, st in zip(old_shape, old_strides, strict=True) if n != 1]
+    olddims = [n for n, _ in dims]
+    oldstrides = [st for _, st in dims]
+    new = [0] * len(shape)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(shape) and oi < len(olddims):
+        np_, op = shape[ni], olddims[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= shape[nj]
+                nj += 1
+            else:
+                op *= olddims[oj]
+                oj += 1
+        for ok in range(oi, oj - 1):  # the old axes merged here must be contiguous
+            if oldstrides[ok] != olddims[ok + 1] * oldstrides[ok + 1]:
+                return None
+        new[nj - 1] = oldstrides[oj - 1]
+        for nk in range(nj - 1, ni, -1):
+            new[nk - 1] = new[nk] * shape[nk]
+        ni, nj, oi, oj = nj, nj + 1, oj, oj + 1
+    last = new[ni - 1] if ni >= 1 else itemsize
+    for nk in range(ni, len(shape)):  # trailing axes of size 1
+        new[nk] = last
+    return tuple(new)
+
+
 def reshape(x: Any, shape: tuple[int, ...], copy: bool | None = None) -> Any:
-    """A view when `x` is C-contiguous (and copy is not True), else a copy; copy=False on a
-    layout that needs one raises ValueError, as NumPy does."""
+    """A view where NumPy's reshape gives one (and copy is not True), else a copy; copy=False
+    on a layout that needs one raises ValueError, as NumPy does."""
     shape = _resolve_shape(shape, x.size)
     if x.is_c_contiguous() and copy is not True:
         return x._view(shape, c_strides(shape, x.dtype.itemsize), x.offset)
+    if copy is not True:
+        strides = nocopy_strides(tuple(x.shape), tuple(x.strides), shape, x.dtype.itemsize)
+        if strides is not None:
+            return x._view(shape, strides, x.offset)
     if copy is False:
         raise ValueError("Unable to avoid creating a copy while reshaping.")
     data = contiguous(x, force=True)

@@ -51,6 +51,11 @@ class VulkanBackend:
             return []
         return [Device(f"vulkan:{i}") for i in range(len(found))]
 
+    def description(self, device: Device) -> str:
+        """The device's name and its driver's, e.g. `llvmpipe (LLVM 15.0.7, 256 bits) (llvmpipe)`."""
+        found = _instance.physical_devices()[device.index]
+        return f"{found.name} ({found.driver})"
+
     def state(self, device: Device) -> _instance.DeviceState:
         """The logical device, queue, limits and features of `device`."""
         return _instance.state(device.index)
