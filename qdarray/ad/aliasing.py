@@ -44,10 +44,15 @@ def _overlap(a: Array, b: Array) -> bool:
     return True  # one memory token on a device: one allocation
 
 
-def check_wrappers(kernel: Any, args: Sequence[Any]) -> None:
+def check_wrappers(kernel: Any, args: Sequence[Any], leaves: Any = None) -> None:
     """Raise AutodiffError where a float argument without a gradient shares memory with an
-    argument that has one (module docstring)."""
-    arrays = _arrays(kernel.param_names, args)
+    argument that has one (module docstring). `leaves`: the launch's (name, array) pairs
+    when the caller has them (`kernels.args.array_leaves`)."""
+    if leaves is None:
+        arrays = _arrays(kernel.param_names, args)
+    else:
+        arrays = [(n, a._base, a._grad_base is not None) if type(a) is BufferView else
+                  (n, a, a._grad is not None) for n, a in leaves if type(a) is not np.ndarray]
     with_grad = [(n, a) for n, a, g in arrays if g and a._shared is not None]
     if not with_grad:
         return

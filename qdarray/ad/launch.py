@@ -63,6 +63,9 @@ if TYPE_CHECKING:
 MAX_HEAP_BYTES = 1 << 62
 
 _HEAPS_IN_USE = threading.Lock()
+# What `execute` reports of each launch in `STATS`
+_LAUNCH_STATS = ("adstack_bytes", "adstack_index_bytes", "checkpoint_stride", "reordered_tasks",
+                 "group_efficiency", "group_efficiency_reordered", "adstack_position_bits")
 _CACHE: weakref.WeakKeyDictionary[Any, dict[Any, ReverseLauncher]] = weakref.WeakKeyDictionary()
 
 
@@ -160,6 +163,10 @@ class ReverseLauncher:
         self.overflow = self.buffers.zeros(max(plan.n_stacks, 1), np.int64)
         self.no_overflow = np.zeros(max(plan.n_stacks, 1), np.int64).tobytes()
         self.sized: tuple[Any, ...] = (None,)
+        # A reverse without stacks, heaps or scratch needs no sizing: after its first launch
+        # (which records the statistics it leaves) it runs straight (see `launch`).
+        self.straight = not (plan.n_stacks or plan.heaps or plan.outer_slots or checkpointed)
+        self.straight_stats: dict[str, Any] | None = None
 
     @property
     def rev(self) -> Reverse:
@@ -256,7 +263,21 @@ class ReverseLauncher:
         flat = args if self.flat_args else [a for _, a in flatten(self.specs, args)]
         if self.reads and check:
             self.check_reads(args)
-        self.execute(args, flat, None)
+        stats = self.straight_stats
+        if stats is None:
+            self.execute(args, flat, None)
+            if self.straight:
+                self.straight_stats = {k: STATS[k] for k in _LAUNCH_STATS}
+            return
+        STATS.update(stats)
+        call = list(args)
+        for k in self.plan.grads:
+            g = grad_of(flat[k])
+            memory = g._data if type(g) is Array else g._base._data
+            if not getattr(getattr(memory, "flags", None), "writeable", True):
+                self.read_only_gradient(k)
+            call.append(g)
+        self.run(call)
 
     def prepare(self, args: Sequence[Any], flat: Sequence[Any], stride: int | None
                 ) -> tuple[Any, ...]:
@@ -537,23 +558,26 @@ def _view_key(v: BufferView) -> Any:
 # Per-argument keys of the launcher table: the signature key, and whether it has a gradient.
 _ARRAY_KEY = KEY_FUNCS[Array]
 _VIEW_KEY = KEY_FUNCS[BufferView]
-_KEYS: dict[type, Any] = {**KEY_FUNCS, Array: _array_key, BufferView: _view_key}
+# (dataclasses left out: their keys lack the gradient mask, so they take `_mask`'s path)
+_KEYS: dict[type, Any] = {**{t: f for t, f in KEY_FUNCS.items() if not dataclasses.is_dataclass(t)},
+                          Array: _array_key, BufferView: _view_key}
 
 
 def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None,
                    table: dict[Any, ReverseLauncher] | None = None, check: bool = True,
-                   constants: Any = None) -> None:
+                   constants: Any = None, leaves: Any = None) -> None:
     """Run the reverse of `kernel` on `args` (target None: the arrays' device); `table` is
     the kernel's launcher table when the caller holds it. `check`: compare the arrays the
     last forward launch read with what they are now (a tape, which checks each recorded
     launch's own, passes False). `constants`: what `kernel.snapshot_constants()` returned
     when the forward launched (a tape keeps it with the launch); when a global or attribute
     the kernel read was rebound since, the reverse compiles with the forward's values, so
-    the gradient is the forward's."""
+    the gradient is the forward's. `leaves`: the (name, array) pairs of `args` when the
+    caller has them (`kernels.args.array_leaves`)."""
     debug = _state["debug"]
     if kernel._guards and not holds(kernel.fn, kernel._guards):
         kernel.environment_changed()
-    check_wrappers(kernel, args)
+    check_wrappers(kernel, args, leaves)
     pinned = changed(kernel.fn, constants) if constants is not None else None
     if pinned is not None:
         _launch_pinned(kernel, args, target, debug, pinned, check)

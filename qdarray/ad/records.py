@@ -109,7 +109,16 @@ def _scatter(target: Any, sc: Scatter, shape: tuple[int, ...], dtype: Any) -> No
     add_at(target, sc.key, values)
 
 
-def stale_error(node: Node, name: str, arr: Array, writer: str | None) -> AutodiffError:
+def writer_text(writer: Any) -> str | None:
+    """What a tape's `writers` entry names: a kernel (kept as itself, to spend nothing on
+    the text while recording) or the words for another write."""
+    if writer is None or type(writer) is str:
+        return writer
+    return f"kernel '{writer.__name__}'"
+
+
+def stale_error(node: Node, name: str, arr: Array, writer: Any) -> AutodiffError:
+    writer = writer_text(writer)
     by = f" by {writer}" if writer else " (by a write the tape did not see: a kernel outside" \
         " it, or an export such as np.asarray or DLPack)"
     what = "its result" if name == "out" else f"its argument '{name}'"

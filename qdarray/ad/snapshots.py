@@ -92,6 +92,15 @@ def meet(w: Region, n: Region) -> Box | None:
 
 
 def hull(a: Box, b: Box) -> Box:
+    """The smallest box holding boxes `a` and `b` (of one rank)."""
+    if len(a) == 1:  # the common ranks spelled out: this runs at every recorded launch
+        (p, q), (r, s) = a[0], b[0]
+        return ((p if p < r else r, q if q > s else s),)
+    if len(a) == 2:
+        (p, q), (r, s) = a[0], b[0]
+        (p2, q2), (r2, s2) = a[1], b[1]
+        return ((p if p < r else r, q if q > s else s), (p2 if p2 < r2 else r2,
+                                                          q2 if q2 > s2 else s2))
     return tuple([(p if p < r else r, q if q > s else s)
                   for (p, q), (r, s) in zip(a, b, strict=True)])
 
@@ -151,17 +160,18 @@ def restore(snaps: list[Snapshot], before: bool) -> None:
             snap.restore()
 
 
-def rewind(snaps: list[Snapshot], chain: list[tuple[Any, int, int | None]],
-           before: bool | None = None) -> None:
+def rewind(snaps: list[Snapshot], chain: Any, before: bool | None = None) -> None:
     """Undo a recorded write as the reverse passes it: its snapshots (those of `before`;
-    None: all) go back, and each memory it moved from generation g0 to g1 (`chain`), still
-    at g1 (no write the tape did not see came after), is at g0 again."""
+    None: all) go back, and each memory it moved from generation g0 to g1 (`chain`: tuples
+    that start (memory, g0, g1)), still at g1 (no write the tape did not see came after),
+    is at g0 again."""
     for snap in snaps:
         if before is None or snap.before is before:
             snap.restore()
-    for buf, g0, g1 in chain:
+    for c in chain:
+        buf, g1 = c[0], c[2]
         if g1 is not None and buf.generation == g1:
-            buf.generation = g0
+            buf.generation = c[1]
 
 
 def check_unseen_writes(kernel: str, chain: list[tuple[Any, int, int, bool]]) -> None:
@@ -238,10 +248,15 @@ def zero_recorded_grads(records: Any) -> None:
         if type(rec) is Node:
             grads = [t.companion if type(t) is Node else t for t in rec.targets]
         elif hasattr(rec, "kernel"):
-            values: dict[str, Any] = {}
-            _flatten(rec.kernel.param_names, rec.args, values)
+            leaves = rec.launcher.leaves if rec.launcher is not None else None
+            if leaves is not None:
+                arrays: Any = [a for _, a in leaves(rec.args)]
+            else:
+                values: dict[str, Any] = {}
+                _flatten(rec.kernel.param_names, rec.args, values)
+                arrays = values.values()
             grads = [a._grad_base if type(a) is BufferView else a._grad
-                     for a in values.values() if type(a) in (Array, BufferView)]
+                     for a in arrays if type(a) in (Array, BufferView)]
         else:
             continue
         for g in grads:
@@ -290,10 +305,14 @@ class LaunchAccess:
     read_names: set[str]  # every parameter the kernel reads (NumPy arrays included)
     write_names: set[str]  # every parameter it writes
 
+    unique: bool = False  # no parameter has two read or two written accesses
+
     def read_regions(self) -> list[Region]:
         """Each read parameter's region (the hull of its accesses' boxes: what `Needs.add`
         would make of them one by one, in one call per parameter instead of one per
         access; a kernel with unrolled loops has hundreds of accesses)."""
+        if self.unique:
+            return [r for _, r in self.reads if r is not None]
         out: dict[str, Region] = {}
         for name, r in self.reads:
             if r is None:
@@ -307,6 +326,8 @@ class LaunchAccess:
 
     def written(self) -> list[tuple[str, Region]]:
         """Each written parameter's region (the hull of its accesses' boxes)."""
+        if self.unique:
+            return [(n, r) for n, r in self.writes if r is not None]
         out: dict[str, Region] = {}
         for name, r in self.writes:
             if r is None:
@@ -350,31 +371,31 @@ class _Plan:
 
     def __init__(self, kernel: Any, access: Any) -> None:
         names = tuple(kernel.param_names)
-        self.boxes = compile_boxes(access, names)
+        self.boxes = compile_boxes(access, names, _entry)
         self.reads = [name for name, _ in access["reads"]]
         self.writes = [name for name, _ in access["writes"]]
         self.order = [(r, w, rel) for r, w, rel in access["order"]]
         self.read_names = set(self.reads)
         self.write_names = set(self.writes)
+        self.unique = (len(self.read_names) == len(self.reads)
+                       and len(self.write_names) == len(self.writes))
 
     def __call__(self, args: Any) -> LaunchAccess:
         rb, wb = self.boxes(args)
-        out: list[list[tuple[str, Region | None]]] = [[], []]
-        for names, boxes, regions in ((self.reads, rb, out[0]), (self.writes, wb, out[1])):
-            for n, (x, b) in zip(names, boxes, strict=True):
-                if b is None:
-                    regions.append((n, None))
-                    continue
-                if type(x) is Array:  # region(x, b), spelled out for the common case
-                    for lo, z in b:
-                        if z <= lo:
-                            regions.append((n, None))
-                            break
-                    else:
-                        regions.append((n, Region(x, id(x._data), b)))
-                else:
-                    regions.append((n, region(x, b)))
-        return LaunchAccess(out[0], out[1], self.order, self.read_names, self.write_names)
+        return LaunchAccess(rb, wb, self.order, self.read_names, self.write_names,
+                            self.unique)
+
+
+def _entry(x: Any, b: Box | None) -> Region | None:
+    """The region of box `b` of argument `x` (None: not touched)."""
+    if b is None:
+        return None
+    if type(x) is Array:  # region(x, b), spelled out for the common case
+        for lo, z in b:
+            if z <= lo:
+                return None
+        return Region(x, id(x._data), b)
+    return region(x, b)
 
 
 def own_overwrites(kernel: Any, acc: LaunchAccess) -> dict[str, tuple[Box, bool]]:

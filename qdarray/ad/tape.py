@@ -41,7 +41,8 @@ from .._creation_functions import asarray, ones_like, zeros_like
 from .._errors import AdStackSizingError, AutodiffError
 from .._indexing import setitem
 from ..buffer_view import BufferView
-from .records import backprop, nbytes, saved_arrays
+from ..kernels.args import array_leaves
+from .records import backprop, nbytes, saved_arrays, writer_text
 from .snapshots import (
     Needs,
     Snapshot,
@@ -76,6 +77,7 @@ class _Launch:
     # the memory it wrote: (buffer token, generation before, after, read by the launch too)
     chain: list[tuple[Any, int, int, bool]] = dataclasses.field(default_factory=list)
     constants: Any = None  # kernel.snapshot_constants() at the launch
+    launcher: Any = None  # the forward launcher it ran
 
 
 @dataclasses.dataclass
@@ -160,7 +162,8 @@ class Tape:
         self.done = False
         self.recording = False
         self.thread = threading.get_ident()
-        self.writers: dict[Any, str] = {}  # memory -> the last write the tape saw
+        # memory -> the last write the tape saw (its words, or the kernel: writer_text)
+        self.writers: dict[Any, Any] = {}
         # Memory whose gradient went to one Array over it (a kernel's output given a
         # companion, an untracked array a recorded write made tracked): the others over it
         # (views taken before) cannot follow, and raise when used. Memory -> why.
@@ -241,7 +244,7 @@ class Tape:
                                     f"{self.orphans[x._buffer]}")
             return None
         if node.gen != x._buffer.generation:
-            by = self.writers.get(x._buffer)
+            by = writer_text(self.writers.get(x._buffer))
             raise AutodiffError(
                 f"An input of {op} is the result of {node.op}, whose memory was written "
                 f"afterwards{f' by {by}' if by else ''} through another array (a view, "
@@ -449,47 +452,56 @@ class Tape:
             from .validate import check_launch
 
             check_launch(kernel, args)
-        arrays = _arrays(kernel.param_names, args, numpy=True)
+        leaves = launcher.leaves
+        if leaves is None:
+            leaves = launcher.leaves = array_leaves(kernel.param_names, args)
+        arrays = leaves(args)
         if len(TAPES) > 1:
             self.nested(f"kernel '{kernel.__name__}'",
                         [a for _, a in arrays if type(a) is not np.ndarray])
         tracked = False
         for _, a in arrays:
-            if type(a) is np.ndarray:
-                continue
-            if type(a) is Array and a._grad is None and self._target(a, kernel.__name__):
-                self.materialize(a)
-            tracked = tracked or _has_grad(a)
+            t = type(a)
+            if t is Array:
+                if a._grad is None:
+                    if self._target(a, kernel.__name__):
+                        self.materialize(a)
+                    else:
+                        continue
+                tracked = True
+            elif t is BufferView and a._grad_base is not None:
+                tracked = True
         acc = launch_access(kernel, args, launcher)
         written_regions = acc.written()
-        snaps = self._launch_snapshots(kernel, acc, written_regions)
-        read = acc.read_names
+        snaps = self._launch_snapshots(kernel, acc, written_regions) if written_regions else []
         chain: list[tuple[Any, int]] = []
         for _, r in written_regions:
             buf = r.array._buffer
             if all(c[0] is not buf for c in chain):
                 chain.append((buf, buf.generation))
         launcher(args)
-        written = acc.write_names
+        read, written = acc.read_names, acc.write_names
         inputs: list[tuple[str, Any, Any, Any]] = []
         for name, a in arrays:
-            if type(a) is np.ndarray:
+            t = type(a)
+            if t is np.ndarray:
                 if name not in written and name in read:
                     # NumPy arrays count no writes: what the launch read is kept to compare.
                     inputs.append((name, a, a.copy(), a.dtype))
                 continue
-            buf, dtype = _token(a)
+            arr = a._base if t is BufferView else a
+            buf = arr._buffer
             if name not in written:
                 if name in read:
-                    inputs.append((name, buf, buf.generation, dtype))
+                    inputs.append((name, buf, buf.generation, arr._dtype))
                 continue
-            self.writers[buf] = f"kernel '{kernel.__name__}'"
-            if tracked and not _has_grad(a) and dtype.kind in "fc":
+            self.writers[buf] = kernel
+            if tracked and arr._dtype.kind in "fc" and not _has_grad(a):
                 self._give_companion(kernel, name, a)
         reads = acc.read_regions()
         rec = _Launch(kernel, args, target, inputs, snaps,
                       [(buf, g0, buf.generation, any(r.array._buffer is buf for r in reads))
-                       for buf, g0 in chain], kernel.snapshot_constants())
+                       for buf, g0 in chain], kernel.snapshot_constants(), launcher)
         needs = self.needs
         for r in reads:
             needs.add(r)
@@ -645,15 +657,20 @@ class Tape:
             if t is _Write:
                 rewind(rec.snaps, [(rec.buffer, rec.before, rec.after)])
                 continue
-            check_unseen_writes(rec.kernel.__name__, rec.chain)
-            restore(rec.snaps, True)
-            if any(grad_of(a) is not None for _, a in _arrays(rec.kernel.param_names,
-                                                               rec.args)):
+            if rec.chain:
+                check_unseen_writes(rec.kernel.__name__, rec.chain)
+            if rec.snaps:
+                restore(rec.snaps, True)
+            leaves = rec.launcher.leaves if rec.launcher is not None else None
+            arrays = leaves(rec.args) if leaves is not None else _arrays(
+                rec.kernel.param_names, rec.args)
+            if any(grad_of(a) is not None for _, a in arrays):
                 # (none: no gradient in or out, e.g. a kernel filling an index array)
-                self.check_inputs(rec)
+                if rec.inputs:
+                    self.check_inputs(rec)
                 launch_reverse(rec.kernel, rec.args, rec.target, check=False,
-                               constants=rec.constants)
-            rewind(rec.snaps, [c[:3] for c in rec.chain], False)
+                               constants=rec.constants, leaves=arrays)
+            rewind(rec.snaps, rec.chain, False)
 
     @staticmethod
     def check_inputs(launch: _Launch) -> None:

@@ -86,12 +86,22 @@ def signature_key(x: Any) -> Any:
     if f is not None:
         return f(x)
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return (type(x),) + tuple(signature_key(getattr(x, f.name))
-                                  for f in dataclasses.fields(x))
+        f = KEY_FUNCS[type(x)] = _dataclass_key(type(x))
+        return f(x)
     if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
         arr = _from_dlpack(x, "argument")
         return (type(x), arr.dtype, arr.ndim)
     return (type(x), "unsupported")
+
+
+def _dataclass_key(cls: type) -> Any:
+    """The signature key of a dataclass's instances, (cls, each field's key), as one
+    generated function: the kernels' fast path then finds it in `KEY_FUNCS` at every launch
+    instead of walking the fields."""
+    parts = "".join(f"_key(x.{f.name}), " for f in dataclasses.fields(cls))  # type: ignore
+    namespace: dict[str, Any] = {"_key": signature_key, "cls": cls}
+    exec(f"def key(x):\n    return (cls, {parts})\n", namespace)  # noqa: S102 - our text
+    return namespace["key"]
 
 
 def _from_dlpack(x: Any, what: str) -> np.ndarray:
@@ -220,3 +230,24 @@ def devices_of(x: Any) -> list[Device]:
             out += devices_of(getattr(x, f.name))
         return out
     return []
+
+
+def array_leaves(names: Any, args: Any) -> Any:
+    """A function of a launch's arguments, shaped as `args` are (one signature), giving
+    (name, leaf) for each Array, BufferView or NumPy array among them, dataclass fields
+    included ("state.x"): the walk over the arguments done once, as straight-line code."""
+    items: list[str] = []
+
+    def walk(name: str, x: Any, expr: str) -> None:
+        if type(x) in (Array, BufferView, np.ndarray):
+            items.append(f"({name!r}, {expr})")
+        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+            for f in dataclasses.fields(x):
+                walk(f"{name}.{f.name}", getattr(x, f.name), f"{expr}.{f.name}")
+
+    for k, (name, x) in enumerate(zip(names, args, strict=True)):
+        walk(name, x, f"args[{k}]")
+    namespace: dict[str, Any] = {}
+    exec(f"def leaves(args):\n    return [{', '.join(items)}]\n",  # noqa: S102 - our text
+         namespace)
+    return namespace["leaves"]

@@ -318,6 +318,13 @@ class _Gen:
             self.emit(indent, f"if {v} < {lo_}: {lo_} = {v} if {v} < {n} else {n}")
             self.emit(indent, f"if {v + 1} > {hi_}: {hi_} = {v + 1} if {v + 1} < {n} else {n}")
             return
+        if e[0] == "range" and e[1][0] == "c" and e[1][1] >= 0 and e[2][0] == "shape":
+            # range(c, x.shape[k]): [c, x.shape[k]), nothing when the loop runs no iteration
+            c, end = e[1][1], f"{self.shape(e[2][1])}[{e[2][2]}]"
+            self.emit(indent, f"if {c} < {end}:")
+            self.emit(indent, f"    if {c} < {lo_}: {lo_} = {c} if {c} < {n} else {n}")
+            self.emit(indent, f"    if {end} > {hi_}: {hi_} = {end} if {end} < {n} else {n}")
+            return
         text = repr(e)
         guards = [(x, y) for x, y in (("'range'", "_Empty"), ("'floordiv'", "_Unknown"))
                   if x in text]
@@ -341,12 +348,15 @@ class _Empty(Exception):
     """An access inside a loop that runs no iteration at these arguments."""
 
 
-def compile_boxes(summary: Any, names: tuple[str, ...]) -> Any:
+def compile_boxes(summary: Any, names: tuple[str, ...], wrap: Any = None) -> Any:
     """A function of a launch's arguments (in the order of `names`, the kernel's
     parameters) giving the array and the box of each access of `summary` (`derive`): (a list
     for the reads, one for the writes) of (the argument, its box; None for an access no
     thread makes at these arguments). Arguments for parameters the summary reads through a
-    dataclass field are reached by attribute."""
+    dataclass field are reached by attribute.
+
+    `wrap(argument, box)`, when given, makes each entry instead: the lists are then of
+    (parameter name, wrap(argument, box)), box None where no thread makes the access."""
     g = _Gen(names)
     results = []
     for table in ("reads", "writes"):
@@ -354,10 +364,11 @@ def compile_boxes(summary: Any, names: tuple[str, ...]) -> Any:
         for name, axes in summary[table]:
             out = g.tmp()
             g.access(name, axes, out, "    ")
-            outs.append(f"({g.arg(name, '')}, {out})")
+            arg = g.arg(name, "")
+            outs.append(f"({arg}, {out})" if wrap is None else f"({name!r}, _wrap({arg}, {out}))")
         results.append("[" + ", ".join(outs) + "]")
     src = "def boxes(args):\n" + "\n".join(g.head + g.lines) + \
         f"\n    return {results[0]}, {results[1]}\n"
-    namespace = {"_shape": _shape, "_Empty": _Empty, "_Unknown": _Unknown}
+    namespace = {"_shape": _shape, "_Empty": _Empty, "_Unknown": _Unknown, "_wrap": wrap}
     exec(compile(src, "<qdarray regions>", "exec"), namespace)  # noqa: S102 - our own text
     return namespace["boxes"]
