@@ -61,7 +61,8 @@ def program(name: str, steps: int, device: str = "cpu") -> Any:
 
         sim = electric.Electric(steps or 512, device)
         rng = random.Random(0)
-        [rng.random() for _ in range(40)]   # the original's `tasks`, drawn at import
+        for _ in range(40):                 # the original's `tasks`, drawn at import
+            rng.random()
         sim.init_weights(rng)
         sim.initialize(random.Random(0))    # a task (qdarray_worker draws one per iteration)
         return sim

@@ -281,7 +281,8 @@ def main() -> None:
     args = parser.parse_args()
 
     rng = random.Random(args.seed)
-    [rng.random() for _ in range(40)]   # the original's (unused) `tasks`, drawn at import
+    for _ in range(40):                 # the original's (unused) `tasks`, drawn at import
+        rng.random()
     sim = Electric(args.steps, args.device)
     sim.init_weights(rng)
     sim.initialize(rng)                 # the original's `forward(visualize=True, ...)` first

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from types import ModuleType
+from typing import Any
 
 import example_modules
 import numpy as np
@@ -27,7 +28,7 @@ def load(precision: str) -> ModuleType:
     return example_modules.load("electric", precision)
 
 
-def make(precision: str, device: str = "cpu") -> object:
+def make(precision: str, device: str = "cpu") -> Any:
     el = load(precision)
     rng = random.Random(0)
     sim = el.Electric(steps=STEPS, device=device)
