@@ -8,8 +8,9 @@ The original's source is executed unchanged; what makes it run here is done arou
 `load`): `ti.init` takes the architecture and thread count, `ti.GUI` opens no window, and
 `main()` is not called. Its own functions then run the optimisation iterations (mass_spring:
 `clear()`, `with ti.ad.Tape(loss): forward(visualize=False)`; diffmpm: main()'s set-up, then
-`with ti.ad.Tape(loss): forward()`), then the original's update applied with NumPy. Only the
-forward + backward is timed.
+`with ti.ad.Tape(loss): forward()`; electric: `allocate_fields()`, then per iteration
+`initialize()` after `random.seed(iteration)` and `with ti.ad.Tape(loss): forward()`), then the
+original's update applied with NumPy. Only the forward + backward is timed.
 This file imports nothing of qdarray, so it runs in the peers' environment.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import sys
 import time
 from typing import Any
@@ -24,9 +26,11 @@ from typing import Any
 import numpy as np
 
 PARAMS = {"mass_spring": ("weights1", "bias1", "weights2", "bias2"),
-          "diffmpm": ("weights", "bias")}
+          "diffmpm": ("weights", "bias"),
+          "electric": ("weight1", "bias1", "weight2", "bias2")}
 NEEDED = {"mass_spring": ("setup_robot", "robots", "forward", "clear", "loss"),
-          "diffmpm": ("Scene", "robot", "allocate_fields", "forward", "loss")}
+          "diffmpm": ("Scene", "robot", "allocate_fields", "forward", "loss"),
+          "electric": ("allocate_fields", "initialize", "forward", "loss")}
 
 
 def load(checkout: str, program: str, ti_init: dict[str, Any], steps: int) -> dict[str, Any]:
@@ -103,16 +107,35 @@ def diffmpm(ns: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     return optimise(ns, args, iteration, lambda grads: {k: 0.1 for k in grads})
 
 
+def electric(ns: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """__main__'s allocate_fields(), then optimize()'s iterations: a new task from the
+    original's initialize() (its `random` seeded with the iteration's number, as
+    compare_sims.py's qdarray side draws it; not timed), `with ti.ad.Tape(loss): forward()`
+    and plain gradient descent with learning rate 2e-2."""
+    ns["allocate_fields"]()
+
+    def task(it: int) -> None:
+        random.seed(it)
+        ns["initialize"]()
+
+    def iteration() -> None:
+        with ns["ti"].ad.Tape(ns["loss"]):
+            ns["forward"]()
+    return optimise(ns, args, iteration, lambda grads: {k: 2e-2 for k in grads}, task)
+
+
 def optimise(ns: dict[str, Any], args: argparse.Namespace, iteration: Any,
-             update: Any) -> dict[str, Any]:
-    """Timed iterations from the weights in args.weights: forward + backward timed, then
-    each parameter less its step size times its gradient (not timed)."""
+             update: Any, before: Any = None) -> dict[str, Any]:
+    """Timed iterations from the weights in args.weights: `before(it)` (not timed), forward +
+    backward timed, then each parameter less its step size times its gradient (not timed)."""
     params = PARAMS[args.program]
     init = np.load(args.weights)
     for k in params:
         ns[k].from_numpy(init[k].astype(np.float32))
     times, losses, grads0 = [], [], {}
     for it in range(args.warmup + args.iters):
+        if before is not None:
+            before(it)
         start = time.perf_counter()
         iteration()
         ns["ti"].sync()
@@ -150,7 +173,8 @@ def main() -> None:
     if args.arch == "cpu":
         ti_init["cpu_max_num_threads"] = args.threads
     ns = load(args.checkout, args.program, ti_init, args.steps)
-    result = {"mass_spring": mass_spring, "diffmpm": diffmpm}[args.program](ns, args)
+    result = {"mass_spring": mass_spring, "diffmpm": diffmpm,
+              "electric": electric}[args.program](ns, args)
     np.savez(args.out, version=".".join(map(str, ti.__version__)), **result)
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -55,6 +56,16 @@ def program(name: str, steps: int, device: str = "cpu") -> Any:
         sim = mass_spring.MassSpring(2, steps or 2048 // 3, device, toi=True)
         sim.init_weights()
         return sim
+    if name == "electric":
+        import electric
+
+        sim = electric.Electric(steps or 512, device)
+        rng = random.Random(0)
+        for _ in range(40):                 # the original's `tasks`, drawn at import
+            rng.random()
+        sim.init_weights(rng)
+        sim.initialize(random.Random(0))    # a task (qdarray_worker draws one per iteration)
+        return sim
     import diffmpm
 
     sim = diffmpm.DiffMPM(steps or 1024, device)
@@ -73,7 +84,8 @@ def set_params_of(sim: Any, values: dict[str, np.ndarray]) -> None:
 def qdarray_worker(args: argparse.Namespace) -> None:
     """One qdarray measurement (this process was started with NUMBA_NUM_THREADS set): the
     original's update between iterations (mass_spring: a step of length 0.2; diffmpm:
-    learning rate 0.1), not timed."""
+    learning rate 0.1; electric: learning rate 2e-2, and a new task from random.seed(it) before
+    each iteration, as the Taichi side draws it), not timed."""
     import time
 
     sim = program(args.programs[0], args.steps, args.device)
@@ -81,6 +93,8 @@ def qdarray_worker(args: argparse.Namespace) -> None:
     set_params_of(sim, {k: init[k] for k in init.files})
     times, losses, grads0 = [], [], {}
     for it in range(args.warmup + args.iters):
+        if args.programs[0] == "electric":
+            sim.initialize(random.Random(it))
         start = time.perf_counter()
         losses.append(sim.forward_backward())   # float(loss) waits for the device
         elapsed = time.perf_counter() - start
@@ -93,7 +107,7 @@ def qdarray_worker(args: argparse.Namespace) -> None:
             total_norm_sqr = sum(float(np.sum(g * g)) for g in grads.values())
             scale = 0.2 / (total_norm_sqr ** 0.5 + 1e-6)
         else:
-            scale = 0.1
+            scale = {"diffmpm": 0.1, "electric": 2e-2}[args.programs[0]]
         set_params_of(sim, {k: w - scale * grads[k] for k, w in params_of(sim).items()})
     np.savez(args.out, times=np.array(times), losses=np.array(losses),
              **{f"grad_{k}": g for k, g in grads0.items()})
@@ -110,11 +124,12 @@ def profile(args: argparse.Namespace) -> None:
     import qdarray as qd
 
     name = args.programs[0]
-    steps = args.steps or {"mass_spring": 2048 // 3, "diffmpm": 1024}[name]
+    steps = args.steps or {"mass_spring": 2048 // 3, "diffmpm": 1024, "electric": 512}[name]
     sim = program(name, steps, args.device)
     for _ in range(2):
         sim.step()
-    launches = 5 * (steps - 1) + (1 if name == "mass_spring" else 2)
+    launches = {"mass_spring": 5 * (steps - 1) + 1, "diffmpm": 5 * (steps - 1) + 2,
+                "electric": 4 * (steps - 1)}[name]
     plain, recorded, reverse = [], [], []
     clear = getattr(sim, "clear", lambda: None)  # mass_spring's v_inc
     for _ in range(3):
@@ -201,13 +216,16 @@ def compare(name: str, args: argparse.Namespace, threads: list[int]) -> dict[str
             qd_t = [float(np.median(r["times"])) for r in runs["qdarray"]]
             ti_t = [float(np.median(r["times"])) for r in runs["taichi"]]
             err = relative_error(runs["qdarray"][0], runs["taichi"][0])
+            per_param = {k[5:]: relative_error({k: runs["qdarray"][0][k]},
+                                               {k: runs["taichi"][0][k]})
+                         for k in runs["taichi"][0] if k.startswith("grad_")}
             label = f"{n} thread{'s' * (n != 1)}" if n else args.device
             row = {"qdarray_s": qd_t, "taichi_s": ti_t,
                    "ratios": [q / t for q, t in zip(qd_t, ti_t, strict=True)],
                    "ratio_of_medians": float(np.median(qd_t) / np.median(ti_t)),
                    "loss0": [float(runs["qdarray"][0]["losses"][0]),
                              float(runs["taichi"][0]["losses"][0])],
-                   "grad_relative_error": err}
+                   "grad_relative_error": err, "grad_relative_error_by_param": per_param}
             results[label] = row
             print(f"  {label}: qdarray {np.median(qd_t) * 1e3:.1f} ms "
                   f"({min(qd_t) * 1e3:.1f}-{max(qd_t) * 1e3:.1f}), Taichi "
@@ -215,7 +233,8 @@ def compare(name: str, args: argparse.Namespace, threads: list[int]) -> dict[str
                   f"ratio {row['ratio_of_medians']:.2f}x (per run "
                   f"{', '.join(f'{r:.2f}' for r in row['ratios'])})")
             print(f"    first loss: qdarray {row['loss0'][0]:.7f}, Taichi {row['loss0'][1]:.7f}; "
-                  f"gradient relative error {err:.1e}", flush=True)
+                  f"gradient relative error {err:.1e} ("
+                  + ", ".join(f"{k} {e:.1e}" for k, e in per_param.items()) + ")", flush=True)
     return results
 
 
@@ -230,9 +249,9 @@ def main() -> None:
     parser.add_argument("--iters", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--programs", nargs="*", default=["mass_spring", "diffmpm"],
-                        choices=["mass_spring", "diffmpm"])
+                        choices=["mass_spring", "diffmpm", "electric"])
     parser.add_argument("--steps", type=int, default=0,
-                        help="0: the originals' (mass_spring 682, diffmpm 1024)")
+                        help="0: the originals' (mass_spring 682, diffmpm 1024, electric 512)")
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--profile", action="store_true",
                         help="where qdarray's time goes (qdarray only)")
@@ -252,8 +271,9 @@ def main() -> None:
     results: dict[str, dict] = {}
     for name in args.programs:
         what = {"mass_spring": "robot 2, {} steps, time of impact",
-                "diffmpm": "2,976 particles, 128x128 grid, {} steps"}[name]
-        steps = args.steps or {"mass_spring": 2048 // 3, "diffmpm": 1024}[name]
+                "diffmpm": "2,976 particles, 128x128 grid, {} steps",
+                "electric": "8 electrodes, 64 hidden units, {} steps"}[name]
+        steps = args.steps or {"mass_spring": 2048 // 3, "diffmpm": 1024, "electric": 512}[name]
         print(f"{name} ({what.format(steps)}), forward + backward per iteration, median of "
               f"{args.iters} after {args.warmup} warm-up; {args.runs} runs on {args.device}")
         results[name] = compare(name, args, threads)

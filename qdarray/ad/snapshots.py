@@ -20,6 +20,7 @@ and otherwise by the byte span they cover, which can only find more overlap than
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import numpy as np
@@ -198,7 +199,7 @@ def take(array: Array, b: Box, before: bool) -> Snapshot:
 
 
 def _nbytes(array: Array, b: Box) -> int:
-    return int(np.prod([z - a for a, z in b], dtype=np.int64)) * array._dtype.itemsize
+    return math.prod([z - a for a, z in b]) * array._dtype.itemsize  # (np.prod: 20 us)
 
 
 def take_within_limit(array: Array, b: Box, before: bool, by: str, held: int) -> Snapshot:
