@@ -194,8 +194,11 @@ def target_image(path: str | None, n: int) -> np.ndarray:
         return ring(n)
     if path.endswith(".npy"):
         return np.load(path).astype(np.float64)
-    import matplotlib.pyplot as plt  # reads PNG as floats in [0, 1]
-
+    try:
+        import matplotlib.pyplot as plt  # reads PNG as floats in [0, 1]
+    except ImportError:
+        raise SystemExit(f"reading {path} needs matplotlib (pip install matplotlib); or "
+                         "give the target as a .npy of the grid's shape") from None
     img = plt.imread(path)
     return resize_bilinear(img[:, :, 2].astype(np.float64), n)
 
