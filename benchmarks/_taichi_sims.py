@@ -9,8 +9,9 @@ The original's source is executed unchanged; what makes it run here is done arou
 `main()` is not called. Its own functions then run the optimisation iterations (mass_spring:
 `clear()`, `with ti.ad.Tape(loss): forward(visualize=False)`; diffmpm: main()'s set-up, then
 `with ti.ad.Tape(loss): forward()`; electric: `allocate_fields()`, then per iteration
-`initialize()` after `random.seed(iteration)` and `with ti.ad.Tape(loss): forward()`), then the
-original's update applied with NumPy. Only the forward + backward is timed.
+`initialize()` after `random.seed(iteration)` and `with ti.ad.Tape(loss): forward()`;
+smoke_taichi.py: init(target), then `with ti.ad.Tape(loss): forward()`), then the original's
+update (with NumPy, or smoke's own apply_grad kernel). Only the forward + backward is timed.
 This file imports nothing of qdarray, so it runs in the peers' environment.
 """
 
@@ -21,16 +22,19 @@ import os
 import random
 import sys
 import time
+import types
 from typing import Any
 
 import numpy as np
 
 PARAMS = {"mass_spring": ("weights1", "bias1", "weights2", "bias2"),
           "diffmpm": ("weights", "bias"),
-          "electric": ("weight1", "bias1", "weight2", "bias2")}
+          "electric": ("weight1", "bias1", "weight2", "bias2"), "smoke": ("v0",)}
 NEEDED = {"mass_spring": ("setup_robot", "robots", "forward", "clear", "loss"),
           "diffmpm": ("Scene", "robot", "allocate_fields", "forward", "loss"),
-          "electric": ("allocate_fields", "initialize", "forward", "loss")}
+          "electric": ("allocate_fields", "initialize", "forward", "loss"),
+          "smoke": ("init", "forward", "apply_grad", "v", "loss")}
+FILES = {"smoke": "smoke_taichi"}
 
 
 def load(checkout: str, program: str, ti_init: dict[str, Any], steps: int) -> dict[str, Any]:
@@ -49,8 +53,11 @@ def load(checkout: str, program: str, ti_init: dict[str, Any], steps: int) -> di
     ti.init = init
     ti.GUI = lambda *args, **kwargs: None
     folder = os.path.join(checkout, "examples")
-    path = os.path.join(folder, f"{program}.py")
+    path = os.path.join(folder, f"{FILES.get(program, program)}.py")
     sys.path.insert(0, folder)
+    # smoke_taichi.py imports OpenCV for its windows and to read taichi.png, both in main():
+    # the target comes from a file here (compare_sims.py writes it)
+    sys.modules.setdefault("cv2", types.ModuleType("cv2"))
     sys.argv = [path, "2", "train"]
     ns: dict[str, Any] = {"__name__": f"difftaichi_{program}"}
     # dont_inherit: not this file's `from __future__ import annotations` (Taichi reads the
@@ -62,6 +69,8 @@ def load(checkout: str, program: str, ti_init: dict[str, Any], steps: int) -> di
         raise SystemExit(f"{path} does not define {missing}: use DiffTaichi at the pinned "
                          "commit (compare_sims.py says which)")
     if steps:
+        # smoke: its fields keep the original's 100 steps; forward() and compute_loss read
+        # `steps` when they run and compile
         ns["steps"] = steps
         if program == "diffmpm":  # forward(total_steps=steps) took the default at import
             ns["forward"].__defaults__ = (steps,)
@@ -124,6 +133,30 @@ def electric(ns: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     return optimise(ns, args, iteration, lambda grads: {k: 2e-2 for k in grads}, task)
 
 
+def smoke(ns: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """main()'s set-up, init(target) (the target from args.target, the original's taichi.png
+    resized), then its iterations: `with ti.ad.Tape(loss): forward()` timed, apply_grad()
+    (v[0] -= 400 v.grad[0]) not timed. The parameter is v[0], from args.weights."""
+    ns["init"](np.load(args.target).astype(np.float64))
+    v = ns["v"].to_numpy()
+    v[0] = np.load(args.weights)["v0"]
+    ns["v"].from_numpy(v)
+    times, losses, grad0 = [], [], None
+    for it in range(args.warmup + args.iters):
+        start = time.perf_counter()
+        with ns["ti"].ad.Tape(ns["loss"]):
+            ns["forward"]()
+        ns["ti"].sync()
+        elapsed = time.perf_counter() - start
+        losses.append(float(ns["loss"][None]))
+        if it == 0:
+            grad0 = ns["v"].grad.to_numpy()[0].astype(np.float64)
+        if it >= args.warmup:
+            times.append(elapsed)
+        ns["apply_grad"]()
+    return {"times": np.array(times), "losses": np.array(losses), "grad_v0": grad0}
+
+
 def optimise(ns: dict[str, Any], args: argparse.Namespace, iteration: Any,
              update: Any, before: Any = None) -> dict[str, Any]:
     """Timed iterations from the weights in args.weights: `before(it)` (not timed), forward +
@@ -165,6 +198,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=0, help="0: the original's")
     parser.add_argument("--iters", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--target", help="smoke: the target, a .npy of the grid's shape")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     import taichi as ti
@@ -174,7 +208,7 @@ def main() -> None:
         ti_init["cpu_max_num_threads"] = args.threads
     ns = load(args.checkout, args.program, ti_init, args.steps)
     result = {"mass_spring": mass_spring, "diffmpm": diffmpm,
-              "electric": electric}[args.program](ns, args)
+              "electric": electric, "smoke": smoke}[args.program](ns, args)
     np.savez(args.out, version=".".join(map(str, ti.__version__)), **result)
 
 

@@ -2,8 +2,9 @@
 Taichi 1.7.4, forward + backward per optimisation iteration, as ratios.
 
     python benchmarks/compare_sims.py --checkout DIFFTAICHI [--peer-python PYTHON]
+        [--programs mass_spring diffmpm smoke] [--smoke-peers jax jax_scan torch]
         [--device cpu|cuda:0] [--threads 1 2] [--runs 3] [--iters 5] [--warmup 2] [--steps N]
-    python benchmarks/compare_sims.py --profile [--device cpu] [--steps N]
+    python benchmarks/compare_sims.py --profile [--programs NAME] [--device cpu] [--steps N]
 
 DIFFTAICHI is a checkout of https://github.com/taichi-dev/difftaichi at commit
 9f4ee522a0a01e6b1aae1d3551c7fd1f6ed56081 (the originals run unchanged but for the GUI, the
@@ -20,6 +21,14 @@ report gives each side's median over `runs` runs with the spread (min-max), the 
 qdarray / Taichi, the loss of the first iteration on both sides and the relative error of the
 first iteration's gradient of the loss by the controller's parameters
 (|g_qd - g_ti| / |g_ti| over all of them).
+
+smoke has three more sides on the CPU, in the peers' Python (jax[cpu] and torch):
+smoke_jax.py's structure (`jax`: a jitted step, a jitted vjp per step backwards), one
+`jax.jit(jax.value_and_grad(...))` over a `lax.scan` (`jax_scan`), and smoke_pytorch.py's
+autograd (`torch`), each computing smoke_taichi.py's function (_smoke_peers.py says what it
+changes in theirs); JAX on one thread runs with XLA's single-threaded Eigen, PyTorch with
+torch.set_num_threads(N). Its parameter is the initial velocity v[0] (zero, as the original
+starts), its target the original's taichi.png on the grid.
 
 `--profile` (qdarray only, no checkout needed) splits qdarray's iteration into its parts: a
 forward outside a tape, the same forward recorded on a tape, and the reverse, each per launch
@@ -44,12 +53,18 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 PINNED = "9f4ee522a0a01e6b1aae1d3551c7fd1f6ed56081"
+STEPS = {"mass_spring": 2048 // 3, "diffmpm": 1024, "electric": 512, "smoke": 100}  # originals'
 
 
-def program(name: str, steps: int, device: str = "cpu") -> Any:
+def program(name: str, steps: int, device: str = "cpu", target: str | None = None) -> Any:
     """qdarray's port of `name` at `steps` steps (0: the original's), its weights initialised
-    as the original initialises them."""
+    as the original initialises them (smoke: v[0] = 0, the target from the .npy `target`)."""
     sys.path.insert(0, str(ROOT / "examples"))
+    if name == "smoke":
+        import smoke
+
+        return smoke.Smoke(128, steps or 100, device,
+                           None if target is None else np.load(target))
     if name == "mass_spring":
         import mass_spring
 
@@ -88,7 +103,7 @@ def qdarray_worker(args: argparse.Namespace) -> None:
     each iteration, as the Taichi side draws it), not timed."""
     import time
 
-    sim = program(args.programs[0], args.steps, args.device)
+    sim = program(args.programs[0], args.steps, args.device, args.target)
     init = np.load(args.weights)
     set_params_of(sim, {k: init[k] for k in init.files})
     times, losses, grads0 = [], [], {}
@@ -107,7 +122,7 @@ def qdarray_worker(args: argparse.Namespace) -> None:
             total_norm_sqr = sum(float(np.sum(g * g)) for g in grads.values())
             scale = 0.2 / (total_norm_sqr ** 0.5 + 1e-6)
         else:
-            scale = {"diffmpm": 0.1, "electric": 2e-2}[args.programs[0]]
+            scale = {"diffmpm": 0.1, "electric": 2e-2, "smoke": 400}[args.programs[0]]
         set_params_of(sim, {k: w - scale * grads[k] for k, w in params_of(sim).items()})
     np.savez(args.out, times=np.array(times), losses=np.array(losses),
              **{f"grad_{k}": g for k, g in grads0.items()})
@@ -124,12 +139,12 @@ def profile(args: argparse.Namespace) -> None:
     import qdarray as qd
 
     name = args.programs[0]
-    steps = args.steps or {"mass_spring": 2048 // 3, "diffmpm": 1024, "electric": 512}[name]
+    steps = args.steps or STEPS[name]
     sim = program(name, steps, args.device)
     for _ in range(2):
         sim.step()
     launches = {"mass_spring": 5 * (steps - 1) + 1, "diffmpm": 5 * (steps - 1) + 2,
-                "electric": 4 * (steps - 1)}[name]
+                "electric": 4 * (steps - 1), "smoke": 14 * (steps - 1) + 1}[name]
     plain, recorded, reverse = [], [], []
     clear = getattr(sim, "clear", lambda: None)  # mass_spring's v_inc
     for _ in range(3):
@@ -180,18 +195,23 @@ def measure(name: str, side: str, args: argparse.Namespace, threads: int, weight
     out = os.path.join(tmp, f"{name}_{side}_{threads}.npz")
     common = ["--weights", weights, "--iters", str(args.iters), "--warmup", str(args.warmup),
               "--steps", str(args.steps), "--out", out]
+    if name == "smoke":
+        common += ["--target", os.path.join(tmp, "target.npy")]
     env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
     if side == "qdarray":
         cmd = [sys.executable, __file__, "--worker", "--device", args.device,
                "--programs", name] + common
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    else:
+    elif side == "taichi":
         arch = "cpu" if args.device == "cpu" else "cuda"
         cmd = [args.peer_python, str(ROOT / "benchmarks" / "_taichi_sims.py"), "--checkout",
                args.checkout, "--program", name, "--arch", arch, "--threads",
                str(threads)] + common
+    else:  # smoke's JAX and PyTorch sides (CPU)
+        cmd = [args.peer_python, str(ROOT / "benchmarks" / "_smoke_peers.py"), "--framework",
+               side, "--threads", str(threads)] + common
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.PIPE if side == "taichi" else None)
+                   stderr=subprocess.PIPE if side != "qdarray" else None)
     data = np.load(out)
     return {k: data[k] for k in data.files}
 
@@ -204,38 +224,54 @@ def relative_error(a: dict, b: dict) -> float:
 
 
 def compare(name: str, args: argparse.Namespace, threads: list[int]) -> dict[str, dict]:
+    """Per thread count: each side's runs (alternating, so load falls on all alike), and
+    against each peer its times, ratios, first loss and first gradient's relative error."""
+    peers = ["taichi"] + (args.smoke_peers if name == "smoke" and args.device == "cpu" else [])
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         weights = os.path.join(tmp, "init.npz")
         initial_weights(name, weights, args.steps)
+        if name == "smoke":  # the original's target: taichi.png on the grid (PIL, peers' side)
+            subprocess.run([args.peer_python, str(ROOT / "benchmarks" / "_smoke_peers.py"),
+                            "--make-target", str(Path(args.checkout) / "examples" / "taichi.png"),
+                            "--out", os.path.join(tmp, "target.npy")], check=True)
         for n in threads:
-            runs: dict[str, list[dict]] = {"qdarray": [], "taichi": []}
+            runs: dict[str, list[dict]] = {side: [] for side in ["qdarray"] + peers}
             for _ in range(args.runs):
-                for side in ("qdarray", "taichi"):  # alternate, so load falls on both alike
+                for side in runs:
                     runs[side].append(measure(name, side, args, n, weights, tmp))
-            qd_t = [float(np.median(r["times"])) for r in runs["qdarray"]]
-            ti_t = [float(np.median(r["times"])) for r in runs["taichi"]]
-            err = relative_error(runs["qdarray"][0], runs["taichi"][0])
-            per_param = {k[5:]: relative_error({k: runs["qdarray"][0][k]},
-                                               {k: runs["taichi"][0][k]})
-                         for k in runs["taichi"][0] if k.startswith("grad_")}
+            t = {side: [float(np.median(r["times"])) for r in rs] for side, rs in runs.items()}
             label = f"{n} thread{'s' * (n != 1)}" if n else args.device
-            row = {"qdarray_s": qd_t, "taichi_s": ti_t,
-                   "ratios": [q / t for q, t in zip(qd_t, ti_t, strict=True)],
-                   "ratio_of_medians": float(np.median(qd_t) / np.median(ti_t)),
-                   "loss0": [float(runs["qdarray"][0]["losses"][0]),
-                             float(runs["taichi"][0]["losses"][0])],
-                   "grad_relative_error": err, "grad_relative_error_by_param": per_param}
+            row: dict[str, Any] = {"qdarray_s": t["qdarray"]}
+            print(f"  {label}: qdarray {fmt(t['qdarray'])}", flush=True)
+            for peer in peers:
+                err = relative_error(runs["qdarray"][0], runs[peer][0])
+                per_param = {k[5:]: relative_error({k: runs["qdarray"][0][k]},
+                                                   {k: runs[peer][0][k]})
+                             for k in runs[peer][0] if k.startswith("grad_")}
+                ratios = [q / p for q, p in zip(t["qdarray"], t[peer], strict=True)]
+                row[peer] = {"s": t[peer], "ratios": ratios,
+                             "ratio_of_medians": float(np.median(t["qdarray"])
+                                                       / np.median(t[peer])),
+                             "loss0": [float(runs["qdarray"][0]["losses"][0]),
+                                       float(runs[peer][0]["losses"][0])],
+                             "grad_relative_error": err,
+                             "grad_relative_error_by_param": per_param}
+                print(f"    {peer}: {fmt(t[peer])}; qdarray / {peer} "
+                      f"{row[peer]['ratio_of_medians']:.2f}x (per run "
+                      f"{', '.join(f'{r:.2f}' for r in ratios)}); first loss qdarray "
+                      f"{row[peer]['loss0'][0]:.7f}, {peer} {row[peer]['loss0'][1]:.7f}; "
+                      f"gradient relative error {err:.1e}"
+                      + (" (" + ", ".join(f"{k} {e:.1e}" for k, e in per_param.items()) + ")"
+                         if len(per_param) > 1 else ""), flush=True)
             results[label] = row
-            print(f"  {label}: qdarray {np.median(qd_t) * 1e3:.1f} ms "
-                  f"({min(qd_t) * 1e3:.1f}-{max(qd_t) * 1e3:.1f}), Taichi "
-                  f"{np.median(ti_t) * 1e3:.1f} ms ({min(ti_t) * 1e3:.1f}-{max(ti_t) * 1e3:.1f}); "
-                  f"ratio {row['ratio_of_medians']:.2f}x (per run "
-                  f"{', '.join(f'{r:.2f}' for r in row['ratios'])})")
-            print(f"    first loss: qdarray {row['loss0'][0]:.7f}, Taichi {row['loss0'][1]:.7f}; "
-                  f"gradient relative error {err:.1e} ("
-                  + ", ".join(f"{k} {e:.1e}" for k, e in per_param.items()) + ")", flush=True)
     return results
+
+
+def fmt(times: list[float]) -> str:
+    """The median of a side's runs and their spread, in ms."""
+    return (f"{np.median(times) * 1e3:.1f} ms ({min(times) * 1e3:.1f}-"
+            f"{max(times) * 1e3:.1f})")
 
 
 def main() -> None:
@@ -248,15 +284,21 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--iters", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--programs", nargs="*", default=["mass_spring", "diffmpm"],
-                        choices=["mass_spring", "diffmpm", "electric"])
+    parser.add_argument("--programs", nargs="*", default=["mass_spring", "diffmpm", "electric",
+                                                           "smoke"],
+                        choices=["mass_spring", "diffmpm", "electric", "smoke"])
+    parser.add_argument("--smoke-peers", nargs="*", default=["jax", "jax_scan", "torch"],
+                        choices=["jax", "jax_scan", "torch"],
+                        help="smoke's JAX and PyTorch sides besides Taichi (CPU only)")
     parser.add_argument("--steps", type=int, default=0,
-                        help="0: the originals' (mass_spring 682, diffmpm 1024, electric 512)")
+                        help="0: the originals' (mass_spring 682, diffmpm 1024, electric 512, "
+                        "smoke 100)")
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--profile", action="store_true",
                         help="where qdarray's time goes (qdarray only)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--weights", help=argparse.SUPPRESS)
+    parser.add_argument("--target", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -272,8 +314,9 @@ def main() -> None:
     for name in args.programs:
         what = {"mass_spring": "robot 2, {} steps, time of impact",
                 "diffmpm": "2,976 particles, 128x128 grid, {} steps",
-                "electric": "8 electrodes, 64 hidden units, {} steps"}[name]
-        steps = args.steps or {"mass_spring": 2048 // 3, "diffmpm": 1024, "electric": 512}[name]
+                "electric": "8 electrodes, 64 hidden units, {} steps",
+                "smoke": "128x128 grid, 10 pressure iterations, {} steps"}[name]
+        steps = args.steps or STEPS[name]
         print(f"{name} ({what.format(steps)}), forward + backward per iteration, median of "
               f"{args.iters} after {args.warmup} warm-up; {args.runs} runs on {args.device}")
         results[name] = compare(name, args, threads)

@@ -5,8 +5,10 @@ import __future__
 
 import ast
 import inspect
+import io
 import linecache
 import textwrap
+import tokenize
 import types
 from collections import Counter
 from dataclasses import dataclass, field
@@ -124,6 +126,10 @@ def _shape(code: Any) -> tuple[Any, ...]:
             span)
 
 
+# Python 3.12 splits f-strings into tokens; a multi-line one spans FSTRING_START to FSTRING_END.
+FSTRING_START = getattr(tokenize, "FSTRING_START", -1)
+FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
+
 _FUTURE = [getattr(__future__, name).compiler_flag for name in __future__.all_feature_names]
 
 
@@ -137,7 +143,7 @@ def _same_code(source: str, fn: Any) -> bool:
     outer = "def __qd_enclosing__():\n"
     outer += "".join(f"    {name} = None\n" for name in code.co_freevars)
     outer += "    class __qd_scope__:\n"
-    outer += textwrap.indent(textwrap.dedent(source), "        ")
+    outer += _reindent(source, "        ")
     flags = 0
     for flag in _FUTURE:
         if code.co_flags & flag:
@@ -148,6 +154,32 @@ def _same_code(source: str, fn: Any) -> bool:
         return False
     found = _code_of(module.co_consts, code.co_name)
     return found is not None and _shape(found) == _shape(code)
+
+
+def _reindent(source: str, prefix: str) -> str:
+    """`source` dedented, then indented by `prefix`, line by line as textwrap does, except the
+    lines that continue a multi-line string (a docstring's second line): their leading blanks
+    are the string's text, and changing them would change the code's constants."""
+    lines = source.splitlines(keepends=True)
+    inside: set[int] = set()  # 0-based indices of lines that start inside a string
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO("if 1:\n" + source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        tokens = []  # not Python: the compile in _same_code fails and says so
+    # Token rows count from 1 and from the `if 1:` line: source line k is row k + 2, so a
+    # string from row a to row b makes lines a - 1 ... b - 2 start inside it.
+    starts: list[int] = []
+    for tok in tokens:
+        if tok.type == tokenize.STRING:
+            inside.update(range(tok.start[0] - 1, tok.end[0] - 1))
+        elif tok.type == FSTRING_START:
+            starts.append(tok.start[0])
+        elif tok.type == FSTRING_END and starts:
+            inside.update(range(starts.pop() - 1, tok.end[0] - 1))
+    code = [line for k, line in enumerate(lines) if k not in inside and line.strip()]
+    margin = min((len(line) - len(line.lstrip()) for line in code), default=0)
+    return "".join(line if k in inside or not line.strip() else prefix + line[margin:]
+                   for k, line in enumerate(lines))
 
 
 def _edited(fn: Any, file: str, start: int) -> NoReturn:

@@ -274,3 +274,27 @@ def test_a_second_process_runs_the_kernel_and_its_reverse_without_the_frontend(t
     assert changed["frontend"] and changed["stats"]["entries_loaded"] == 0
     assert changed["y"] == [0.0, 10.0, 20.0, 25.0]
     assert changed["grad"] == [10.0, 10.0, 10.0, 0.0]
+
+
+@qd.func
+def _doubled(a):
+    """A func whose docstring
+    continues on a second line (its blanks are the string's text)."""
+    return 2.0 * a
+
+
+def test_kernels_and_funcs_with_multi_line_docstrings_compile():
+    """The check that the file still holds the code compiles the text re-indented; lines
+    inside a multi-line string must keep their blanks, or the docstring differs and the
+    kernel is refused as edited (it was, on Python 3.11, for any two-line docstring)."""
+
+    @qd.kernel
+    def doubled_nested(x: qd.Array[qd.float64, 1]):
+        """A kernel in a function,
+            with a docstring indented more than its code."""
+        for i in range(x.shape[0]):
+            x[i] = _doubled(x[i]) + SCALE * 2.0
+
+    x = np.ones(3)
+    doubled_nested(x)
+    np.testing.assert_array_equal(x, [6.0, 6.0, 6.0])
