@@ -195,8 +195,8 @@ def _glsl(inst: GLSL) -> Any:
             return libm.UNARY[i.op.name.lower()](ctx, t, ctx.val(i.args[0]))
         r = ctx.f.ext(inst, ctx.scalar(t), *(ctx.val(a) for a in i.args))
         if t.itemsize == 8 and inst in _SIGNED_ROUNDING:
-            return num._copysign(ctx, t, r, ctx.val(i.args[0]))  # type: ignore[no-any-return]
-        return r  # type: ignore[no-any-return]
+            return num._copysign(ctx, t, r, ctx.val(i.args[0]))
+        return r
     return spell
 
 
