@@ -226,7 +226,8 @@ def _wide(ctx: Ctx, t: DType) -> bool:
 def _float_pow(ctx: Ctx, t: DType, x: int, y: int) -> int:
     """pow(x, y) as C's: |x|^y by exp(y log|x|) in float64 (float32 too where the device has
     float64, else GLSL's pow), then the sign for negative x and odd integer y, NaN for finite
-    negative x and non-integer y and for NaN x or y, 1 for y == 0 or x == 1."""
+    negative x and non-integer y and for NaN x or y, 1 for y == 0, x == 1 and x == -1 with
+    infinite y."""
     f, ty = ctx.f, ctx.scalar(t)
     zero, one = ctx.const(t, 0.0), ctx.const(t, 1.0)
     ax = f.ext(GLSL.FAbs, ty, x)
@@ -259,6 +260,10 @@ def _float_pow(ctx: Ctx, t: DType, x: int, y: int) -> int:
                                 f.op(S.IsNan, ctx.bool, x)), nan, result)
     trivial = f.op(S.LogicalOr, ctx.bool, _b(ctx, S.FOrdEqual, y, zero),
                    _b(ctx, S.FOrdEqual, x, one))
+    # C's pow(-1, +-inf) is 1 (exp(inf * log 1) would be NaN)
+    minus_one = f.op(S.LogicalAnd, ctx.bool, _b(ctx, S.FOrdEqual, x, ctx.const(t, -1.0)),
+                     f.op(S.IsInf, ctx.bool, y))
+    trivial = f.op(S.LogicalOr, ctx.bool, trivial, minus_one)
     return _sel(ctx, ty, trivial, one, result)
 
 
