@@ -368,9 +368,10 @@ def _cbrt(ctx: Ctx, t: DType, x: int) -> int:
                  libm.log2(ctx, t, ax) if t.itemsize == 8 else f.ext(GLSL.Log2, ty, ax))
     y = libm.exp2(ctx, t, third) if t.itemsize == 8 else f.ext(GLSL.Exp2, ty, third)
     for _ in range(2 if t.itemsize == 8 else 1):  # Newton steps
+        # y - (y - |x| / y^2) / 3, not y - (y^3 - |x|) / (3 y^2): y^3 overflows near the
+        # largest finite |x|, which made cbrt(1.8e308) inf
         yy = f.op(S.FMul, ty, y, y)
-        step = f.op(S.FDiv, ty, f.op(S.FSub, ty, f.op(S.FMul, ty, yy, y), ax),
-                    f.op(S.FMul, ty, ctx.const(t, 3.0), yy))
+        step = f.op(S.FDiv, ty, f.op(S.FSub, ty, y, f.op(S.FDiv, ty, ax, yy)), ctx.const(t, 3.0))
         y = f.op(S.FSub, ty, y, step)
     special = f.op(S.LogicalOr, ctx.bool, _b(ctx, S.FOrdEqual, ax, ctx.const(t, 0.0)),
                    f.op(S.LogicalOr, ctx.bool, f.op(S.IsInf, ctx.bool, x),
