@@ -107,6 +107,13 @@ def _int_spelling(fmt: str) -> Any:
     return spell
 
 
+def _neg(e: Any, i: Instr) -> str:
+    # A float's negation flips its sign bit: 0 - x would give +0.0 for x = +0.0, not -0.0.
+    if _rt(i).kind == "f":
+        return f"(-{e.val(i.args[0])})"
+    return _int_spelling("0 - {0}")(e, i)  # type: ignore[no-any-return]
+
+
 def _pow(e: Any, i: Instr) -> str:
     if _rt(i).kind == "f":
         a, b = (e.val(x) for x in i.args)
@@ -192,7 +199,7 @@ TABLE: dict[Op, Any] = {
     Op.ADD: _int_spelling("{0} + {1}"), Op.SUB: _int_spelling("{0} - {1}"),
     Op.MUL: _int_spelling("{0} * {1}"), Op.TRUEDIV: "{0} / {1}",
     Op.FLOORDIV: lambda e, i: _arith_helper(e, i, "floordiv"),
-    Op.MOD: lambda e, i: _arith_helper(e, i, "mod"), Op.POW: _pow, Op.NEG: _int_spelling("0 - {0}"),
+    Op.MOD: lambda e, i: _arith_helper(e, i, "mod"), Op.POW: _pow, Op.NEG: _neg,
     Op.ABS: _abs, Op.MIN: _minmax("<"), Op.MAX: _minmax(">"),
     Op.BIT_AND: "{0} & {1}", Op.BIT_OR: "{0} | {1}", Op.BIT_XOR: "{0} ^ {1}",
     Op.BIT_NOT: "~{0}", Op.SHL: _shift, Op.SHR: _shift, Op.NOT: "!{0}",

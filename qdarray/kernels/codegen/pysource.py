@@ -84,6 +84,17 @@ def _pow(e: Any, i: Instr) -> str:
     return f"{a} ** {b}"
 
 
+def _minmax(cmp: str) -> Any:
+    """NumPy's minimum / maximum of floats: NaN if either operand is NaN, and the second
+    operand on ties, so min(0.0, -0.0) is -0.0 (numba's np.minimum returns the first)."""
+    def spell(e: Any, i: Instr) -> str:
+        a, b = (e.val(x) for x in i.args)
+        if i.result.type.kind != "f":  # type: ignore[union-attr]
+            return f"np.{'minimum' if cmp == '<' else 'maximum'}({a}, {b})"
+        return f"({a} if {a} {cmp} {b} or {a} != {a} else {b})"
+    return spell
+
+
 def _shift(e: Any, i: Instr) -> str:
     a, n = (e.val(x) for x in i.args)
     dtype: Any = i.result.type  # type: ignore[union-attr]
@@ -171,7 +182,7 @@ PY_TABLE: dict[Op, Any] = {
     Op.SELECT: "({1} if {0} else {2})",
     Op.ADD: "{0} + {1}", Op.SUB: "{0} - {1}", Op.MUL: "{0} * {1}", Op.TRUEDIV: "{0} / {1}",
     Op.FLOORDIV: _floordiv, Op.MOD: "{0} % {1}", Op.POW: _pow, Op.NEG: "-{0}",
-    Op.ABS: "np.abs({0})", Op.MIN: "np.minimum({0}, {1})", Op.MAX: "np.maximum({0}, {1})",
+    Op.ABS: "np.abs({0})", Op.MIN: _minmax("<"), Op.MAX: _minmax(">"),
     Op.BIT_AND: "{0} & {1}", Op.BIT_OR: "{0} | {1}", Op.BIT_XOR: "{0} ^ {1}",
     Op.BIT_NOT: "~{0}", Op.SHL: _shift, Op.SHR: _shift, Op.NOT: "not {0}",
     Op.EQ: "{0} == {1}", Op.NE: "{0} != {1}", Op.LT: "{0} < {1}", Op.LE: "{0} <= {1}",

@@ -226,7 +226,8 @@ def _wide(ctx: Ctx, t: DType) -> bool:
 def _float_pow(ctx: Ctx, t: DType, x: int, y: int) -> int:
     """pow(x, y) as C's: |x|^y by exp(y log|x|) in float64 (float32 too where the device has
     float64, else GLSL's pow), then the sign for negative x and odd integer y, NaN for finite
-    negative x and non-integer y and for NaN x or y, 1 for y == 0 or x == 1."""
+    negative x and non-integer y and for NaN x or y, 1 for y == 0, x == 1 and x == -1 with
+    infinite y."""
     f, ty = ctx.f, ctx.scalar(t)
     zero, one = ctx.const(t, 0.0), ctx.const(t, 1.0)
     ax = f.ext(GLSL.FAbs, ty, x)
@@ -259,6 +260,10 @@ def _float_pow(ctx: Ctx, t: DType, x: int, y: int) -> int:
                                 f.op(S.IsNan, ctx.bool, x)), nan, result)
     trivial = f.op(S.LogicalOr, ctx.bool, _b(ctx, S.FOrdEqual, y, zero),
                    _b(ctx, S.FOrdEqual, x, one))
+    # C's pow(-1, +-inf) is 1 (exp(inf * log 1) would be NaN)
+    minus_one = f.op(S.LogicalAnd, ctx.bool, _b(ctx, S.FOrdEqual, x, ctx.const(t, -1.0)),
+                     f.op(S.IsInf, ctx.bool, y))
+    trivial = f.op(S.LogicalOr, ctx.bool, trivial, minus_one)
     return _sel(ctx, ty, trivial, one, result)
 
 
@@ -363,9 +368,10 @@ def _cbrt(ctx: Ctx, t: DType, x: int) -> int:
                  libm.log2(ctx, t, ax) if t.itemsize == 8 else f.ext(GLSL.Log2, ty, ax))
     y = libm.exp2(ctx, t, third) if t.itemsize == 8 else f.ext(GLSL.Exp2, ty, third)
     for _ in range(2 if t.itemsize == 8 else 1):  # Newton steps
+        # y - (y - |x| / y^2) / 3, not y - (y^3 - |x|) / (3 y^2): y^3 overflows near the
+        # largest finite |x|, which made cbrt(1.8e308) inf
         yy = f.op(S.FMul, ty, y, y)
-        step = f.op(S.FDiv, ty, f.op(S.FSub, ty, f.op(S.FMul, ty, yy, y), ax),
-                    f.op(S.FMul, ty, ctx.const(t, 3.0), yy))
+        step = f.op(S.FDiv, ty, f.op(S.FSub, ty, y, f.op(S.FDiv, ty, ax, yy)), ctx.const(t, 3.0))
         y = f.op(S.FSub, ty, y, step)
     special = f.op(S.LogicalOr, ctx.bool, _b(ctx, S.FOrdEqual, ax, ctx.const(t, 0.0)),
                    f.op(S.LogicalOr, ctx.bool, f.op(S.IsInf, ctx.bool, x),

@@ -183,12 +183,20 @@ def _ordered(ints: S, uints: S, floats: S, strict: bool, less: bool) -> Any:
     return spell
 
 
+# Roundings whose result has the sign of the operand; lavapipe's float64 Trunc and RoundEven
+# give +0.0 for -0.0 and -5e-324, so float64 results take the operand's sign bit.
+_SIGNED_ROUNDING = {GLSL.Floor, GLSL.Ceil, GLSL.Trunc, GLSL.RoundEven}
+
+
 def _glsl(inst: GLSL) -> Any:
     def spell(ctx: Ctx, i: Instr) -> int:
         t = rt(i)
         if t.itemsize == 8 and inst not in _ANY_WIDTH:  # GLSL's are 32-bit only
             return libm.UNARY[i.op.name.lower()](ctx, t, ctx.val(i.args[0]))
-        return ctx.f.ext(inst, ctx.scalar(t), *(ctx.val(a) for a in i.args))
+        r = ctx.f.ext(inst, ctx.scalar(t), *(ctx.val(a) for a in i.args))
+        if t.itemsize == 8 and inst in _SIGNED_ROUNDING:
+            return num._copysign(ctx, t, r, ctx.val(i.args[0]))
+        return r
     return spell
 
 

@@ -310,6 +310,15 @@ def _chunk(k: _Kernel, j: Value, chunk: Value, n: Value) -> tuple[Value, Value]:
     return lo, hi
 
 
+def scan_identity(op: str, t: DType) -> Any:
+    """The value a scan's running total starts from: for float and complex sums -0.0, the
+    one that adds to every value exactly (0.0 + -0.0 would lose the sign of a first -0.0,
+    which NumPy's cumulative sum keeps)."""
+    if op == "sum" and t.kind in "fc":
+        return complex(-0.0, -0.0) if t.kind == "c" else -0.0
+    return identity(op, t)
+
+
 @functools.cache
 def scan_totals_kernel(op: str, src: DType, t: DType) -> KernelIR:
     """tot[m, j] = op over chunk j of row m; params x (M, K), tot (M, G), chunk."""
@@ -321,7 +330,7 @@ def scan_totals_kernel(op: str, src: DType, t: DType) -> KernelIR:
     combine = COMBINE[op]
 
     def body(m: Value, j: Value) -> None:
-        acc = k.local("acc", t, complex_math.constant(em, identity(op, t), t))
+        acc = k.local("acc", t, complex_math.constant(em, scan_identity(op, t), t))
         lo, hi = _chunk(k, j, chunk, k.shape(x, 1))
         k.loop(lo, hi, lambda i: em.store_var(acc, combine(
             em, t, em.load_var(acc), em.cast(em.emit(Op.LOAD, x, m, i), t))))
@@ -340,7 +349,7 @@ def scan_offsets_kernel(op: str, t: DType) -> KernelIR:
     combine = COMBINE[op]
 
     def body(m: Value) -> None:
-        acc = k.local("acc", t, complex_math.constant(em, identity(op, t), t))
+        acc = k.local("acc", t, complex_math.constant(em, scan_identity(op, t), t))
 
         def step(j: Value) -> None:
             v = em.emit(Op.LOAD, tot, m, j)

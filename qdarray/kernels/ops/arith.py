@@ -102,7 +102,9 @@ def ipow(a: int, n: int, rt: Any) -> Any:
 def _pow(rt: Any, attrs: Any, a: Any, b: Any) -> Any:
     if rt.kind in "iu":
         return ipow(int(a), int(b), rt)
-    return _np(rt)(np.power(a, b))
+    # On arrays: NumPy's scalar power takes x ** 0.5 as sqrt(x), so (-0.0) ** 0.5 would be
+    # -0.0 and (-inf) ** 0.5 NaN, where C's pow (and NumPy's array loop) give +0.0 and inf.
+    return _np(rt)(np.power(np.asarray([a]), np.asarray([b]))[0])
 
 
 def _binary(fn: Any) -> Any:
