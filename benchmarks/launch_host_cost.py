@@ -69,6 +69,20 @@ def workloads(device: str, steps: int) -> dict[str, tuple[Any, Any, Any]]:
     return {"step": (run_step, x, (x,)), "axpy": (run_axpy, ys, (xs, ys))}
 
 
+def check(name: str, grads: Any, steps: int) -> None:
+    """The gradients of sum(out) after one measurement, against their closed forms (step:
+    d/dx[0] = 0.99^0 + ... + 0.99^steps, and 0 for the rows the launches overwrote, whose
+    values before the tape did not count; axpy: d/dx = 0.5 steps, d/dy = 1)."""
+    got = [np.asarray(g.grad.to_device("cpu")) for g in grads]
+    if name == "step":
+        want = [np.zeros((steps + 1, N))]
+        want[0][0] = np.sum(0.99 ** np.arange(steps + 1))
+    else:
+        want = [np.full(N, 0.5 * steps), np.ones(N)]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, err_msg=f"{name}: wrong gradient")
+
+
 def measure(forward: Any, out: Any, grads: Any, steps: int) -> tuple[float, float, float]:
     t0 = time.perf_counter()
     forward()
@@ -87,18 +101,19 @@ def measure(forward: Any, out: Any, grads: Any, steps: int) -> tuple[float, floa
     return plain / steps, recorded / steps, reverse / steps
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--steps", type=int, default=512)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     results = {}
     print(f"host microseconds per launch of a {N}-element kernel on {args.device}, "
           f"{args.steps} launches, median of {args.runs} (min-max):")
     for name, (forward, out, grads) in workloads(args.device, args.steps).items():
         measure(forward, out, grads, args.steps)  # compiles
+        check(name, grads, args.steps)
         rows = np.array([measure(forward, out, grads, args.steps) for _ in range(args.runs)])
         med = np.median(rows, axis=0) * 1e6
         lo, hi = rows.min(axis=0) * 1e6, rows.max(axis=0) * 1e6
@@ -106,12 +121,14 @@ def main() -> None:
                           zip(("plain", "recorded", "reverse"), med, lo, hi, strict=True))
         print(f"  {name:5s} {parts}; recorded/plain {med[1] / med[0]:.2f}x, "
               f"reverse/plain {med[2] / med[0]:.2f}x")
-        results[name] = {"plain_us": med[0], "recorded_us": med[1], "reverse_us": med[2],
-                         "recorded_over_plain": med[1] / med[0],
-                         "reverse_over_plain": med[2] / med[0]}
+        results[name] = {"plain_us": float(med[0]), "recorded_us": float(med[1]),
+                         "reverse_us": float(med[2]),
+                         "recorded_over_plain": float(med[1] / med[0]),
+                         "reverse_over_plain": float(med[2] / med[0])}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
+    return results
 
 
 if __name__ == "__main__":

@@ -155,3 +155,14 @@ def test_compare_vectors_prints_the_ratio_of_the_two_forms(capsys):
         assert out["ratio"] > 0
     text = capsys.readouterr().out
     assert "ratio vec2/mat2 / per component" in text and "(reverse)" in text
+
+
+def test_launch_host_cost_reports_every_part_and_checks_gradients(capsys):
+    import launch_host_cost
+
+    result = launch_host_cost.main(["--steps", "8", "--runs", "1"])
+    assert set(result) == {"step", "axpy"}
+    for row in result.values():
+        assert row["plain_us"] > 0 and row["recorded_us"] > 0 and row["reverse_us"] > 0
+        assert row["recorded_over_plain"] == row["recorded_us"] / row["plain_us"]
+    assert "recorded/plain" in capsys.readouterr().out
