@@ -31,6 +31,7 @@ that take the rest.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -45,19 +46,40 @@ ROOT = Path(__file__).resolve().parents[1]
 PINNED = "9f4ee522a0a01e6b1aae1d3551c7fd1f6ed56081"
 
 
+def norm_clip(clip: float, eps: float, cap: float) -> Any:
+    """The originals' update: a step of `clip` along the gradient, at most `cap` times it."""
+    return lambda grads: min(cap, clip / (sum(float(np.sum(g * g))
+                                              for g in grads.values()) ** 0.5 + eps))
+
+
+# One dict per program: how to build qdarray's port (`steps` 0: the default, the original's),
+# what the report says of it, the launches of one forward, and the original's update between
+# iterations (a step scale from the gradients).
+PROGRAMS: dict[str, dict[str, Any]] = {
+    "mass_spring": {
+        "build": lambda m, steps, device: m.MassSpring(2, steps, device, toi=True),
+        "steps": 2048 // 3, "what": "robot 2, {} steps, time of impact",
+        "launches": lambda steps: 5 * (steps - 1) + 1,
+        "scale": norm_clip(0.2, 1e-6, float("inf"))},
+    "diffmpm": {
+        "build": lambda m, steps, device: m.DiffMPM(steps, device),
+        "steps": 1024, "what": "2,976 particles, 128x128 grid, {} steps",
+        "launches": lambda steps: 5 * (steps - 1) + 2,
+        "scale": lambda grads: 0.1},
+    "rigid_body": {
+        "build": lambda m, steps, device: m.RigidBody(2, steps, device, toi=True),
+        "steps": 2048, "what": "robotLeg, {} steps, time of impact",
+        "launches": lambda steps: 5 * (steps - 1) + 2,
+        "scale": norm_clip(0.2, 1e-4, 1.0)},
+}
+
+
 def program(name: str, steps: int, device: str = "cpu") -> Any:
     """qdarray's port of `name` at `steps` steps (0: the original's), its weights initialised
     as the original initialises them."""
     sys.path.insert(0, str(ROOT / "examples"))
-    if name == "mass_spring":
-        import mass_spring
-
-        sim = mass_spring.MassSpring(2, steps or 2048 // 3, device, toi=True)
-        sim.init_weights()
-        return sim
-    import diffmpm
-
-    sim = diffmpm.DiffMPM(steps or 1024, device)
+    sim = PROGRAMS[name]["build"](importlib.import_module(name),
+                                  steps or PROGRAMS[name]["steps"], device)
     sim.init_weights()
     return sim
 
@@ -72,8 +94,7 @@ def set_params_of(sim: Any, values: dict[str, np.ndarray]) -> None:
 
 def qdarray_worker(args: argparse.Namespace) -> None:
     """One qdarray measurement (this process was started with NUMBA_NUM_THREADS set): the
-    original's update between iterations (mass_spring: a step of length 0.2; diffmpm:
-    learning rate 0.1), not timed."""
+    original's update between iterations (PROGRAMS' "scale"), not timed."""
     import time
 
     sim = program(args.programs[0], args.steps, args.device)
@@ -89,11 +110,7 @@ def qdarray_worker(args: argparse.Namespace) -> None:
             grads0 = grads
         if it >= args.warmup:
             times.append(elapsed)
-        if args.programs[0] == "mass_spring":
-            total_norm_sqr = sum(float(np.sum(g * g)) for g in grads.values())
-            scale = 0.2 / (total_norm_sqr ** 0.5 + 1e-6)
-        else:
-            scale = 0.1
+        scale = PROGRAMS[args.programs[0]]["scale"](grads)
         set_params_of(sim, {k: w - scale * grads[k] for k, w in params_of(sim).items()})
     np.savez(args.out, times=np.array(times), losses=np.array(losses),
              **{f"grad_{k}": g for k, g in grads0.items()})
@@ -110,13 +127,13 @@ def profile(args: argparse.Namespace) -> None:
     import qdarray as qd
 
     name = args.programs[0]
-    steps = args.steps or {"mass_spring": 2048 // 3, "diffmpm": 1024}[name]
+    steps = args.steps or PROGRAMS[name]["steps"]
     sim = program(name, steps, args.device)
     for _ in range(2):
         sim.step()
-    launches = 5 * (steps - 1) + (1 if name == "mass_spring" else 2)
+    launches = PROGRAMS[name]["launches"](steps)
     plain, recorded, reverse = [], [], []
-    clear = getattr(sim, "clear", lambda: None)  # mass_spring's v_inc
+    clear = getattr(sim, "clear", lambda: None)  # the increments mass_spring, rigid_body add
     for _ in range(3):
         clear()
         t0 = time.perf_counter()
@@ -229,10 +246,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--iters", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--programs", nargs="*", default=["mass_spring", "diffmpm"],
-                        choices=["mass_spring", "diffmpm"])
+    parser.add_argument("--programs", nargs="*", default=list(PROGRAMS),
+                        choices=sorted(PROGRAMS))
     parser.add_argument("--steps", type=int, default=0,
-                        help="0: the originals' (mass_spring 682, diffmpm 1024)")
+                        help="0: the originals' (PROGRAMS' steps)")
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--profile", action="store_true",
                         help="where qdarray's time goes (qdarray only)")
@@ -251,9 +268,8 @@ def main() -> None:
     threads = args.threads if args.device == "cpu" else [0]
     results: dict[str, dict] = {}
     for name in args.programs:
-        what = {"mass_spring": "robot 2, {} steps, time of impact",
-                "diffmpm": "2,976 particles, 128x128 grid, {} steps"}[name]
-        steps = args.steps or {"mass_spring": 2048 // 3, "diffmpm": 1024}[name]
+        what = PROGRAMS[name]["what"]
+        steps = args.steps or PROGRAMS[name]["steps"]
         print(f"{name} ({what.format(steps)}), forward + backward per iteration, median of "
               f"{args.iters} after {args.warmup} warm-up; {args.runs} runs on {args.device}")
         results[name] = compare(name, args, threads)
