@@ -514,12 +514,12 @@ class RigidBody:
             corners = [world(i, [sx * halfsize[0], sy * halfsize[1]])
                        for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1), (-1, -1))]
             ax.plot(*np.array(corners).T, color="k", lw=1.5)
-        for k, (a, b, offset_a, offset_b, length, _, actuation) in enumerate(self.spring_list):
+        for k, (a, b, offset_a, offset_b, length, _, _) in enumerate(self.spring_list):
             p, q = world(a, offset_a), world(b, offset_b)
-            if length == -1:
+            if length == -1:  # a joint
                 color, width = "#ff2233", 4.0
-            else:
-                u = float(act[k]) * 0.5 if (actuation or default_actuation) else 0.0
+            else:             # every spring is actuated (default_actuation where 0 is given)
+                u = float(act[k]) * 0.5
                 color, width = (min(max(0.5 + u, 0), 1), 0.5 - abs(u), min(max(0.5 - u, 0), 1)), 2.5
             ax.plot([p[0], q[0]], [p[1], q[1]], color=color, lw=width)
         ax.scatter([0.9], [0.15], marker="x", color="g", zorder=3)
