@@ -8,10 +8,11 @@ The original's source is executed unchanged; what makes it run here is done arou
 `load`): `ti.init` takes the architecture and thread count, `ti.GUI` opens no window, and
 `main()` is not called. Its own functions then run the optimisation iterations (mass_spring:
 `clear()`, `with ti.ad.Tape(loss): forward(visualize=False)`; diffmpm: main()'s set-up, then
-`with ti.ad.Tape(loss): forward()`; electric: `allocate_fields()`, then per iteration
-`initialize()` after `random.seed(iteration)` and `with ti.ad.Tape(loss): forward()`;
-smoke_taichi.py: init(target), then `with ti.ad.Tape(loss): forward()`), then the original's
-update (with NumPy, or smoke's own apply_grad kernel). Only the forward + backward is timed.
+`with ti.ad.Tape(loss): forward()`; rigid_body: `clear_states()`, then as mass_spring;
+electric: `allocate_fields()`, then per iteration `initialize()` after `random.seed(iteration)`
+and `with ti.ad.Tape(loss): forward()`; smoke_taichi.py: init(target), then
+`with ti.ad.Tape(loss): forward()`), then the original's update (with NumPy, or smoke's own
+apply_grad kernel). Only the forward + backward is timed.
 This file imports nothing of qdarray, so it runs in the peers' environment.
 """
 
@@ -29,9 +30,11 @@ import numpy as np
 
 PARAMS = {"mass_spring": ("weights1", "bias1", "weights2", "bias2"),
           "diffmpm": ("weights", "bias"),
+          "rigid_body": ("weights1", "bias1", "weights2", "bias2"),
           "electric": ("weight1", "bias1", "weight2", "bias2"), "smoke": ("v0",)}
 NEEDED = {"mass_spring": ("setup_robot", "robots", "forward", "clear", "loss"),
           "diffmpm": ("Scene", "robot", "allocate_fields", "forward", "loss"),
+          "rigid_body": ("setup_robot", "robots", "forward", "clear_states", "loss"),
           "electric": ("allocate_fields", "initialize", "forward", "loss"),
           "smoke": ("init", "forward", "apply_grad", "v", "loss")}
 FILES = {"smoke": "smoke_taichi"}
@@ -41,8 +44,9 @@ def load(checkout: str, program: str, ti_init: dict[str, Any], steps: int) -> di
     """The original program's module namespace. Its source runs as it is, under a name other
     than __main__ (so main() does not run), with `ti.init` given the architecture and thread
     count on top of the program's own arguments, `ti.GUI` a stand-in (no window) and the
-    command line of the README's `mass_spring.py 2 train`; `steps` (when not 0) replaces
-    the program's global of that name before any kernel compiles."""
+    command line of the README's `mass_spring.py 2 train` (also `rigid_body.py 2 train`);
+    `steps` (when not 0) replaces the program's global of that name before any kernel
+    compiles."""
     import taichi as ti
 
     own_init = ti.init
@@ -114,6 +118,25 @@ def diffmpm(ns: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
         with ns["ti"].ad.Tape(ns["loss"]):
             ns["forward"]()
     return optimise(ns, args, iteration, lambda grads: {k: 0.1 for k in grads})
+
+
+def rigid_body(ns: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """setup_robot(robots[2]) (the README's `rigid_body.py 2 train`), then optimize()'s
+    iterations: clear_states(), `with ti.ad.Tape(loss): forward(visualize=False)`, and its
+    update (learning rate 1, the gradient clipped to length 0.2)."""
+    ns["setup_robot"](*ns["robots"][args.robot]())
+    ns["use_toi"] = not args.no_toi  # what optimize(toi=...) sets
+
+    def iteration() -> None:
+        ns["clear_states"]()
+        with ns["ti"].ad.Tape(ns["loss"]):
+            ns["forward"](visualize=False)
+
+    def update(grads: dict[str, np.ndarray]) -> dict[str, float]:
+        total_norm_sqr = sum(float(np.sum(g * g)) for g in grads.values())
+        scale = ns["learning_rate"] * min(1.0, 0.2 / (total_norm_sqr ** 0.5 + 1e-4))
+        return {k: scale for k in grads}
+    return optimise(ns, args, iteration, update)
 
 
 def electric(ns: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
@@ -208,7 +231,8 @@ def main() -> None:
         ti_init["cpu_max_num_threads"] = args.threads
     ns = load(args.checkout, args.program, ti_init, args.steps)
     result = {"mass_spring": mass_spring, "diffmpm": diffmpm,
-              "electric": electric, "smoke": smoke}[args.program](ns, args)
+              "rigid_body": rigid_body, "electric": electric, "smoke": smoke}[args.program](
+                  ns, args)
     np.savez(args.out, version=".".join(map(str, ti.__version__)), **result)
 
 

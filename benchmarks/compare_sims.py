@@ -2,7 +2,7 @@
 Taichi 1.7.4, forward + backward per optimisation iteration, as ratios.
 
     python benchmarks/compare_sims.py --checkout DIFFTAICHI [--peer-python PYTHON]
-        [--programs mass_spring diffmpm smoke] [--smoke-peers jax jax_scan torch]
+        [--programs NAME ...] [--smoke-peers jax jax_scan torch]
         [--device cpu|cuda:0] [--threads 1 2] [--runs 3] [--iters 5] [--warmup 2] [--steps N]
     python benchmarks/compare_sims.py --profile [--programs NAME] [--device cpu] [--steps N]
 
@@ -40,6 +40,7 @@ that take the rest.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import random
@@ -53,39 +54,77 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 PINNED = "9f4ee522a0a01e6b1aae1d3551c7fd1f6ed56081"
-STEPS = {"mass_spring": 2048 // 3, "diffmpm": 1024, "electric": 512, "smoke": 100}  # originals'
+
+
+def norm_clip(clip: float, eps: float, cap: float) -> Any:
+    """The originals' update: a step of `clip` along the gradient, at most `cap` times it."""
+    return lambda grads: min(cap, clip / (sum(float(np.sum(g * g))
+                                              for g in grads.values()) ** 0.5 + eps))
+
+
+def _initialised(sim: Any) -> Any:
+    sim.init_weights()
+    return sim
+
+
+def _electric(m: Any, steps: int, device: str, target: Any) -> Any:
+    """electric with the original's weights: its 40 draws of `tasks` at import come first;
+    a task (qdarray_worker draws one per iteration, as the Taichi side does)."""
+    sim = m.Electric(steps, device)
+    rng = random.Random(0)
+    for _ in range(40):
+        rng.random()
+    sim.init_weights(rng)
+    sim.initialize(random.Random(0))
+    return sim
+
+
+# One dict per program: how to build qdarray's port with the original's initial parameters
+# (`steps` 0: the default, the original's; smoke's target from a .npy file), what the report
+# says of it, the launches of one forward, the original's update between iterations (a step
+# scale from the gradients), and what changes before each iteration ("task": electric draws
+# a new goal from random.seed(iteration), as the Taichi side does).
+PROGRAMS: dict[str, dict[str, Any]] = {
+    "mass_spring": {
+        "build": lambda m, steps, device, target: _initialised(
+            m.MassSpring(2, steps, device, toi=True)),
+        "steps": 2048 // 3, "what": "robot 2, {} steps, time of impact",
+        "launches": lambda steps: 5 * (steps - 1) + 1,
+        "scale": norm_clip(0.2, 1e-6, float("inf"))},
+    "diffmpm": {
+        "build": lambda m, steps, device, target: _initialised(m.DiffMPM(steps, device)),
+        "steps": 1024, "what": "2,976 particles, 128x128 grid, {} steps",
+        "launches": lambda steps: 5 * (steps - 1) + 2,
+        "scale": lambda grads: 0.1},
+    "rigid_body": {
+        "build": lambda m, steps, device, target: _initialised(
+            m.RigidBody(2, steps, device, toi=True)),
+        "steps": 2048, "what": "robotLeg, {} steps, time of impact",
+        "launches": lambda steps: 5 * (steps - 1) + 2,
+        "scale": norm_clip(0.2, 1e-4, 1.0)},
+    "electric": {
+        "build": _electric,
+        "steps": 512, "what": "8 electrodes, 64 hidden units, {} steps",
+        "launches": lambda steps: 4 * (steps - 1),
+        "scale": lambda grads: 2e-2,
+        "task": lambda sim, it: sim.initialize(random.Random(it))},
+    "smoke": {
+        "build": lambda m, steps, device, target: m.Smoke(
+            128, steps, device, None if target is None else np.load(target)),
+        "steps": 100, "what": "128x128 grid, 10 pressure iterations, {} steps",
+        "launches": lambda steps: 14 * (steps - 1) + 1,
+        "scale": lambda grads: 400},
+}
 
 
 def program(name: str, steps: int, device: str = "cpu", target: str | None = None) -> Any:
-    """qdarray's port of `name` at `steps` steps (0: the original's), its weights initialised
-    as the original initialises them (smoke: v[0] = 0, the target from the .npy `target`)."""
+    """qdarray's port of `name` at `steps` steps (0: the original's), its parameters
+    initialised as the original initialises them (smoke: v[0] = 0, the target from the
+    .npy `target`)."""
     sys.path.insert(0, str(ROOT / "examples"))
-    if name == "smoke":
-        import smoke
-
-        return smoke.Smoke(128, steps or 100, device,
-                           None if target is None else np.load(target))
-    if name == "mass_spring":
-        import mass_spring
-
-        sim = mass_spring.MassSpring(2, steps or 2048 // 3, device, toi=True)
-        sim.init_weights()
-        return sim
-    if name == "electric":
-        import electric
-
-        sim = electric.Electric(steps or 512, device)
-        rng = random.Random(0)
-        for _ in range(40):                 # the original's `tasks`, drawn at import
-            rng.random()
-        sim.init_weights(rng)
-        sim.initialize(random.Random(0))    # a task (qdarray_worker draws one per iteration)
-        return sim
-    import diffmpm
-
-    sim = diffmpm.DiffMPM(steps or 1024, device)
-    sim.init_weights()
-    return sim
+    entry = PROGRAMS[name]
+    return entry["build"](importlib.import_module(name), steps or entry["steps"], device,
+                          target)
 
 
 def params_of(sim: Any) -> dict[str, np.ndarray]:
@@ -98,18 +137,17 @@ def set_params_of(sim: Any, values: dict[str, np.ndarray]) -> None:
 
 def qdarray_worker(args: argparse.Namespace) -> None:
     """One qdarray measurement (this process was started with NUMBA_NUM_THREADS set): the
-    original's update between iterations (mass_spring: a step of length 0.2; diffmpm:
-    learning rate 0.1; electric: learning rate 2e-2, and a new task from random.seed(it) before
-    each iteration, as the Taichi side draws it), not timed."""
+    original's update between iterations (PROGRAMS' "scale"), not timed."""
     import time
 
+    entry = PROGRAMS[args.programs[0]]
     sim = program(args.programs[0], args.steps, args.device, args.target)
     init = np.load(args.weights)
     set_params_of(sim, {k: init[k] for k in init.files})
     times, losses, grads0 = [], [], {}
     for it in range(args.warmup + args.iters):
-        if args.programs[0] == "electric":
-            sim.initialize(random.Random(it))
+        if "task" in entry:
+            entry["task"](sim, it)
         start = time.perf_counter()
         losses.append(sim.forward_backward())   # float(loss) waits for the device
         elapsed = time.perf_counter() - start
@@ -118,15 +156,10 @@ def qdarray_worker(args: argparse.Namespace) -> None:
             grads0 = grads
         if it >= args.warmup:
             times.append(elapsed)
-        if args.programs[0] == "mass_spring":
-            total_norm_sqr = sum(float(np.sum(g * g)) for g in grads.values())
-            scale = 0.2 / (total_norm_sqr ** 0.5 + 1e-6)
-        else:
-            scale = {"diffmpm": 0.1, "electric": 2e-2, "smoke": 400}[args.programs[0]]
+        scale = entry["scale"](grads)
         set_params_of(sim, {k: w - scale * grads[k] for k, w in params_of(sim).items()})
     np.savez(args.out, times=np.array(times), losses=np.array(losses),
              **{f"grad_{k}": g for k, g in grads0.items()})
-
 
 def profile(args: argparse.Namespace) -> None:
     """Where qdarray's time goes: host cost per launch (plain, recorded, reverse) against
@@ -139,14 +172,13 @@ def profile(args: argparse.Namespace) -> None:
     import qdarray as qd
 
     name = args.programs[0]
-    steps = args.steps or STEPS[name]
+    steps = args.steps or PROGRAMS[name]["steps"]
     sim = program(name, steps, args.device)
     for _ in range(2):
         sim.step()
-    launches = {"mass_spring": 5 * (steps - 1) + 1, "diffmpm": 5 * (steps - 1) + 2,
-                "electric": 4 * (steps - 1), "smoke": 14 * (steps - 1) + 1}[name]
+    launches = PROGRAMS[name]["launches"](steps)
     plain, recorded, reverse = [], [], []
-    clear = getattr(sim, "clear", lambda: None)  # mass_spring's v_inc
+    clear = getattr(sim, "clear", lambda: None)  # the increments mass_spring, rigid_body add
     for _ in range(3):
         clear()
         t0 = time.perf_counter()
@@ -284,15 +316,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--iters", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--programs", nargs="*", default=["mass_spring", "diffmpm", "electric",
-                                                           "smoke"],
-                        choices=["mass_spring", "diffmpm", "electric", "smoke"])
+    parser.add_argument("--programs", nargs="*", default=list(PROGRAMS), choices=list(PROGRAMS))
     parser.add_argument("--smoke-peers", nargs="*", default=["jax", "jax_scan", "torch"],
                         choices=["jax", "jax_scan", "torch"],
                         help="smoke's JAX and PyTorch sides besides Taichi (CPU only)")
-    parser.add_argument("--steps", type=int, default=0,
-                        help="0: the originals' (mass_spring 682, diffmpm 1024, electric 512, "
-                        "smoke 100)")
+    parser.add_argument("--steps", type=int, default=0, help="0: the originals' (" + ", ".join(
+        f"{name} {entry['steps']}" for name, entry in PROGRAMS.items()) + ")")
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--profile", action="store_true",
                         help="where qdarray's time goes (qdarray only)")
@@ -312,12 +341,9 @@ def main() -> None:
     threads = args.threads if args.device == "cpu" else [0]
     results: dict[str, dict] = {}
     for name in args.programs:
-        what = {"mass_spring": "robot 2, {} steps, time of impact",
-                "diffmpm": "2,976 particles, 128x128 grid, {} steps",
-                "electric": "8 electrodes, 64 hidden units, {} steps",
-                "smoke": "128x128 grid, 10 pressure iterations, {} steps"}[name]
-        steps = args.steps or STEPS[name]
-        print(f"{name} ({what.format(steps)}), forward + backward per iteration, median of "
+        steps = args.steps or PROGRAMS[name]["steps"]
+        print(f"{name} ({PROGRAMS[name]['what'].format(steps)}), forward + backward per "
+              "iteration, median of "
               f"{args.iters} after {args.warmup} warm-up; {args.runs} runs on {args.device}")
         results[name] = compare(name, args, threads)
     if args.json:
