@@ -81,6 +81,25 @@ def flatten(specs: Sequence[tuple[str, ArgSpec]], args: Sequence[Any]) -> list[t
     return out
 
 
+def flattener(specs: Sequence[tuple[str, ArgSpec]]) -> Any:
+    """`[a for _, a in flatten(specs, args)]` as one generated function of `args`."""
+    items: list[str] = []
+
+    def walk(spec: ArgSpec, expr: str) -> None:
+        if spec.kind == "struct":
+            for f, s in spec.fields:
+                walk(s, f"{expr}.{f}")
+        else:
+            items.append(expr)
+
+    for k, (_, spec) in enumerate(specs):
+        walk(spec, f"args[{k}]")
+    namespace: dict[str, Any] = {}
+    exec(f"def flat(args):\n    return [{', '.join(items)}]\n",  # noqa: S102 - our text
+         namespace)
+    return namespace["flat"]
+
+
 def grad_of(arg: Any) -> Any:
     """The gradient companion of an Array or BufferView argument (None if it has none)."""
     t = type(arg)
@@ -112,6 +131,7 @@ class ReverseLauncher:
         self.target = target
         self.debug = debug
         self.flat_args = not any(s.kind == "struct" for _, s in specs)
+        self.flat = None if self.flat_args else flattener(specs)
         i64 = _dtypes.int64
         ext: list[ArgSpec] = [s for _, s in specs]
         names = [n for n, _ in specs]
@@ -256,11 +276,11 @@ class ReverseLauncher:
     def size(self, args: Sequence[Any]) -> tuple[list[int], list[int]]:
         """The stack sizing one launch on `args` does: (capacity per live stack, thread count
         per task), from the sizing cache when the bound arrays are unchanged."""
-        flat = args if self.flat_args else [a for _, a in flatten(self.specs, args)]
+        flat = args if self.flat is None else self.flat(args)
         return self.sizer.size(flat, args)
 
     def launch(self, args: Sequence[Any], check: bool = True) -> None:
-        flat = args if self.flat_args else [a for _, a in flatten(self.specs, args)]
+        flat = args if self.flat is None else self.flat(args)
         if self.reads and check:
             self.check_reads(args)
         stats = self.straight_stats
@@ -565,7 +585,7 @@ _KEYS: dict[type, Any] = {**{t: f for t, f in KEY_FUNCS.items() if not dataclass
 
 def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None,
                    table: dict[Any, ReverseLauncher] | None = None, check: bool = True,
-                   constants: Any = None, leaves: Any = None) -> None:
+                   constants: Any = None, leaves: Any = None, forward: Any = None) -> None:
     """Run the reverse of `kernel` on `args` (target None: the arrays' device); `table` is
     the kernel's launcher table when the caller holds it. `check`: compare the arrays the
     last forward launch read with what they are now (a tape, which checks each recorded
@@ -573,7 +593,9 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
     when the forward launched (a tape keeps it with the launch); when a global or attribute
     the kernel read was rebound since, the reverse compiles with the forward's values, so
     the gradient is the forward's. `leaves`: the (name, array) pairs of `args` when the
-    caller has them (`kernels.args.array_leaves`)."""
+    caller has them (`kernels.args.array_leaves`); with them, `forward` (the launcher the
+    forward ran) keeps the reverse launchers of its signature by which arrays have
+    gradients, so a tape's reverses skip the signature key."""
     debug = _state["debug"]
     if kernel._guards and not holds(kernel.fn, kernel._guards):
         kernel.environment_changed()
@@ -582,12 +604,29 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
     if pinned is not None:
         _launch_pinned(kernel, args, target, debug, pinned, check)
         return
+    fl = kernel.resolved_float()
+    if forward is not None and leaves is not None:
+        mask = (debug, fl, target, tuple([grad_of(a) is not None for _, a in leaves]))
+        reverses = forward.reverses
+        if reverses is None:
+            reverses = forward.reverses = {}
+        launcher = reverses.get(mask)
+        if launcher is None:
+            launcher = reverses[mask] = _launcher(kernel, args, target, table, debug, fl)
+        launcher(args, check)
+        return
+    _launcher(kernel, args, target, table, debug, fl)(args, check)
+
+
+def _launcher(kernel: Any, args: Sequence[Any], target: KernelTarget | None,
+              table: dict[Any, ReverseLauncher] | None, debug: bool, fl: Any
+              ) -> ReverseLauncher:
+    """The reverse launcher of `args`' signature (compiled on first use)."""
     if table is None:
         table = _CACHE.get(kernel)
         if table is None:
             table = _CACHE[kernel] = {}
             kernel.register_table(table)
-    fl = kernel.resolved_float()
     try:
         key: Any = (debug, fl, target, tuple([_KEYS[type(a)](a) for a in args]))
     except KeyError:
@@ -597,7 +636,7 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
         launcher = prepare_reverse(kernel, args, target, debug)
         table[key] = launcher
         kernel.watch(launcher.watched)
-    launcher(args, check)
+    return launcher
 
 
 # Reverse launchers compiled with earlier values of a kernel's globals (`launch_reverse`'s

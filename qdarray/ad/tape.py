@@ -42,6 +42,7 @@ from .._errors import AdStackSizingError, AutodiffError
 from .._indexing import setitem
 from ..buffer_view import BufferView
 from ..kernels.args import array_leaves
+from .nesting import check_nested
 from .records import backprop, nbytes, saved_arrays, writer_text
 from .snapshots import (
     Needs,
@@ -669,7 +670,8 @@ class Tape:
                 if rec.inputs:
                     self.check_inputs(rec)
                 launch_reverse(rec.kernel, rec.args, rec.target, check=False,
-                               constants=rec.constants, leaves=arrays)
+                               constants=rec.constants, leaves=arrays,
+                               forward=rec.launcher)
             rewind(rec.snaps, rec.chain, False)
 
     @staticmethod
@@ -729,29 +731,6 @@ def _key_generations(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """The write generations of the index arrays in a key (None where there is none)."""
     gens = tuple(k._buffer.generation if type(k) is Array else None for k in key)
     return gens if any(g is not None for g in gens) else None
-
-
-def check_nested(what: str, arrays: Sequence[Any], inner: Any = None) -> None:
-    """Raise when one of `arrays` is differentiated by a tape recording in this thread
-    (other than `inner`, the tape `what` is recorded on)."""
-    me = threading.get_ident()
-    for outer in TAPES:
-        if outer is inner or outer.thread != me or not outer.recording:
-            continue
-        for x in arrays:
-            if outer.owns(x):
-                raise nested_error(what)
-
-
-def nested_error(what: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"{what} inside a nested qd.ad.Tape (or qd.ad.grad) uses an array that an enclosing "
-        "tape differentiates (one it computed, or an argument of the enclosing qd.ad.grad). "
-        "An enclosing tape differentiates the namespace operations and the reverse of an inner "
-        "one (gradients of gradients), but not in-place writes or kernel launches there: "
-        "their reverse writes gradients in place. Write into a new array instead (qd.where, "
-        "qd.concat), take the inner gradient outside the enclosing tape, or use "
-        "qd.ad.stop_gradient(x) if it is meant as a constant.")
 
 
 def _alias_error(node: Node, what: str) -> AutodiffError:

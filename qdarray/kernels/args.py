@@ -98,7 +98,7 @@ def _dataclass_key(cls: type) -> Any:
     """The signature key of a dataclass's instances, (cls, each field's key), as one
     generated function: the kernels' fast path then finds it in `KEY_FUNCS` at every launch
     instead of walking the fields."""
-    parts = "".join(f"_key(x.{f.name}), " for f in dataclasses.fields(cls))  # type: ignore
+    parts = "".join(f"_key(x.{f.name}), " for f in dataclasses.fields(cls))
     namespace: dict[str, Any] = {"_key": signature_key, "cls": cls}
     exec(f"def key(x):\n    return (cls, {parts})\n", namespace)  # noqa: S102 - our text
     return namespace["key"]
