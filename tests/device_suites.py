@@ -65,7 +65,8 @@ VIEW_DEBUG = (
 
 TRANSFORM = (
     "test_overwritten_local_in_dynamic_loop", "test_closed_form_float32_and_float64",
-    "test_design_example", "test_if_elif_else", "test_branches_inside_dynamic_loops",
+    "test_design_example", "test_if_elif_else", "test_branches_without_loops_need_no_stack",
+    "test_integer_locals_of_a_loop_are_replayed", "test_branches_inside_dynamic_loops",
     "test_nested_dependent_loops", "test_while_loop", "test_break_and_continue",
     "test_static_loop", "test_func_calls_with_returns",
     "test_atomic_min_max_move_the_gradient_off_a_replaced_element",

@@ -65,6 +65,7 @@ class Node:
     nest: tuple[For, ...] = ()      # a task's parallel loops, outermost first (qd.ndrange)
     stores: set[int] = field(default_factory=set)   # Var ids stored anywhere inside
     reads: dict[int, Var] = field(default_factory=dict)  # Vars loaded anywhere inside
+    stmt_straight: bool | None = None  # Structure.straight, once asked
 
     @property
     def task(self) -> Node | None:
@@ -207,6 +208,14 @@ class Structure:
             return d if d.task_body else d.task
         return None
 
+    def straight(self, top: Node) -> bool:
+        """Whether the top construct `top` is an if with no loop inside: a thread runs each
+        of its statements at most once."""
+        if top.stmt_straight is None:
+            top.stmt_straight = isinstance(top.stmt, If) and not top.exit and not any(
+                n.is_loop or n.task_body for child in top.children for n in nodes(child))
+        return top.stmt_straight
+
     def recomputable(self, v: Value, top_node: Node | None) -> bool:
         """Whether the reverse sweep inside `top_node` can compute `v` again exactly."""
         memo: dict[int, bool] = {}
@@ -265,4 +274,17 @@ def stored_vars(seg: Seg) -> list[Var]:
     for instr in seg.instrs:
         if instr.op is Op.STORE_VAR:
             out.setdefault(instr.attrs[0].id, instr.attrs[0])
+    return list(out.values())
+
+
+def entry_reads(seg: Seg, among: set[int]) -> list[Var]:
+    """Vars with ids in `among` that `seg` loads before storing them (its entry state)."""
+    out: dict[int, Var] = {}
+    stored: set[int] = set()
+    for instr in seg.instrs:
+        vid = instr.attrs[0].id if instr.op in (Op.LOAD_VAR, Op.STORE_VAR) else None
+        if instr.op is Op.STORE_VAR:
+            stored.add(vid)  # type: ignore[arg-type]
+        elif vid is not None and vid in among and vid not in stored:
+            out.setdefault(vid, instr.attrs[0])
     return list(out.values())

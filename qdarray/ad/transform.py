@@ -12,7 +12,13 @@ machinery only; it holds no maths of any op.
   a local's value at entry is the top of its adstack (each segment that stores a local pushes
   its final value; the reverse pops it first), or the value captured when the enclosing top
   construct began, for locals the construct does not store.
-- If: its condition is recomputed or pushed. For: its bounds are recomputed or the start
+- A top construct without loops inside (`Structure.straight`: ifs only) runs each of its
+  segments at most once per thread, so it needs no stack: a segment copies the locals it reads
+  at entry into locals of its own (`<name>_in`), and an inner if keeps its condition in one.
+- A top loop without loops inside replays its integer locals in the reverse instead of
+  stacking them (replay.py).
+- If: its condition is recomputed, pushed, or kept in a local (straight constructs,
+  replays). For: its bounds are recomputed or the start
   and trip count pushed; a loop with an exit test (break) counts its iterations. While: its
   trip count is counted. The reverse of a loop runs its body's reverse from the last
   iteration to the first, recomputing the loop index.
@@ -36,12 +42,12 @@ from ..kernels.ops.adstack import PARAM_PREFIX
 from ..kernels.types import ArrayType, is_float
 from .activity import Activity
 from .adjoint import AdjMap, AdjointBuilder
-from . import checkpoint
+from . import checkpoint, replay
 from .adstack import StackInfo, Stacks
 from ..kernels.emit import Emitter, block
 from .exits import has_exit_test
 from .memory import GradMemory
-from .structure import EXTREMA, WRITES, Node, Region, Seg, Structure, stored_vars
+from .structure import EXTREMA, WRITES, Node, Region, Seg, Structure, entry_reads, stored_vars
 
 
 class Env:
@@ -109,6 +115,10 @@ class Gen:
         self.scratch: Value | None = None
         self.placeholders: dict[int, Instr] = {}
         self.entry_vars: dict[int, set[int]] = {}
+        self.entry_copies: dict[tuple[int, int], Var] = {}  # (id(seg), var id): straight
+        self.cond_copies: dict[int, Var] = {}               # id(if node): straight
+        self.task_copies: dict[int, list[Var]] = {}
+        self.replays: dict[int, replay.Replay | None] = {}
         self.memory = GradMemory(em, grads)
         self.var_loc = self._var_locations()
         self.serial_fwd: list[Any] = []
@@ -176,6 +186,36 @@ class Gen:
             self.header_stacks[key] = s
         return s
 
+    def straight(self, top: Node | None) -> bool:
+        return top is not None and self.st.straight(top)
+
+    def replayed(self, top: Node | None) -> set[int]:
+        """The locals of the top construct `top` that its reverse replays (replay.py)."""
+        rep = self.replay(top)
+        return rep.vars if rep is not None else set()
+
+    def replayed_conds(self, top: Node | None) -> set[int]:
+        rep = self.replay(top)
+        return rep.conds if rep is not None else set()
+
+    def replay(self, top: Node | None) -> replay.Replay | None:
+        if top is None or (self.checkpoint and checkpoint.applies(top)):
+            return None
+        if id(top) not in self.replays:
+            self.replays[id(top)] = replay.plan(self.st, self.act, top)
+        return self.replays[id(top)]
+
+    def copy_var(self, name: str, dtype: Any) -> Var:
+        var = self.em.var(name, dtype)
+        self.task_copies.setdefault(id(self.task), []).append(var)
+        return var
+
+    def entry_copy(self, seg: Seg, var: Var) -> Var:
+        key = (id(seg), var.id)
+        if key not in self.entry_copies:
+            self.entry_copies[key] = self.copy_var(f"{var.name}_in", var.dtype)
+        return self.entry_copies[key]
+
     def push(self, s: StackInfo, v: Value) -> None:
         if not self.suppress:
             self.stacks.push(s, v, tuple(self.loops))
@@ -230,26 +270,40 @@ class Gen:
                 checkpoint.forward(self, item)
             else:
                 self.capture(item)
-                entry = self.entry_vars.setdefault(id(item), set())
-                with self.em.at(item.stmt.loc):
-                    for vid in sorted(item.stores & self.assigned):
-                        var = self.st.vars[vid]
-                        self.push(self.var_stack(item, var), self.em.load_var(var))
-                        entry.add(vid)
+                if not self.straight(item):
+                    entry = self.entry_vars.setdefault(id(item), set())
+                    with self.em.at(item.stmt.loc):
+                        for vid in sorted((item.stores & self.assigned)
+                                          - self.replayed(item)):
+                            var = self.st.vars[vid]
+                            self.push(self.var_stack(item, var), self.em.load_var(var))
+                            entry.add(vid)
                 self.fwd_node(item)
                 self.assigned |= item.stores
 
     def fwd_block(self, reg: Region) -> None:
         for item in reg.items:
             if isinstance(item, Seg):
+                top = reg.parent.top_node  # type: ignore[union-attr]
+                assert top is not None
+                if self.straight(top):
+                    with self.em.at(item.instrs[0].loc):
+                        for var in entry_reads(item, top.stores):
+                            self.em.store_var(self.entry_copy(item, var), self.em.load_var(var))
                 for instr in item.instrs:
                     self.fwd_instr(instr)
-                top = reg.parent.top_node  # type: ignore[union-attr]
-                for var in stored_vars(item):
+                for var in self.pushed_vars(item, top):
                     with self.em.at(self.var_loc.get(var.id, item.instrs[-1].loc)):
-                        self.push(self.var_stack(top, var), self.em.load_var(var))  # type: ignore[arg-type]
+                        self.push(self.var_stack(top, var), self.em.load_var(var))
             else:
                 self.fwd_node(item)
+
+    def pushed_vars(self, seg: Seg, top: Node) -> list[Var]:
+        """The locals `seg` stores that go on `top`'s stacks."""
+        if self.straight(top):
+            return []
+        skip = self.replayed(top)
+        return [v for v in stored_vars(seg) if v.id not in skip]
 
     def sub_block(self, reg: Region) -> Block:
         with self.em.region() as out:
@@ -269,7 +323,11 @@ class Gen:
         with em.at(s.loc):
             if isinstance(s, If):
                 if nested and not self.recomputable(s.cond, top):
-                    self.push(self.header_stack(node, "if condition", s.cond.type), s.cond)
+                    if self.straight(top):
+                        var = self.cond_copies[id(node)] = self.copy_var("cond", s.cond.type)
+                        em.store_var(var, self.subst.get(s.cond.id, s.cond))
+                    elif id(node) not in self.replayed_conds(top):
+                        self.push(self.header_stack(node, "if condition", s.cond.type), s.cond)
                 then, other = (self.sub_block(r) for r in node.children)
                 em.stmt(If(self.subst.get(s.cond.id, s.cond), then, other, s.loc))
                 return
@@ -332,6 +390,8 @@ class Gen:
     def header(self, node: Node, kind: str, v: Value, env: Env) -> Value:
         if node.region.top or self.recomputable(v, node.top_node):
             return env.get(v)
+        if id(node) in self.cond_copies:
+            return self.em.load_var(self.cond_copies[id(node)])
         return self.pop_top(self.header_stacks[(id(node), kind)])
 
     def rev_node(self, node: Node, env: Env) -> None:
@@ -372,6 +432,9 @@ class Gen:
                 if isinstance(s, For):
                     last = em.emit(Op.SUB, n, em.const(1, t))
                     inner.map[s.index.id] = em.emit(Op.ADD, begin, em.emit(Op.SUB, last, step))
+                rep = self.replay(node) if node.region.top else None
+                if rep is not None:
+                    replay.emit(self, node, rep, inner)
                 self.rev_block(node.children[0], inner)
             em.stmt(For(step, em.const(0, t), n, block(body), False, s.loc))
 
@@ -386,8 +449,9 @@ class Gen:
         em = self.em
         top = seg.region.parent.top_node  # type: ignore[union-attr]
         assert top is not None
+        copied = self.replayed(top) | (top.stores if self.straight(top) else set())
         with em.at(seg.instrs[0].loc):
-            for var in stored_vars(seg):
+            for var in self.pushed_vars(seg, top):
                 self.stacks.pop(self.var_stack(top, var))
         env = Env(self, parent, top)
         current: dict[int, Value] = {}
@@ -401,7 +465,9 @@ class Gen:
                     if v is None:
                         if var.id in top.stores:
                             if var.id not in tops:
-                                tops[var.id] = self.stacks.top(self.var_stack(top, var))
+                                tops[var.id] = (em.load_var(self.entry_copy(seg, var))
+                                                if var.id in copied else
+                                                self.stacks.top(self.var_stack(top, var)))
                             v = tops[var.id]
                         else:
                             v = self.captured_value(top, var)
@@ -560,9 +626,10 @@ class Gen:
                 em.emit_into(f.index, Op.CAST, at, attrs=(f.index.type,))
 
     def init_locals(self, task: Node | None) -> None:
-        """Adjoint locals start at 0; locals that entry pushes read get a defined value."""
+        """Adjoint locals start at 0; locals that entry pushes read, and the copies of
+        straight constructs, get a defined value."""
         em = self.em
-        for av in self.task_adj.get(id(task), []):
+        for av in self.task_adj.get(id(task), []) + self.task_copies.get(id(task), []):
             em.store_var(av, em.const(0, av.dtype))
         for vids in self.entry_vars.values():
             for vid in sorted(vids):

@@ -175,9 +175,9 @@ def nested(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1], y: qd.Array[qd.
 def branchy(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1], y: qd.Array[qd.float64, 1]):
     for i in range(x.shape[0]):
         v = x[i]
-        if v > 0.5:  # a push under a branch that lanes take differently
-            v = v * v
         for _ in range(a[i]):
+            if v > 0.5:  # a push under a branch that lanes take differently (a branch
+                v = v * v  # outside loops needs no stack)
             v = v * 0.9 + 0.1 * v * v
         y[i] = v
 

@@ -138,6 +138,101 @@ def test_if_elif_else(grad):
                ("x",), ("y",))
 
 
+vec2 = qd.types.vector(2, qd.float64)
+GRID = 6
+
+
+@qd.kernel
+def clamp_velocity(vi: qd.Array[vec2, 2], m: qd.Array[qd.float64, 2], vo: qd.Array[vec2, 2]):
+    for k in range(GRID * GRID):   # DiffMPM's grid_op: no loop but the parallel one
+        i = k // GRID
+        j = k % GRID
+        v = (1 / (m[i, j] + 0.5)) * vi[i, j]
+        v[1] -= 0.25
+        if i < 2 and v[0] < 0:
+            v[0] = 0
+            v[1] = 0
+        if j < 3 and v[1] < 0:     # a vector local reassigned in nested branches
+            v[0] = 0.5 * v[0]
+            n = vec2(0.6, 0.8)
+            if qd.math.dot(n, n) > 0.5:
+                lin = qd.math.dot(v, n)
+                if lin < 0:        # a condition on a reassigned local
+                    vit = v - lin * n
+                    lit = qd.math.norm(vit) + 1e-10
+                    if lit + 0.5 * lin <= 0:
+                        v[1] = 0
+                    else:
+                        v = (1 + 0.5 * lin / lit) * vit
+        if j > GRID - 2 and v[1] > 0:
+            v[0] = qd.math.sin(v[0])
+        vo[i, j] = v
+
+
+def test_branches_without_loops_need_no_stack(grad):
+    """Each statement of a loop-free parallel body runs at most once per thread: the locals
+    that its branches reassign are kept in locals, not on adstacks."""
+    rng = np.random.default_rng(3)
+
+    def make():
+        return {"vi": rng.normal(size=(GRID, GRID, 2)), "m": rng.uniform(0.5, 1.0, (GRID, GRID)),
+                "vo": np.zeros((GRID, GRID, 2))}
+
+    got = grad.check(clamp_velocity, make, ("vi", "m"), ("vo",))
+    assert np.count_nonzero(got["vi"]) > GRID * GRID  # most branches taken
+    from qdarray.ad.launch import prepare_reverse
+    from qdarray.kernels.interp import INTERP
+
+    args = [qd.asarray(v, requires_grad=True) for v in make().values()]
+    assert prepare_reverse(clamp_velocity, args, INTERP, False).rev.stacks == []
+
+
+@qd.func
+def wrap_down(index):
+    new_index = index - 1
+    if new_index < 0:
+        new_index = GRID - 1
+    return new_index
+
+
+@qd.func
+def wrap_up(index):
+    new_index = index + 1
+    if new_index >= GRID:
+        new_index = 0
+    return new_index
+
+
+@qd.kernel
+def relax_step(k: qd.int32, div: qd.Array[qd.float64, 2], p: qd.Array[qd.float64, 3]):
+    for y in range(GRID):
+        for x in range(GRID):  # DiffTaichi smoke's compute_p, with a product and a continue
+            a = k + 1
+            if (x + 2 * y) % 5 == 0:
+                continue
+            p[a, y, x] = (div[y, x] + p[k, wrap_down(y), x] + p[k, wrap_up(y), x]
+                          + p[k, y, wrap_down(x)] * p[k, y, wrap_up(x)]) / 4.0
+
+
+def test_integer_locals_of_a_loop_are_replayed(grad):
+    """The wrapped indices (assigned in a branch of the inner loop) and the continue flag are
+    integer functions of the loop indices: the reverse computes them again, without stacks."""
+    rng = np.random.default_rng(4)
+
+    def make():
+        return {"k": 1, "div": rng.normal(size=(GRID, GRID)),
+                "p": rng.normal(size=(3, GRID, GRID))}
+
+    grad.check(relax_step, make, ("div", "p"), ("p",))
+    from qdarray.ad.launch import prepare_reverse
+    from qdarray.kernels.interp import INTERP
+
+    args = [qd.asarray(v, requires_grad=True) if isinstance(v, np.ndarray) else v
+            for v in make().values()]
+    stacks = prepare_reverse(relax_step, args, INTERP, False).rev.stacks
+    assert [s.desc.dtype for s in stacks] == [qd.float64]  # the product's factor, only
+
+
 @qd.kernel
 def branchy_loop(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int32, 1],
                  y: qd.Array[qd.float64, 1]):
