@@ -64,14 +64,7 @@ def run_on(device: str) -> tuple[float, dict[str, np.ndarray]]:
     return loss, sim.grads()
 
 
-# apply_spring_force's reverse binds a storage buffer per array parameter of its three
-# dataclasses, used or not, with their gradients: 49, past lavapipe's 32
-# (tests/vulkan/test_vulkan_unused_arrays.py).
-VULKAN_BUFFERS = pytest.mark.xfail(strict=True, raises=RuntimeError,
-                                   reason="unused array parameters take storage buffers")
-
-
-@pytest.mark.parametrize("device", ["opencl:0", pytest.param("vulkan:0", marks=VULKAN_BUFFERS)])
+@pytest.mark.parametrize("device", ["opencl:0", "vulkan:0"])
 def test_same_values_on_every_device(device: str) -> None:
     if qd.Device(device) not in qd.__array_namespace_info__().devices():
         pytest.skip(f"{device} is not present")

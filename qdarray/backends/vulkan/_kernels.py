@@ -5,7 +5,11 @@ read back the debug error record.
 (`TARGET`, kernels/target.py). Per call it packs the parameter block (array offsets, shapes
 and strides in elements, scalars, each stage's loop bounds; kernels/codegen/spirv.py),
 evaluates the host-computable instructions for the parallel stages' trip counts, and
-records one dispatch per stage on the device's stream, in order. The block is push constants
+records one dispatch per stage on the device's stream, in order. A storage buffer is bound
+for each array parameter the kernel reads, writes or updates, not for those it leaves alone
+or whose shape alone it reads (their slots are in the block all the same; SpirvProgram.bound),
+so that a kernel taking a large dataclass stays within the device's storage buffers per
+stage. The block is push constants
 where it fits the device's limit; a larger one is written into the launcher's own device
 buffer by the stream (vkCmdUpdateBuffer) before each dispatch, so a launch allocates nothing
 and binds the same descriptor set each time. When every buffer is below 2 GiB the narrow
@@ -89,7 +93,7 @@ class _Variant:
         self.program = prog
         self.wide = frozenset(int(name[1:].split("_")[0]) for name, _ in prog.fields
                               if name.endswith("_addr"))
-        n_buffers = prog.n_arrays + 2 + (0 if prog.push else 1)
+        n_buffers = len(prog.bound) + 2 + (0 if prog.push else 1)
         self.pipelines = [_pipelines.program(st, s.spirv, n_buffers,
                                              prog.block_bytes if prog.push else 0)
                           for s in prog.stages]
@@ -121,11 +125,15 @@ class _Variant:
                 slot = index[n]
                 kind = float if dtypes[n].startswith("float") else int
                 self.scalars.append((p.value.id, slot, t._np.type, kind))
-        # (argument position, value id, slots of (offset, *shape, *strides)) of each array
-        # parameter, for launches whose arrays all give `VkArray.launch_layout()`
-        self.array_fill = [(k, vid, (off, *shape, *strides))
-                           for k, (vid, _, off, shape, strides)
-                           in zip(array_args, self.arrays, strict=True)]
+        # Whether each array parameter has a storage buffer (those the kernel reads, writes or
+        # updates: codegen/spirv_ctx.bound_arrays); every one has its slots in the block.
+        self.binds = [vid in prog.bound for vid, *_ in self.arrays]
+        # (argument position, value id, slots of (offset, *shape, *strides), whether it has a
+        # buffer) of each array parameter, for launches whose arrays all give
+        # `VkArray.launch_layout()`
+        self.array_fill = [(k, vid, (off, *shape, *strides), bind)
+                           for k, (vid, _, off, shape, strides), bind
+                           in zip(array_args, self.arrays, self.binds, strict=True)]
         # The scalars' slots, packed apart to compare one launch's scalars with the last's
         # (bytes: -0.0 and 0.0 differ, NaN equals itself), and the last launch of this
         # variant that `VulkanLauncher._replay` may repeat: (scalar bytes, (block, slot
@@ -193,6 +201,8 @@ class VulkanLauncher(Launcher):
             p.value.id for p in kernel.params
             if isinstance(p.value.type, ArrayType) and p.value.type.ndim), frozenset())
         self.plan = base.program.plan
+        # whether each array parameter has a storage buffer (the same in every variant)
+        self.binds = base.binds
         self.ncarry = self.plan.slots
         # Reused by every launch: the stream orders launches, so one launch's stages read
         # the carry its own serial stages wrote (a fresh pair per launch would hold two
@@ -243,7 +253,8 @@ class VulkanLauncher(Launcher):
         env: dict[int, Any] = {}
         copies: list[Any] = []
         values = v.values
-        for k, (vid, addr, off, shape, strides) in zip(self.array_args, v.arrays, strict=True):
+        for k, (vid, addr, off, shape, strides), bind in zip(self.array_args, v.arrays, v.binds,
+                                                            strict=True):
             x = native[k]
             if type(x) is np.ndarray:
                 dev = VkArray.from_host(self.st, x)
@@ -253,7 +264,8 @@ class VulkanLauncher(Launcher):
             # Any array-like with base_data (an Allocation), elem_offset, shape and
             # elem_strides(): VkArrays and the namespace kernels' windows.
             alloc = x.base_data
-            buffers.append(alloc)
+            if bind:
+                buffers.append(alloc)
             if addr >= 0:
                 values[addr] = alloc.address
             values[off] = x.elem_offset
@@ -274,13 +286,13 @@ class VulkanLauncher(Launcher):
         narrow = True
         max_range = self.max_range
         blocks: dict[Any, list[int]] = {}
-        for k in self.array_args:
+        for k, bind in zip(self.array_args, self.binds, strict=True):
             x = native[k]
             alloc = getattr(x, "base_data", None)
             if type(x) is not np.ndarray:
                 if unit_last(x):
                     unit.append(self.kernel.params[k].value.id)
-                if alloc is not None:
+                if alloc is not None and bind:  # (an array without a buffer aliases none)
                     blocks.setdefault(alloc.block, []).append(self.kernel.params[k].value.id)
             # (no allocation: a host array, copied for the launch, or an empty window)
             if (alloc.size if alloc is not None else getattr(x, "nbytes", 0)) >= NARROW:
@@ -319,7 +331,9 @@ class VulkanLauncher(Launcher):
         shared = 0
         # (one Allocation per loan of a buffer, shared by the views of an array)
         if len(out) > 1 and len({id(layout[0]) for layout in out}) < len(out):
-            allocs = [layout[0] for layout in out]
+            # (an array without a buffer aliases none)
+            allocs = [layout[0] if bind else None for layout, bind in zip(out, self.binds,
+                                                                           strict=True)]
             for pos, alloc in enumerate(allocs):
                 if alloc is not None and allocs.count(alloc) > 1:
                     shared |= 1 << pos
@@ -338,9 +352,11 @@ class VulkanLauncher(Launcher):
         buffers: list[Any] = []
         env: dict[int, Any] = {}
         values = v.values
-        for (k, vid, slots), (alloc, numbers, _, _) in zip(v.array_fill, layouts, strict=True):
+        for (k, vid, slots, bind), (alloc, numbers, _, _) in zip(v.array_fill, layouts,
+                                                                 strict=True):
             env[vid] = native[k]
-            buffers.append(alloc)
+            if bind:
+                buffers.append(alloc)
             for slot, number in zip(slots, numbers, strict=True):
                 values[slot] = number
         self._fill_scalars(v, native, env)
@@ -382,14 +398,17 @@ class VulkanLauncher(Launcher):
         if v.scalar_slots and self._scalar_bytes(v) != scalar_bytes:
             return False
         buffers = []
-        for (alloc, numbers, _, _), (block, known) in zip(layouts, arrays, strict=True):
+        for (alloc, numbers, _, _), (block, known), bind in zip(layouts, arrays, v.binds,
+                                                                strict=True):
+            if numbers != known:
+                return False
+            if not bind:  # (its buffer is not bound: its numbers alone are in the block)
+                continue
             if alloc is None:
                 if block is not None:
                     return False
                 alloc = _pipelines.dummy(self.st)
             elif alloc.block is not block:
-                return False
-            if numbers != known:
                 return False
             buffers.append(alloc)
         buffers += (self.carry.alloc, self.err.alloc)

@@ -1,7 +1,7 @@
 """Compute pipelines from SPIR-V modules, cached per (device, module), and their dispatch.
 
 A `Program` is one SPIR-V compute module with entry point `main`: its storage buffers are
-bindings 0..n-1 of descriptor set 0 (one per array), its scalars and shapes a push-constant
+bindings 0..n-1 of descriptor set 0 (one per array it accesses), its scalars and shapes a push-constant
 block of `push_bytes` bytes. `dispatch` adds to the stream's batch the descriptor set naming
 the buffers (written once per list of buffers and kept, _descriptors.py), the pipeline, the
 push constants and the workgroup counts; the stream records them (a set or pipeline already
@@ -36,7 +36,8 @@ class Program:
         if n_buffers > st.limits["maxPerStageDescriptorStorageBuffers"]:
             raise VulkanError(
                 f"{st.label} binds at most {st.limits['maxPerStageDescriptorStorageBuffers']} "
-                f"storage buffers per kernel; this kernel needs {n_buffers}. Pass fewer arrays "
+                f"storage buffers per kernel; this kernel needs {n_buffers} (one per array "
+                "whose elements it reads or writes, and its own). Use fewer arrays per kernel "
                 "(e.g. split the kernel).")
         if push_bytes > st.limits["maxPushConstantsSize"]:
             raise VulkanError(f"{st.label} takes at most {st.limits['maxPushConstantsSize']} "

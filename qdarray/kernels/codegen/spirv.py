@@ -4,8 +4,10 @@ The stages are the OpenCL generator's (`plan`: parallel nests, serial runs, host
 instructions recomputed in every stage, values and locals carried between stages in a 64-bit
 `carry` buffer). Each stage is a GLCompute module whose interface is:
 
-- bindings 0..n-1 of set 0: one storage buffer per array parameter, a runtime array of its
-  element type (bool stored as one byte, as in NumPy);
+- bindings 0..n-1 of set 0: one storage buffer per array parameter whose elements the kernel
+  reads, writes or updates (`SpirvProgram.bound`; an array whose shape alone it reads, or
+  that it does not use, takes none), a runtime array of its element type (bool stored as one
+  byte, as in NumPy);
 - binding n: the carry buffer (uint64 slots); binding n+1: the debug error record (int64,
   the CPU target's layout);
 - a parameter block of slots (`SpirvProgram.fields`): per array its element offset,
@@ -42,7 +44,7 @@ from .regions import free_values
 from .spirv_blocks import Accumulators
 from .spirv_blocks import plan as plan_blocks
 from .spirv_control import LoopGuard
-from .spirv_ctx import _I64, Ctx, _dt, _itype
+from .spirv_ctx import _I64, Ctx, _dt, _itype, bound_arrays
 from .spirv_enums import SC, BuiltIn, Dec
 from .spirv_enums import Op as S
 
@@ -68,7 +70,7 @@ class SpirvProgram:
     offsets: list[int]  # the byte offset of each slot in the block (`block_layout`)
     block_bytes: int
     push: bool  # the block is push constants (else a storage buffer at binding n+2)
-    n_arrays: int
+    bound: tuple[int, ...]  # ids of the arrays at bindings 0..n-1 (spirv_ctx.bound_arrays)
     plan: Plan
 
 
@@ -132,8 +134,8 @@ def slot_dtype(t: DType) -> str:
 def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
                   fields: list[tuple[str, str]], push: bool, caps: dict[str, Any],
                   debug: bool, wide: frozenset[int], narrow: bool,
-                  unit: frozenset[int], aliased: frozenset[int]) -> bytes:
-    ctx = Ctx(kernel, fields, block_layout(fields)[0], push, caps, debug, wide)
+                  unit: frozenset[int], aliased: frozenset[int], bound: tuple[int, ...]) -> bytes:
+    ctx = Ctx(kernel, fields, block_layout(fields)[0], push, caps, debug, wide, bound)
     ctx.narrow = narrow
     ctx.unit = unit
     ctx.stage_no = k
@@ -145,7 +147,8 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
     # reads it through a cache that a launch's barriers did not make coherent with earlier
     # writes (15 gradient tests read stale values on an H200).
     for pid in aliased:
-        m.decorate(ctx.arrays[pid][0], Dec.Aliased)
+        if pid in ctx.arrays:  # (an array without a buffer is never accessed)
+            m.decorate(ctx.arrays[pid][0], Dec.Aliased)
     interface: list[int] = []
     u32 = m.t_int(32, False)
     lid = first = step = 0
@@ -259,7 +262,7 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
         # limit (backends/vulkan/_kernels.py), so no guard is needed (its store per item cost
         # lavapipe a third of a saxpy's time).
         return _stage_module(kernel, p, stage, k, fields, push, {**caps, "loop_guard": 0},
-                             debug, wide, narrow, unit, aliased)
+                             debug, wide, narrow, unit, aliased, bound)
     return m.assemble()
 
 
@@ -337,9 +340,9 @@ def render_spirv(kernel: KernelIR, *, debug: bool = False, caps: dict[str, Any] 
     fields = block_fields(kernel, nest, wide, narrow)
     offsets, block_bytes = block_layout(fields)
     push = block_bytes <= int(caps.get("max_push", 128))
-    n_arrays = sum(isinstance(prm.value.type, ArrayType) for prm in kernel.params)
+    bound = bound_arrays(kernel)
     stages = [SpirvStage(s.name, _stage_module(kernel, p, s, k, fields, push, caps, debug, wide,
-                                               narrow, unit, aliased),
+                                               narrow, unit, aliased, bound),
                          bool(s.loops))
               for k, s in enumerate(p.stages)]
-    return SpirvProgram(stages, fields, offsets, block_bytes, push, n_arrays, p)
+    return SpirvProgram(stages, fields, offsets, block_bytes, push, bound, p)

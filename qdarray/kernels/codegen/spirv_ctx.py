@@ -26,7 +26,7 @@ class Ctx:
 
     def __init__(self, kernel: KernelIR, prog_fields: list[tuple[str, str]],
                  offsets: list[int], push: bool, caps: dict[str, Any], debug: bool,
-                 wide: frozenset[int]) -> None:
+                 wide: frozenset[int], bound: tuple[int, ...]) -> None:
         self.kernel = kernel
         self.wide = wide
         self.narrow = False  # element offsets in 32 bits (every buffer below 2 GiB)
@@ -48,12 +48,13 @@ class Ctx:
         self.i64 = m.t_int(64, True)
         self.u64 = m.t_int(64, False)
         self.bool = m.t_bool()
-        self.arrays: dict[int, tuple[int, DType, int]] = {}  # id -> (variable, dtype, ndim)
+        # id -> (variable, dtype, ndim) of each array with a buffer (`bound_arrays`)
+        self.arrays: dict[int, tuple[int, DType, int]] = {}
         self.as_bits = _cas_arrays(kernel, caps)
         binding = 0
         for p in kernel.params:
             t = p.value.type
-            if isinstance(t, ArrayType):
+            if isinstance(t, ArrayType) and p.value.id in bound:
                 elem = self.storage_of(p.value.id, t.dtype)
                 self.arrays[p.value.id] = (self._buffer(elem, binding), t.dtype, t.ndim)
                 binding += 1
@@ -303,6 +304,18 @@ class Ctx:
             lp.continuing()
             f.store(counter, f.op(S.IAdd, reg, f.load(reg, counter), m.const(reg, 1)))
             self.loops.pop()
+
+
+def bound_arrays(kernel: KernelIR) -> tuple[int, ...]:
+    """The ids of the array parameters that get a storage buffer, in parameter order: those
+    the kernel reads, writes or updates. A parameter only passed through (an unused field of
+    a dataclass, a gradient array a reverse kernel does not touch) or whose shape alone it
+    reads (SHAPE reads the parameter block) takes none: a kernel with many array parameters
+    stays within the device's storage buffers per stage."""
+    used = {a.id for s in walk(kernel.body) if isinstance(s, Instr) and s.op is not Op.SHAPE
+            for a in s.args if isinstance(a.type, ArrayType)}
+    return tuple(p.value.id for p in kernel.params
+                 if isinstance(p.value.type, ArrayType) and p.value.id in used)
 
 
 def _cas_arrays(kernel: KernelIR, caps: dict[str, Any]) -> frozenset[int]:
