@@ -174,6 +174,22 @@ def _copysign(ctx: Ctx, t: DType, x: int, y: int) -> int:
     return f.op(S.Bitcast, ctx.scalar(t), f.op(S.BitwiseOr, u, mag, sgn))
 
 
+def round_even(ctx: Ctx, t: DType, x: int) -> int:
+    """Round half to even from Floor (lavapipe's float64 RoundEven rounds -1.5 to -1): the
+    floor, one more where the fraction is above a half or a half over an odd floor; the
+    operand's sign (a zero result of a negative operand is -0.0). Exact: x - floor(x) is."""
+    f, ty = ctx.f, ctx.scalar(t)
+    fl = f.ext(GLSL.Floor, ty, x)
+    frac = f.op(S.FSub, ty, x, fl)
+    half, one = ctx.const(t, 0.5), ctx.const(t, 1.0)
+    up = f.op(S.FAdd, ty, fl, one)
+    halved = f.op(S.FMul, ty, fl, half)
+    odd = _b(ctx, S.FOrdNotEqual, halved, f.ext(GLSL.Floor, ty, halved))
+    tie_up = f.op(S.LogicalAnd, ctx.bool, _b(ctx, S.FOrdEqual, frac, half), odd)
+    go_up = f.op(S.LogicalOr, ctx.bool, _b(ctx, S.FOrdGreaterThan, frac, half), tie_up)
+    return _copysign(ctx, t, _sel(ctx, ty, go_up, up, fl), x)
+
+
 def copysign(ctx: Ctx, i: Instr) -> int:
     return _copysign(ctx, _rt(i), *(ctx.val(x) for x in i.args))
 

@@ -193,6 +193,8 @@ def _glsl(inst: GLSL) -> Any:
         t = rt(i)
         if t.itemsize == 8 and inst not in _ANY_WIDTH:  # GLSL's are 32-bit only
             return libm.UNARY[i.op.name.lower()](ctx, t, ctx.val(i.args[0]))
+        if t.itemsize == 8 and inst is GLSL.RoundEven:
+            return num.round_even(ctx, t, ctx.val(i.args[0]))
         r = ctx.f.ext(inst, ctx.scalar(t), *(ctx.val(a) for a in i.args))
         if t.itemsize == 8 and inst in _SIGNED_ROUNDING:
             return num._copysign(ctx, t, r, ctx.val(i.args[0]))
