@@ -7,8 +7,9 @@ NaNs with different payloads or signs. Every other run of equal values is the sa
 order the sort left it in. So `sort` sorts with NumPy's default algorithm and then restores,
 for those two runs only, the order they had in the input (which is what a stable sort leaves):
 
-- 1-D input: the run of zeros is found by two binary searches and rewritten only when it
-  mixes signs; the NaNs (at the end, as in NumPy) are copied back from the input whenever
+- 1-D input: the run of zeros is found by two binary searches and rewritten when it holds
+  more than one zero (NumPy's SIMD sorts on some CPUs write every zero of a mixed run with
+  one sign, so the sorted run alone does not tell); the NaNs (at the end, as in NumPy) are copied back from the input whenever
   there are any, since NumPy's SIMD sort writes every NaN as the one default NaN. Without
   NaNs that costs a few microseconds on top of the sort.
 - along an axis of N-D input: one pass over the result finds the zeros and NaNs of every row,
@@ -62,9 +63,9 @@ def _restore_1d(s: np.ndarray, x: np.ndarray) -> None:
     lo = int(s.searchsorted(0.0, side="left"))
     hi = int(s.searchsorted(0.0, side="right"))
     if hi - lo > 1:
-        negative = int(np.count_nonzero(np.signbit(s[lo:hi])))
-        if 0 < negative < hi - lo:
-            s[lo:hi] = x[x == 0]
+        # (rewritten whatever signs the sort left: NumPy's SIMD sorts on some CPUs write
+        # every zero of a mixed run with one sign)
+        s[lo:hi] = x[x == 0]
     first_nan = int(s.searchsorted(np.nan, side="left"))
     if first_nan < s.size:
         s[first_nan:] = x[np.isnan(x)]
@@ -77,7 +78,7 @@ def _restore_rows(s: np.ndarray, x: np.ndarray) -> None:
     (NaNs) as the same row of `x`, so the runs go back to their own rows.
     """
     zeros = s == 0
-    if zeros.any() and (np.signbit(s) & zeros).any():
+    if zeros.any():
         s[zeros] = x[x == 0]
     nans = np.isnan(s)
     if nans.any():
