@@ -236,6 +236,9 @@ class ReverseLauncher:
         return counts
 
     def __call__(self, args: Sequence[Any], check: bool = True) -> None:
+        if self.straight_stats is not None:  # no adstacks: no heap buffers to share
+            self.launch(args, check)
+            return
         with _HEAPS_IN_USE:  # one reverse launch at a time uses the shared heap buffers
             self.launch(args, check)
 
@@ -292,9 +295,18 @@ class ReverseLauncher:
         STATS.update(stats)
         call = list(args)
         for k in self.plan.grads:
-            g = grad_of(flat[k])
-            memory = g._data if type(g) is Array else g._base._data
-            if not getattr(getattr(memory, "flags", None), "writeable", True):
+            a = flat[k]
+            g: Any
+            if type(a) is Array:
+                g = a._grad
+                memory = g._data
+            else:
+                g = grad_of(a)
+                memory = g._base._data
+            if type(memory) is np.ndarray:
+                if not memory.flags.writeable:
+                    self.read_only_gradient(k)
+            elif not getattr(getattr(memory, "flags", None), "writeable", True):
                 self.read_only_gradient(k)
             call.append(g)
         self.run(call)
@@ -585,7 +597,8 @@ _KEYS: dict[type, Any] = {**{t: f for t, f in KEY_FUNCS.items() if not dataclass
 
 def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None,
                    table: dict[Any, ReverseLauncher] | None = None, check: bool = True,
-                   constants: Any = None, leaves: Any = None, forward: Any = None) -> None:
+                   constants: Any = None, leaves: Any = None, forward: Any = None,
+                   mask: tuple[bool, ...] | None = None) -> None:
     """Run the reverse of `kernel` on `args` (target None: the arrays' device); `table` is
     the kernel's launcher table when the caller holds it. `check`: compare the arrays the
     last forward launch read with what they are now (a tape, which checks each recorded
@@ -595,24 +608,28 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
     the gradient is the forward's. `leaves`: the (name, array) pairs of `args` when the
     caller has them (`kernels.args.array_leaves`); with them, `forward` (the launcher the
     forward ran) keeps the reverse launchers of its signature by which arrays have
-    gradients, so a tape's reverses skip the signature key."""
+    gradients, so a tape's reverses skip the signature key; `mask`, when the caller has it:
+    whether each of `leaves` has a gradient."""
     debug = _state["debug"]
     if kernel._guards and not holds(kernel.fn, kernel._guards):
         kernel.environment_changed()
-    check_wrappers(kernel, args, leaves)
+    if mask is None or False in mask:  # (every array with a gradient: no wrapper to find)
+        check_wrappers(kernel, args, leaves)
     pinned = changed(kernel.fn, constants) if constants is not None else None
     if pinned is not None:
         _launch_pinned(kernel, args, target, debug, pinned, check)
         return
     fl = kernel.resolved_float()
     if forward is not None and leaves is not None:
-        mask = (debug, fl, target, tuple([grad_of(a) is not None for _, a in leaves]))
+        if mask is None:
+            mask = tuple([grad_of(a) is not None for _, a in leaves])
+        key = (debug, fl, target, mask)
         reverses = forward.reverses
         if reverses is None:
             reverses = forward.reverses = {}
-        launcher = reverses.get(mask)
+        launcher = reverses.get(key)
         if launcher is None:
-            launcher = reverses[mask] = _launcher(kernel, args, target, table, debug, fl)
+            launcher = reverses[key] = _launcher(kernel, args, target, table, debug, fl)
         launcher(args, check)
         return
     _launcher(kernel, args, target, table, debug, fl)(args, check)

@@ -227,12 +227,18 @@ def final_state(records: Any) -> tuple[list[Snapshot], list[tuple[Any, int]]]:
     finals: dict[Any, Snapshot] = {}
     generations: dict[int, tuple[Any, int]] = {}
     for rec in records:
-        snaps = getattr(rec, "snaps", None)
-        if snaps is None:
-            continue
-        memories = [c[0] for c in rec.chain] if hasattr(rec, "chain") else [rec.buffer]
-        for buf in memories:
+        chain = getattr(rec, "chain", None)
+        if chain is not None:  # a kernel launch
+            for c in chain:
+                buf = c[0]
+                generations[id(buf)] = (buf, buf.generation)
+            snaps = rec.snaps
+        elif hasattr(rec, "snaps"):  # a namespace write
+            buf = rec.buffer
             generations[id(buf)] = (buf, buf.generation)
+            snaps = rec.snaps
+        else:
+            continue
         for s in snaps:
             k = (id(s.array._buffer), s.key, s.box)
             if k not in finals:
@@ -245,13 +251,18 @@ def zero_recorded_grads(records: Any) -> None:
     from .._autodiff import Node
 
     seen: set[int] = set()
+    arrays_seen: set[int] = set()  # (arrays passed again, as a time-indexed state is)
     for rec in records:
         if type(rec) is Node:
             grads = [t.companion if type(t) is Node else t for t in rec.targets]
         elif hasattr(rec, "kernel"):
             leaves = rec.launcher.leaves if rec.launcher is not None else None
             if leaves is not None:
-                arrays: Any = [a for _, a in leaves(rec.args)]
+                arrays: Any = []
+                for _, a in leaves(rec.args):
+                    if id(a) not in arrays_seen:
+                        arrays_seen.add(id(a))
+                        arrays.append(a)
             else:
                 values: dict[str, Any] = {}
                 _flatten(rec.kernel.param_names, rec.args, values)

@@ -43,16 +43,15 @@ from .._indexing import setitem
 from ..buffer_view import BufferView
 from ..kernels.args import array_leaves
 from .nesting import check_nested
+from .recorder import Launch as _Launch
+from .recorder import make_recorder, record_general
 from .records import backprop, nbytes, saved_arrays, writer_text
 from .snapshots import (
     Needs,
     Snapshot,
     check_unseen_writes,
     final_state,
-    hull,
     key_box,
-    launch_access,
-    own_overwrites,
     region,
     restore,
     rewind,
@@ -61,24 +60,10 @@ from .snapshots import (
 )
 
 _LIVE: weakref.WeakSet[Tape] = weakref.WeakSet()
+_get_ident = threading.get_ident
 _INEXACT = frozenset(_dtypes.FLOATING_DTYPES)  # results that can carry a gradient
 _NOTHING: tuple[Any, ...] = ()  # the values of an operation whose rules need none
 COUNTS = {"tape_operations": 0, "tape_kernel_launches": 0, "tape_snapshot_bytes": 0}
-
-
-@dataclasses.dataclass
-class _Launch:
-    kernel: Any
-    args: tuple[Any, ...]
-    target: Any  # the KernelTarget it ran on (None: its arrays' device)
-    # (name, buffer token, generation, dtype); a NumPy array has no token: (name, the array,
-    # a copy of what the launch read, dtype)
-    inputs: list[tuple[str, Any, Any, Any]]
-    snaps: list[Snapshot] = dataclasses.field(default_factory=list)
-    # the memory it wrote: (buffer token, generation before, after, read by the launch too)
-    chain: list[tuple[Any, int, int, bool]] = dataclasses.field(default_factory=list)
-    constants: Any = None  # kernel.snapshot_constants() at the launch
-    launcher: Any = None  # the forward launcher it ran
 
 
 @dataclasses.dataclass
@@ -441,93 +426,32 @@ class Tape:
                launcher: Any) -> None:
         """Run one kernel launch (checking it first in validation mode) and remember it, on
         the innermost tape of the launching thread (tapes of other threads do not see it)."""
-        tape = self if self.thread == threading.get_ident() else current()
+        tape = self if self.thread == _get_ident() else current()
         if tape is None or not tape.recording:
             launcher(args)
+            return
+        rec = launcher.recorder
+        if rec and not tape.validation and len(TAPES) == 1:
+            rec(tape, args, target, launcher)
+            COUNTS["tape_kernel_launches"] += 1
         else:
             tape.keep(kernel, args, target, launcher)
 
     def keep(self, kernel: Any, args: tuple[Any, ...], target: Any,
              launcher: Any) -> None:
-        if self.validation:
-            from .validate import check_launch
-
-            check_launch(kernel, args)
-        leaves = launcher.leaves
-        if leaves is None:
-            leaves = launcher.leaves = array_leaves(kernel.param_names, args)
-        arrays = leaves(args)
-        if len(TAPES) > 1:
-            self.nested(f"kernel '{kernel.__name__}'",
-                        [a for _, a in arrays if type(a) is not np.ndarray])
-        tracked = False
-        for _, a in arrays:
-            t = type(a)
-            if t is Array:
-                if a._grad is None:
-                    if self._target(a, kernel.__name__):
-                        self.materialize(a)
-                    else:
-                        continue
-                tracked = True
-            elif t is BufferView and a._grad_base is not None:
-                tracked = True
-        acc = launch_access(kernel, args, launcher)
-        written_regions = acc.written()
-        snaps = self._launch_snapshots(kernel, acc, written_regions) if written_regions else []
-        chain: list[tuple[Any, int]] = []
-        for _, r in written_regions:
-            buf = r.array._buffer
-            if all(c[0] is not buf for c in chain):
-                chain.append((buf, buf.generation))
-        launcher(args)
-        read, written = acc.read_names, acc.write_names
-        inputs: list[tuple[str, Any, Any, Any]] = []
-        for name, a in arrays:
-            t = type(a)
-            if t is np.ndarray:
-                if name not in written and name in read:
-                    # NumPy arrays count no writes: what the launch read is kept to compare.
-                    inputs.append((name, a, a.copy(), a.dtype))
-                continue
-            arr = a._base if t is BufferView else a
-            buf = arr._buffer
-            if name not in written:
-                if name in read:
-                    inputs.append((name, buf, buf.generation, arr._dtype))
-                continue
-            self.writers[buf] = kernel
-            if tracked and arr._dtype.kind in "fc" and not _has_grad(a):
-                self._give_companion(kernel, name, a)
-        reads = acc.read_regions()
-        rec = _Launch(kernel, args, target, inputs, snaps,
-                      [(buf, g0, buf.generation, any(r.array._buffer is buf for r in reads))
-                       for buf, g0 in chain], kernel.snapshot_constants(), launcher)
-        needs = self.needs
-        for r in reads:
-            needs.add(r)
-        self.records.append(rec)
-        COUNTS["tape_kernel_launches"] += 1
-
-    def _launch_snapshots(self, kernel: Any, acc: Any, written: Any) -> list[Snapshot]:
-        """Copies of what a launch with regions `acc` (`written`: its written regions) is
-        about to overwrite of what recorded reverses need, and of what it overwrites of what
-        it read itself."""
-        own = own_overwrites(kernel, acc)
-        if not written:
-            return []
-        self.index_needs()
-        snaps = []
-        for name, w in written:
-            b = self.needs.overwritten(w)
-            before = True
-            if name in own:
-                own_box, before = own[name]
-                if before:
-                    b = own_box if b is None else hull(b, own_box)
-            if b is not None:
-                snaps.append(self._take(w.array, b, before, f"kernel '{kernel.__name__}'"))
-        return snaps
+        """Record a launch and run it: through the function written for its signature
+        (ad/recorder.py), or the general path."""
+        rec = launcher.recorder
+        if rec is None:
+            if launcher.leaves is None:
+                launcher.leaves = array_leaves(kernel.param_names, args)
+            rec = launcher.recorder = make_recorder(kernel, args, launcher) or False
+        if rec and not self.validation and len(TAPES) == 1:
+            rec(self, args, target, launcher)
+            COUNTS["tape_kernel_launches"] += 1
+        else:
+            record_general(self, kernel, args, target, launcher)
+            COUNTS["tape_kernel_launches"] += 1
 
     def _take(self, array: Array, b: Any, before: bool, by: str) -> Snapshot:
         snap = take_within_limit(array, b, before, by, snapshot_bytes())
@@ -665,13 +589,15 @@ class Tape:
             leaves = rec.launcher.leaves if rec.launcher is not None else None
             arrays = leaves(rec.args) if leaves is not None else _arrays(
                 rec.kernel.param_names, rec.args)
-            if any(grad_of(a) is not None for _, a in arrays):
+            mask = tuple([(a._grad if type(a) is Array else grad_of(a)) is not None
+                          for _, a in arrays])
+            if True in mask:
                 # (none: no gradient in or out, e.g. a kernel filling an index array)
                 if rec.inputs:
                     self.check_inputs(rec)
                 launch_reverse(rec.kernel, rec.args, rec.target, check=False,
                                constants=rec.constants, leaves=arrays,
-                               forward=rec.launcher)
+                               forward=rec.launcher, mask=mask)
             rewind(rec.snaps, rec.chain, False)
 
     @staticmethod

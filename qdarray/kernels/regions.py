@@ -348,7 +348,8 @@ class _Empty(Exception):
     """An access inside a loop that runs no iteration at these arguments."""
 
 
-def compile_boxes(summary: Any, names: tuple[str, ...], wrap: Any = None) -> Any:
+def compile_boxes(summary: Any, names: tuple[str, ...], wrap: Any = None,
+                  flat: bool = False) -> Any:
     """A function of a launch's arguments (in the order of `names`, the kernel's
     parameters) giving the array and the box of each access of `summary` (`derive`): (a list
     for the reads, one for the writes) of (the argument, its box; None for an access no
@@ -356,19 +357,22 @@ def compile_boxes(summary: Any, names: tuple[str, ...], wrap: Any = None) -> Any
     dataclass field are reached by attribute.
 
     `wrap(argument, box)`, when given, makes each entry instead: the lists are then of
-    (parameter name, wrap(argument, box)), box None where no thread makes the access."""
+    (parameter name, wrap(argument, box)), box None where no thread makes the access.
+    With `flat`, it gives one tuple of the boxes alone: the reads' then the writes'."""
     g = _Gen(names)
     results = []
+    every = []
     for table in ("reads", "writes"):
         outs = []
         for name, axes in summary[table]:
             out = g.tmp()
             g.access(name, axes, out, "    ")
             arg = g.arg(name, "")
+            every.append(out)
             outs.append(f"({arg}, {out})" if wrap is None else f"({name!r}, _wrap({arg}, {out}))")
         results.append("[" + ", ".join(outs) + "]")
-    src = "def boxes(args):\n" + "\n".join(g.head + g.lines) + \
-        f"\n    return {results[0]}, {results[1]}\n"
+    ret = f"({', '.join(every)},)" if flat else f"{results[0]}, {results[1]}"
+    src = "def boxes(args):\n" + "\n".join(g.head + g.lines) + f"\n    return {ret}\n"
     namespace = {"_shape": _shape, "_Empty": _Empty, "_Unknown": _Unknown, "_wrap": wrap}
     exec(compile(src, "<qdarray regions>", "exec"), namespace)  # noqa: S102 - our own text
     return namespace["boxes"]

@@ -113,6 +113,7 @@ class Launcher:
     access: Any = None
     regions: Any = None  # the tape's evaluator of `access` (ad/snapshots.py), made on first use
     leaves: Any = None  # args.array_leaves for this signature, made on first use
+    recorder: Any = None  # the tape's recording function (ad/recorder.py; False: none)
     reverses: Any = None  # the reverse launchers of this signature (ad/launch.py)
 
     def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any]) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._version import __version__
-from ..ir import For, Instr, KernelIR, Op, Value
+from ..ir import Block, For, Instr, KernelIR, Op, Value, child_blocks, walk
 from ..ops import OPS
 from ..ops.adstack import PARAM_PREFIX
 from ..passes.flatten import flatten_nests
@@ -250,9 +250,17 @@ class NumbaCpuEmitter(PySourceEmitter):
         self.line("")
 
     def work(self) -> None:
-        """Plain Python: the largest parallel trip count, when the host can compute it."""
+        """Plain Python: the work of the launch's largest parallel loop, when the host can
+        compute it: its threads times the iterations of the loops each thread runs whose
+        bounds the host can compute from the arguments (a thread with a 128-long inner loop
+        counts 128; loops whose bounds depend on the thread, and while loops, count their
+        body once), so a launch of few threads with long loops goes parallel too."""
         defs = {s.result.id: s for s in self.kernel.body.stmts
                 if isinstance(s, Instr) and s.result is not None}
+        for s in self.loops:  # values a thread computes from the arguments alone
+            for inner in walk(self.nests[id(s)][-1].body):
+                if isinstance(inner, Instr) and inner.result is not None:
+                    defs.setdefault(inner.result.id, inner)
         params = {p.value.id for p in self.kernel.params}
         needed: set[int] = set()
 
@@ -274,20 +282,50 @@ class NumbaCpuEmitter(PySourceEmitter):
             if not all(need(v) for v in bounds):
                 self.line("return 1 << 62")
                 return
-            used = {a.id for s in self.kernel.body.stmts if isinstance(s, Instr)
-                    and s.result is not None and s.result.id in needed for a in s.args}
+            per_thread = [self.thread_work(self.nests[id(s)][-1].body, need)
+                          for s in self.loops]
+            bounds += [v for terms in per_thread for v in _term_values(terms)]
+            needed_defs = [d for d in defs.values() if d.result is not None
+                           and d.result.id in needed]
+            used = {a.id for d in needed_defs for a in d.args}
             used |= {v.id for v in bounds}
             self.prologue(only=used)
-            for s in self.kernel.body.stmts:
-                if not (isinstance(s, Instr) and s.result is not None and s.result.id in needed):
-                    continue
-                if s.op is Op.CONST and s.attrs[1].kind in "iu":  # a Python int costs less
-                    self.line(f"{self.val(s.result)} = {int(s.attrs[0])}")
+            order = {id(d): k for k, d in enumerate(walk(self.kernel.body))}
+            for d in sorted(needed_defs, key=lambda d: order[id(d)]):
+                if d.op is Op.CONST and d.attrs[1].kind in "iu":  # a Python int costs less
+                    self.line(f"{self.val(d.result)} = {int(d.attrs[0])}")
                 else:
-                    self.stmt(s)
-            trips = [" * ".join(f"max(int({self.val(f.end)}) - int({self.val(f.begin)}), 0)"
-                                for f in self.nests[id(s)]) for s in self.loops]
-            self.line(f"return max({', '.join(trips)}, 0)")
+                    self.stmt(d)
+            works = []
+            for s, terms in zip(self.loops, per_thread, strict=True):
+                threads = " * ".join(self.trips(f.begin, f.end) for f in self.nests[id(s)])
+                works.append(f"{threads} * max({self.work_text(terms)}, 1)")
+            self.line(f"return max({', '.join(works)}, 0)")
+
+    def trips(self, begin: Value, end: Value) -> str:
+        return f"max(int({self.val(end)}) - int({self.val(begin)}), 0)"
+
+    def thread_work(self, block: Block, need: Any) -> list[Any]:
+        """The loops of `block` a thread runs, as terms (begin, end or None when the host
+        cannot compute them, the terms of the body): their iterations add up."""
+        terms: list[Any] = []
+        for st in block.stmts:
+            if isinstance(st, For):
+                known = need(st.begin) and need(st.end)
+                terms.append(((st.begin, st.end) if known else None,
+                              self.thread_work(st.body, need)))
+            elif not isinstance(st, Instr):
+                for b in child_blocks(st):
+                    terms += self.thread_work(b, need)
+        return terms
+
+    def work_text(self, terms: list[Any]) -> str:
+        """Python text of the iterations `terms` (thread_work) come to."""
+        parts = []
+        for bounds, body in terms:
+            inner = f"max({self.work_text(body)}, 1)" if body else "1"
+            parts.append(inner if bounds is None else f"{self.trips(*bounds)} * {inner}")
+        return " + ".join(parts) or "0"
 
     def lane_function(self, k: int, s: For) -> None:
         plan = self.lanes[id(s)]
@@ -337,3 +375,13 @@ def render_numba_cpu(kernel: KernelIR, *, debug: bool = False, lanes: int | None
     """Python source of a module running `kernel` (views lowered) with numba on the CPU;
     `lanes`: the width of the lane groups (None: thread by thread)."""
     return NumbaCpuEmitter(kernel, debug, lanes).render()
+
+
+def _term_values(terms: list[Any]) -> list[Value]:
+    """The bound values of `terms` (NumbaEmitter.thread_work)."""
+    out: list[Value] = []
+    for bounds, body in terms:
+        if bounds is not None:
+            out += bounds
+        out += _term_values(body)
+    return out

@@ -77,6 +77,39 @@ def test_small_launches_run_serially(monkeypatch):
 
 
 @qd.kernel
+def rows(u: qd.Array[qd.float32, 2], out: qd.Array[qd.float32, 1]):
+    for i in range(u.shape[0]):
+        acc = 0.0
+        for j in range(u.shape[1]):
+            acc += u[i, j]
+        for k in range(i):  # bounds the host cannot know without the thread: counts once
+            acc += 0.0
+        out[i] = acc
+
+
+def test_launches_go_parallel_by_total_work(monkeypatch):
+    """Few threads with long loops: the threads times their loops' iterations decide."""
+    calls = []
+    u = np.ones((8, 16), np.float32)
+    out = np.zeros(8, np.float32)
+    rows(u, out)
+    launcher = next(iter(rows._launchers[qd.debug_mode()].values()))
+    assert launcher.work(u, out) == 8 * (16 + 1)
+    for name in ("serial", "parallel"):
+        entry = getattr(launcher, name)
+        monkeypatch.setattr(launcher, name,
+                            lambda *a, _e=entry, _n=name: (calls.append(_n), _e(*a)))
+    rows(u, out)
+    threads = 64
+    wide = np.ones((threads, cpu_kernels.PARALLEL_MIN // threads), np.float32)
+    wide_out = np.zeros(threads, np.float32)
+    rows(wide, wide_out)
+    assert calls == ["serial", "parallel"]
+    np.testing.assert_array_equal(out, 16.0)
+    np.testing.assert_array_equal(wide_out, wide.shape[1])
+
+
+@qd.kernel
 def data_dependent(n: qd.Array[qd.int64, 1], out: qd.Array[qd.int64, 1]):
     m = n[0]
     for i in range(m):
