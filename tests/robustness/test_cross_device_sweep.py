@@ -141,7 +141,7 @@ class Wrong:
 
 
 _POW64 = "up to ~100 ulp off where |y log x| is large (exp(y log|x|) in plain float64; " \
-         "docs/vulkan.md says 6e-16): pow(1.8e308, -1.0) is 5.562684646268137e-309, NumPy " \
+         "as docs/vulkan.md says): pow(1.8e308, -1.0) is 5.562684646268137e-309, NumPy " \
          "5.562684646268003e-309; pow(2.2250738585072014e-308, 1.0) is " \
          "2.2250738585072626e-308; off the sweep, pow(1e300, 1.0) is 107 ulp low"
 _SIGN = "sign(infj) is 0+nanj and sign(-0+infj) -0+nanj, the CPU's nan+nanj (NumPy: 1j)"
