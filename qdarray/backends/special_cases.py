@@ -16,6 +16,17 @@ function except at the special values below:
   conj(tanh(z))` requires for y < 0).
 - `sign` on CuPy only: CuPy's gives 0 for NaN (the standard: NaN); array-api-compat fixes that
   with a boolean-mask assignment, which waits for the GPU, so this one fixes it in place.
+- CuPy only, where its kernels differ from NumPy's (and the standard) at special values:
+  float `remainder` with an infinite divisor or a zero result (CuPy computes x - floor(x / y)
+  * y: `1.0 % -inf` is NaN, `-0.0 % 5.0` is -0.0; NumPy's rule, fmod corrected to the
+  divisor's sign, gives -inf and +0.0); complex `log`, `log1p`, `acosh` and `tanh` with
+  infinite or NaN parts (thrust's complex functions: `tanh(+0 + inf j)` is NaN + NaN j where
+  the standard says +0 + NaN j). At those inputs the standard's values are closed forms of
+  real functions that follow C99 at infinities: `log(z)` is `log(hypot(a, b)) + atan2(b, a) j`
+  (zero included), `log1p(z)` the same of `1 + z`, `acosh(z)` is `inf + atan2(b, a) j` where a
+  part is infinite and NaN + NaN j otherwise (NaN + pi/2 j at `+-0 + NaN j`), `tanh(+-0 + yj)`
+  for y infinite or NaN is `+-0 + NaN j`. tests/array/test_special_cases.py checks each
+  replacement with NumPy as the module against NumPy's own function.
 
 With `check_first` (the CPU), each replacement first counts the special inputs and returns
 NumPy's result unchanged when there are none, so ordinary input pays one cheap pass; without
@@ -108,4 +119,64 @@ def functions(m: types.ModuleType, check_first: bool) -> dict[str, Callable[...,
         "floor_divide": floor_divide, "expm1": expm1, "tanh": tanh}
     if not check_first:  # CuPy
         table["sign"] = sign
+        table.update(_cupy_functions(m, tanh))
     return table
+
+
+def _cupy_functions(m: types.ModuleType, tanh_: Callable[..., Any]
+                    ) -> dict[str, Callable[..., Any]]:
+    """The replacements where CuPy's kernels differ from NumPy's (module docstring); with
+    NumPy as `m` each gives NumPy's own values, which is how they are tested."""
+    isfinite, isinf, isnan = m.isfinite, m.isinf, m.isnan
+    copyto, asarray, where = m.copyto, m.asarray, m.where
+    log_, log1p_, acosh_, remainder_ = m.log, m.log1p, m.arccosh, m.remainder
+
+    def remainder(x1: Any, x2: Any, /, out: Any = None) -> Any:
+        if not (_is_float(x1) or _is_float(x2)):
+            return remainder_(x1, x2, out=out)
+        mod = asarray(m.fmod(x1, x2))
+        mod = where((mod != 0) & ((x2 < 0) != (mod < 0)), mod + x2, mod)
+        mod = where(mod == 0, m.copysign(m.zeros_like(mod), x2), mod)
+        if out is None:
+            return mod
+        copyto(out, mod)
+        return out
+
+    def _special(result: Any, at: Any, real: Any, imag: Any) -> Any:
+        out = asarray(result)
+        copyto(out.real, real, where=at)
+        copyto(out.imag, imag, where=at)
+        return out
+
+    def log(x: Any, /) -> Any:
+        if x.dtype.kind != "c":
+            return log_(x)
+        a, b = x.real, x.imag
+        return _special(log_(x), ~isfinite(x) | (x == 0), log_(m.hypot(a, b)),
+                        m.arctan2(b, a))
+
+    def log1p(x: Any, /) -> Any:
+        if x.dtype.kind != "c":
+            return log1p_(x)
+        a, b = x.real + 1, x.imag
+        return _special(log1p_(x), ~isfinite(x) | ((a == 0) & (b == 0)),
+                        log_(m.hypot(a, b)), m.arctan2(b, a))
+
+    def acosh(x: Any, /) -> Any:
+        if x.dtype.kind != "c":
+            return acosh_(x)
+        a, b = x.real, x.imag
+        infinite = isinf(a) | isinf(b)
+        real = where(infinite, m.inf, m.nan).astype(a.dtype)
+        imag = where((a == 0) & isnan(b), m.pi / 2, m.arctan2(b, a)).astype(a.dtype)
+        return _special(acosh_(x), ~isfinite(x), real, imag)
+
+    def tanh(x: Any, /) -> Any:
+        result = tanh_(x)
+        if x.dtype.kind != "c":
+            return result
+        a, b = x.real, x.imag
+        return _special(result, (a == 0) & ~isfinite(b), a, m.nan)
+
+    return {"remainder": remainder, "log": log, "log1p": log1p, "acosh": acosh,
+            "tanh": tanh}

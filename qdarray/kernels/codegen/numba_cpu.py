@@ -293,7 +293,7 @@ class NumbaCpuEmitter(PySourceEmitter):
             order = {id(d): k for k, d in enumerate(walk(self.kernel.body))}
             for d in sorted(needed_defs, key=lambda d: order[id(d)]):
                 if d.op is Op.CONST and d.attrs[1].kind in "iu":  # a Python int costs less
-                    self.line(f"{self.val(d.result)} = {int(d.attrs[0])}")
+                    self.line(f"{self.val(needed_value(d))} = {int(d.attrs[0])}")
                 else:
                     self.stmt(d)
             works = []
@@ -385,3 +385,9 @@ def _term_values(terms: list[Any]) -> list[Value]:
             out += bounds
         out += _term_values(body)
     return out
+
+
+def needed_value(d: Instr) -> Value:
+    """The result of an instruction that has one."""
+    assert d.result is not None
+    return d.result
