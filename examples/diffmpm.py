@@ -21,8 +21,10 @@ initial weights are randn * 0.01 as in the original, from seed 0 (the original s
 of all of them, the forward keeps only each segment of K steps' starting state, and the
 reverse recomputes the segments, last first, each on a tape seeded with the gradient
 arriving from the segment after it (`DiffMPM.forward_backward`), so a tape holds one segment
-of steps. `--memory-limit BYTES` sets `qd.ad.set_memory_limit(BYTES)` and takes K from what
-a tape copies per step. The gradients are those of one tape over all steps, bit for bit.
+of steps. (K = 1 keeps what the originals keep, diffmpm.py and diffmpm_checkpointing.py:
+every step's particles, and no grid, which their reverses recompute step by step.)
+`--memory-limit BYTES` sets `qd.ad.set_memory_limit(BYTES)` and takes K from what a tape
+copies per step. The gradients are those of one tape over all steps, bit for bit.
 """
 
 from __future__ import annotations
@@ -294,8 +296,10 @@ class DiffMPM:
 
     With `checkpoint_steps=K` the particles' arrays hold K + 1 steps, not all of them: the
     forward runs the steps in segments of K, keeping each segment's starting state, and the
-    reverse recomputes the segments, last first, each on its own tape (DiffTaichi's
-    diffmpm_checkpointing.py pattern; `forward_backward` says how)."""
+    reverse recomputes the segments, last first, each on its own tape (`forward_backward`
+    says how). K = 1 is the memory layout of DiffTaichi's diffmpm.py and
+    diffmpm_checkpointing.py, which keep every step's particles and recompute each step's
+    grid in the reverse by hand (`ti.ad.grad_replaced`)."""
 
     def __init__(self, steps: int = 1024, device: str = "cpu",
                  checkpoint_steps: int | None = None) -> None:
@@ -458,8 +462,9 @@ class DiffMPM:
         return losses
 
     def step_snapshot_bytes(self) -> int:
-        """What a tape copies per step: the grid that the step's `clear_grid` and `grid_op`
-        overwrite while the step before still needs it (measured: two steps recorded)."""
+        """What a tape copies per step: the grid that the step's `clear_grid`, `p2g` and
+        `grid_op` overwrite while the step before still needs it (measured: two steps
+        recorded)."""
         with qd.ad.Tape() as tape:
             self.advance(0, 0)
             first = tape.stats()["snapshot_bytes"]
