@@ -51,17 +51,19 @@ def test_same_values_on_every_device(device: str) -> None:
         pytest.skip(f"{device} is not present")
     mpm = example_modules.load("diffmpm")
     results = []
-    for where in ("cpu", device):
-        sim = mpm.DiffMPM(steps=STEPS, device=where)
+    for where, k in (("cpu", None), (device, None), (device, 16)):  # 16: --checkpoint-steps
+        sim = mpm.DiffMPM(steps=STEPS, device=where, checkpoint_steps=k)
         sim.init_weights()
         results.append((sim.forward_backward(), sim.grads()))
-    (loss, grads), (other_loss, other_grads) = results
+    (loss, grads), *others = results
     # float32; the particle-to-grid transfer is a sum of atomic adds, whose order differs,
     # and Vulkan's sqrt, sin and tanh (GLSL.std.450) round differently: the losses (the mean x,
     # about 0.25) differ by up to 3e-7 over 100 steps, the motion itself being about 1e-5
-    assert other_loss == pytest.approx(loss, abs=1e-6)
-    for name, g in grads.items():
-        np.testing.assert_allclose(other_grads[name], g, rtol=1e-3, atol=1e-3 * np.abs(g).max())
+    for other_loss, other_grads in others:
+        assert other_loss == pytest.approx(loss, abs=1e-6)
+        for name, g in grads.items():
+            np.testing.assert_allclose(other_grads[name], g, rtol=1e-3,
+                                       atol=1e-3 * np.abs(g).max())
 
 
 def test_checkpointed_gradients_equal_one_tape() -> None:
