@@ -493,8 +493,8 @@ class RigidBody:
         return losses
 
     def draw(self, out: str, losses: list[float]) -> list[str]:
-        """The final state (boxes, springs coloured by actuation, joints thick) and the loss
-        curve, as PNGs."""
+        """The final state (boxes, springs coloured by actuation, joints thick), titled with
+        its loss (of the last forward), and the loss curve, as PNGs."""
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
@@ -524,7 +524,7 @@ class RigidBody:
             ax.plot([p[0], q[0]], [p[1], q[1]], color=color, lw=width)
         ax.scatter([0.9], [0.15], marker="x", color="g", zorder=3)
         ax.set(xlim=(0, 1), ylim=(0, 1), aspect="equal",
-               title=f"rigid_body: step {t}, loss {losses[-1]:.4f}" if losses else "")
+               title=f"rigid_body: step {t}, loss {float(self.loss[0]):.4f}")
         fig.savefig(f"{out}_state.png", dpi=80)
         plt.close(fig)
         fig, ax = plt.subplots(figsize=(5, 3))
