@@ -50,11 +50,11 @@ import numpy as np
 
 from .. import _dtypes
 from .._errors import AdStackOverflowError
+from ..backends.host_memory import host_available_bytes
+from ..kernels.emit import Emitter, block
 from ..kernels.ir import UNKNOWN_LOC, If, Op, SourceLoc, Stmt, Value, Var
 from ..kernels.ops.adstack import AdStack
 from ..kernels.types import ArrayType
-from ..backends.host_memory import host_available_bytes
-from ..kernels.emit import Emitter, block
 
 LAYOUT_FIELDS = 4  # table start, rows start, positions start, threads per group
 POS_BITS = 8       # a thread's rank in its group, 8 to an int64 of the rows array

@@ -62,8 +62,9 @@ def check_wrappers(kernel: Any, args: Sequence[Any], leaves: Any = None) -> None
         for other, b in with_grad:
             if a._shared is b._shared and _overlap(a, b):
                 raise AutodiffError(
-                    f"The reverse of kernel '{kernel.__name__}': argument '{name}' views the memory of "
-                    f"argument '{other}', which has a gradient, but has no gradient itself "
+                    f"The reverse of kernel '{kernel.__name__}': argument '{name}' views the "
+                    f"memory of argument '{other}', which has a gradient, but has no gradient "
+                    f"itself "
                     f"(a separate wrapper of the same memory): the reverse would leave out "
                     f"every derivative through '{name}'. Pass '{other}' itself, or a view of "
                     f"it (views carry its gradient), for '{name}'.")

@@ -18,8 +18,8 @@ The result computes exactly what the input computes (the interpreter checks this
 from __future__ import annotations
 
 from .. import _dtypes
-from ..kernels.ir import Block, Break, Continue, For, If, Instr, KernelIR, Op, Stmt, Var, While
 from ..kernels.emit import Emitter, block
+from ..kernels.ir import Block, Break, Continue, For, If, Instr, KernelIR, Op, Stmt, Var, While
 
 _SIMPLE_COND_OPS = frozenset({Op.STORE_VAR, Op.STORE, Op.ATOMIC_ADD, Op.ATOMIC_MIN,
                               Op.ATOMIC_MAX, Op.CHECK_INDEX})

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..kernels.emit import Emitter, block
 from ..kernels.ir import Block, For, If, Instr, KernelIR, Value, Var, While
 from .activity import Activity
-from ..kernels.emit import Emitter, block
 from .structure import Node, Region, Seg, Structure
 
 

@@ -38,9 +38,9 @@ from ..kernels.args import ArgSpec
 from ..kernels.launch import compile_ir
 from ..kernels.target import KernelTarget
 from ..kernels.types import ArrayType
+from . import reorder as reorder_mod
 from .adstack import LAYOUT_FIELDS
 from .device_buffers import DeviceBuffers
-from . import reorder as reorder_mod
 from .pack_kernels import BIG, BUILDERS, PER_WORD
 from .reorder import Order, task_order
 from .sizer import STATS

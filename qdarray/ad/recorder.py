@@ -97,6 +97,17 @@ def meets(ra: Array, rbox: Any, wa: Array, wbox: Any) -> bool:
     return meet(Region(wa, id(wa._data), wbox), Region(ra, id(ra._data), rbox)) is not None
 
 
+def discharge(by_memory: dict[Any, dict[int, Region]], buf: Any, a: Array, box: Any
+              ) -> None:
+    """`Needs.discharge` of box `box` of `a` (memory `buf`)."""
+    layouts = by_memory.get(buf)
+    key = id(a._data)
+    n = layouts.get(key) if layouts else None
+    if n is not None and all(p <= c and d <= z for (p, z), (c, d)
+                             in zip(box, n.box, strict=True)):
+        del layouts[key]  # type: ignore[union-attr]
+
+
 def add_needed(by_memory: dict[Any, dict[int, Region]], buf: Any, a: Array, box: Any
                ) -> None:
     """`Needs.add` of box `box` of `a` (memory `buf`)."""
@@ -265,6 +276,7 @@ def _generate(kernel: Any, names: tuple[str, ...], access: Any, leaf_names: list
                 emit("            if before: o = own_box if o is None else hull(o, own_box)")
             emit("        if o is not None:")
             emit(f"            snaps.append(tape._take({v}, o, before, KDESC))")
+            emit(f"            discharge(by_memory, {b}, {v}, {w})")
         # The memory each write moves to a new generation (each memory once).
         for j, n in enumerate(writes):
             b = buf[n]
@@ -309,6 +321,7 @@ def _generate(kernel: Any, names: tuple[str, ...], access: Any, leaf_names: list
     namespace: dict[str, Any] = {
         "KNAME": kname, "KDESC": f"kernel '{kname}'", "ORDER": order, "Launch": Launch,
         "_new": tuple.__new__, "overwritten": overwritten, "add_needed": add_needed,
+        "discharge": discharge,
         "meets": meets, "own_boxes": own_boxes, "hull": hull, "kernel": kernel,
         "boxes": compile_boxes(access, names, flat=True) if every else None,
     }
@@ -401,4 +414,5 @@ def launch_snapshots(tape: Any, kernel: Any, acc: Any, written: Any) -> list[Sna
                 b = own_box if b is None else hull(b, own_box)
         if b is not None:
             snaps.append(tape._take(w.array, b, before, f"kernel '{kernel.__name__}'"))
+            tape.needs.discharge(w)
     return snaps

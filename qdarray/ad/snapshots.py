@@ -128,6 +128,17 @@ class Needs:
         if r is not None:
             self.add(r)
 
+    def discharge(self, w: Region) -> None:
+        """Forget the needed region of `w`'s layout when the write `w` covers all of it: the
+        write's snapshot puts those values back before any reverse recorded so far runs, so a
+        later write of the same elements needs no copy of its own (until a later read needs
+        them again). (clear_grid then p2g's atomic adds: one copy of the grid, not two.)"""
+        layouts = self.by_memory.get(w.array._buffer)
+        n = layouts.get(w.key) if layouts else None
+        if n is not None and all(a <= c and d <= z for (a, z), (c, d)
+                                 in zip(w.box, n.box, strict=True)):
+            del layouts[w.key]  # type: ignore[union-attr]
+
     def overwritten(self, w: Region) -> Box | None:
         """The part of write region `w` that meets a needed region (their hull; None)."""
         out = None

@@ -345,6 +345,7 @@ class Tape:
             b = self.needs.overwritten(w)
             if b is not None:
                 snaps.append(self._take(w.array, b, True, name))
+                self.needs.discharge(w)
         self.pending = _Write(snaps, x._buffer, x._buffer.generation)
         self.records.append(self.pending)
         return target

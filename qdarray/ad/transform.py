@@ -35,16 +35,16 @@ from typing import Any
 
 from .. import _dtypes
 from .._errors import AutodiffError
+from ..kernels.emit import Emitter, block
 from ..kernels.frontend.diagnostics import format_location
 from ..kernels.ir import Block, For, If, Instr, KernelIR, Op, Param, Value, Var, While
 from ..kernels.ops import OPS
 from ..kernels.ops.adstack import PARAM_PREFIX
 from ..kernels.types import ArrayType, is_float
+from . import checkpoint, replay
 from .activity import Activity
 from .adjoint import AdjMap, AdjointBuilder
-from . import checkpoint, replay
 from .adstack import StackInfo, Stacks
-from ..kernels.emit import Emitter, block
 from .exits import has_exit_test
 from .memory import GradMemory
 from .structure import EXTREMA, WRITES, Node, Region, Seg, Structure, entry_reads, stored_vars

@@ -82,7 +82,7 @@ def rows(u: qd.Array[qd.float32, 2], out: qd.Array[qd.float32, 1]):
         acc = 0.0
         for j in range(u.shape[1]):
             acc += u[i, j]
-        for k in range(i):  # bounds the host cannot know without the thread: counts once
+        for _ in range(i):  # bounds the host cannot know without the thread: counts once
             acc += 0.0
         out[i] = acc
 
