@@ -8,7 +8,8 @@ The vec2 / mat2 kernels compile to the same scalar code as the per-component one
 are split into scalars before any code generator runs), so the ratio vec / per-component
 should be 1 (goal: within 5%). Each repeat times both forms once, in alternating order, in
 CPU time of this process (its threads included; on a shared machine, time other processes
-take is not counted); the ratio printed is the median of the per-repeat ratios. `--grad` times the reverse
+take is not counted); the ratio printed is the median of the per-repeat ratios. `--grad` times the
+reverse
 kernels (`kernel.grad`) instead.
 """
 

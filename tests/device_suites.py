@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 OPS = (
-    "test_unary_math", "test_sign_of_zeros_is_positive_zero", "test_predicates", "test_binary_math", "test_math_of_ints_is_float64",
+    "test_unary_math", "test_sign_of_zeros_is_positive_zero", "test_predicates",
+    "test_binary_math", "test_math_of_ints_is_float64",
     "test_arithmetic", "test_bitwise_shifts_and_integer_power",
     "test_integer_overflow_wraps_around_as_numpy", "test_true_division",
     "test_cast_semantics_match_numpy", "test_casts_in_kernels",

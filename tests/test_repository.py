@@ -48,6 +48,16 @@ def test_package_type_checks() -> None:
     assert "Success: no issues found" in run.stdout, run.stdout
 
 
+@pytest.mark.skipif(importlib.util.find_spec("ruff") is None,
+                    reason="ruff is not installed (it comes with the `test` extra)")
+def test_repository_lints_clean() -> None:
+    # [tool.ruff] in pyproject.toml, over the whole repository (package, tests, benchmarks,
+    # examples, tools); a second or two.
+    run = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 # -- layers (DESIGN.md section 6) ------------------------------------------------------------
 
 _GROUPS = ("kernels", "backends", "ad")  # every other module of qdarray/ is the package root

@@ -14,7 +14,8 @@ through it, which a push or pop in the run of full depths takes (the first depth
 group's row, where all its threads have an entry: no table read, no check; with threads
 sorted by their loops' lengths nearly every step); and those through the table (without
 the blocks of the tail, a thread's depths past its group's row, and of the overflow record,
-which a push or pop within the row never runs); loads and stores per step beside them. `--index narrow` compiles the variant the launcher runs when the tape's
+which a push or pop within the row never runs); loads and stores per step beside them. `--index
+narrow` compiles the variant the launcher runs when the tape's
 positions fit 32 bits (docs/autodiff.md), `wide` the 64-bit one.
 
 Needs numba-cuda with NVVM and the ptxas / cuobjdump / nvdisasm executables:
@@ -67,10 +68,11 @@ def tool(name: str) -> str:
 
 def reverse_ir(index: str) -> Any:
     """The lowered reverse kernel IR of bench_ad.logistic for the CUDA target."""
-    import qdarray as qd
     from bench_ad import logistic
-    from qdarray.kernels.passes.lower_adstack import narrowed
+
+    import qdarray as qd
     from qdarray.kernels.passes import pipeline
+    from qdarray.kernels.passes.lower_adstack import narrowed
 
     x = qd.ones(64, dtype=qd.float32, requires_grad=True)
     y = qd.zeros(1, dtype=qd.float32, requires_grad=True)
@@ -87,11 +89,11 @@ class _Device:
 
 def compile_sass(ir: Any, workdir: str) -> list[list[tuple[int, str]]]:
     """(address, instruction) of each stage kernel of `ir`'s CUDA module."""
+    import numba.cuda.dispatcher as dispatcher
     from numba import cuda
     from numba import types as nt
     from numba.np import numpy_support
 
-    import numba.cuda.dispatcher as dispatcher
     from qdarray.kernels.cache import load_module
     from qdarray.kernels.codegen.numba_cuda import render_numba_cuda
     from qdarray.kernels.passes.stages import plan_stages

@@ -60,15 +60,15 @@ def best(f: Callable[[], Any], repeat: int = 10, warmup: int = 2) -> float:
 
 def copy_bandwidth(cupy: Any, nbytes: int = 1 << 30) -> float:
     """Bytes read + written per second by a device-to-device copy of `nbytes`."""
-    src = cupy.ones(nbytes // 4, dtype=cupy.float32)
-    dst = cupy.empty_like(src)
+    bufs = [cupy.ones(nbytes // 4, dtype=cupy.float32)]
+    bufs.append(cupy.empty_like(bufs[0]))
 
     def copy() -> None:
-        dst[...] = src
+        bufs[1][...] = bufs[0]
         cupy.cuda.Device().synchronize()
 
     seconds = best(copy, 20)
-    del src, dst
+    bufs.clear()
     cupy.get_default_memory_pool().free_all_blocks()
     return 2 * nbytes / seconds
 

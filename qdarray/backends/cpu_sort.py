@@ -9,7 +9,8 @@ for those two runs only, the order they had in the input (which is what a stable
 
 - 1-D input: the run of zeros is found by two binary searches and rewritten when it holds
   more than one zero (NumPy's SIMD sorts on some CPUs write every zero of a mixed run with
-  one sign, so the sorted run alone does not tell); the NaNs (at the end, as in NumPy) are copied back from the input whenever
+  one sign, so the sorted run alone does not tell); the NaNs (at the end, as in NumPy) are copied
+  back from the input whenever
   there are any, since NumPy's SIMD sort writes every NaN as the one default NaN. Without
   NaNs that costs a few microseconds on top of the sort.
 - along an axis of N-D input: one pass over the result finds the zeros and NaNs of every row,

@@ -43,8 +43,8 @@ from ..kernels.cache import load_module
 from ..kernels.codegen.numba_cuda import TPB, TPB_SIMULATED, render_numba_cuda
 from ..kernels.error_record import LENGTH as RECORD_LENGTH
 from ..kernels.ir import Block, KernelIR, instrs
-from ..kernels.ops.adstack import PARAM_PREFIX
 from ..kernels.launch import bump_generations
+from ..kernels.ops.adstack import PARAM_PREFIX
 from ..kernels.passes.stages import Plan, plan_stages
 from ..kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
 from ..kernels.types import ArrayType

@@ -19,8 +19,8 @@ import pyopencl as cl
 from .._devices import Device
 from .base import Backend
 from .host_memory import host_available_bytes
-from .opencl_kernels import TARGET
 from .kernel_xp import copy as copy_ops
+from .opencl_kernels import TARGET
 from .opencl_xp import HOST_FUNCTIONS, ClArray, OpenCLNamespace
 from .opencl_xp import _runtime as runtime
 

@@ -8,8 +8,8 @@ import functools
 import inspect
 from typing import Any, cast
 
-from .._errors import KernelSyntaxError, KernelTypeError
 from .._dtypes import DType
+from .._errors import KernelSyntaxError, KernelTypeError
 from .options import check_float
 from .pickling import reduce_function
 from .source import FunctionSource, parse_function

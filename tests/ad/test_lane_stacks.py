@@ -4,7 +4,8 @@ end-aligned), else each lane keeps its own. Both give the scalar reverse's gradi
 bit: data-dependent trip counts with zero-trip lanes, all-zero groups, tails where N is not a
 multiple of the group width, while loops, loops that run uniform inner loops, break and
 continue, nested and sequential dynamic loops, a dynamic loop run again by an outer loop,
-divergent branches, skewed workloads, one and two workers; finite differences agree, and an overflow of a shared depth is reported."""
+divergent branches, skewed workloads, one and two workers; finite differences agree, and an
+overflow of a shared depth is reported."""
 
 from __future__ import annotations
 

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from programs import load_program, program_sources
 
-from qdarray.kernels.emit import Emitter
 from qdarray.ad.exits import lower_exits
 from qdarray.kernels import interp
+from qdarray.kernels.emit import Emitter
 from qdarray.kernels.ir import Break, Continue, walk
 from qdarray.kernels.verify import verify
 

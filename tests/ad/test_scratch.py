@@ -302,7 +302,7 @@ def test_reverse_launches_from_several_threads_and_pool_sizes():
         for workers in {1, before}:
             numba.set_num_threads(workers)
             x, a = cases[workers % len(cases)]
-            g = gradients(logistic, lambda: (x, a, np.zeros(1, np.float32)), TARGET)
+            g = gradients(logistic, lambda x=x, a=a: (x, a, np.zeros(1, np.float32)), TARGET)
             np.testing.assert_allclose(g, logistic_grad(x, a), rtol=3e-4, atol=1e-6)
     finally:
         numba.set_num_threads(before)

@@ -6,7 +6,6 @@ forward's 2 x GAIN x is [4, 8], and two launches with different values both got 
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 

@@ -44,7 +44,7 @@ def test_loss_decreases() -> None:
     sim = make("float32")
     sim.forward()
     losses = [sim.step() for _ in range(4)]
-    assert all(b < a for a, b in zip(losses, losses[1:])), losses
+    assert all(b < a for a, b in zip(losses, losses[1:], strict=False)), losses
 
 
 @pytest.mark.usefixtures("short_segments")

@@ -23,7 +23,7 @@ def test_loss_decreases() -> None:
     sim = ms.MassSpring(robot_id=2, steps=STEPS)
     sim.init_weights()
     losses = [sim.step()[0] for _ in range(4)]
-    assert all(b < a for a, b in zip(losses, losses[1:])), losses
+    assert all(b < a for a, b in zip(losses, losses[1:], strict=False)), losses
 
 
 def test_gradients_equal_central_differences() -> None:

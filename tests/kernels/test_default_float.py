@@ -32,7 +32,7 @@ def _restore_default_float() -> Iterator[None]:
 def _relax(x, y):
     for i in range(x.shape[0]):
         imp = 0.0
-        for k in range(4):
+        for _k in range(4):
             imp = imp * 0.5 + x[i] * 0.1 + 1e-3
         y[i] = imp / 3.0 + float(i % 3) / 7 + (i % 5) * 0.25
 
@@ -149,7 +149,7 @@ def test_reverse_mode(backend, request):
     def energy(x: qd.Array[qd.float32, 1], loss: qd.Array[qd.float32, 1]):
         for i in range(x.shape[0]):
             e = 0.0
-            for k in range(3):
+            for _k in range(3):
                 e = e * 0.5 + x[i] * x[i] * 0.25
             loss[0] += e
 

@@ -10,8 +10,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from qdarray import _dtypes as D
 from qdarray import Device
+from qdarray import _dtypes as D
 from qdarray.kernels.args import ArgSpec
 from qdarray.kernels.emit import Emitter, block
 from qdarray.kernels.interp import INTERP

@@ -101,7 +101,8 @@ def test_a_full_cache_starts_over_and_its_pools_outlive_queued_work(device, monk
 
 @pytest.mark.parametrize("spin", [0.0, 1.0], ids=["block-at-once", "poll-then-block"])
 def test_waits_that_poll_the_timeline_first_see_every_result(device, monkeypatch, spin):
-    # On a GPU a wait polls the stream's timeline semaphore for up to SPIN_SECONDS before blocking (on a
+    # On a GPU a wait polls the stream's timeline semaphore for up to SPIN_SECONDS before blocking
+    # (on a
     # CPU implementation it blocks at once); the device is taken for a GPU here, so both
     # ways of waiting run, with polls that outlast the work (1 s) and none at all.
     st = _instance.state(qd.Device(device).index)

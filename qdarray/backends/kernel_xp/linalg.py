@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 
 from ...kernels.library.matmul import matmul_kernel
+from . import reductions
 from .copy import astype
 from .device import launch
 from .layout import broadcast_shapes, broadcast_to
 from .manipulation import expand_dims, squeeze
 from .maps import dt
-from . import reductions
 
 
 def matmul(x1: Any, x2: Any) -> Any:

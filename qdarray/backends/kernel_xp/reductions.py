@@ -10,6 +10,7 @@ that have it.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -117,7 +118,8 @@ def reduce(op: str, x: Any, axis: tuple[int, ...] | None, keepdims: bool,
         g2 = _groups(dev, m, g)
         spec2 = lib.ReduceSpec(partial_op, dt(acc), dt(acc))
         nxt = dev.empty((m, g2), acc)
-        launch(dev, spec2, lambda: lib.partials_kernel(spec2), [part.window(), nxt.window()])
+        launch(dev, spec2, functools.partial(lib.partials_kernel, spec2),
+               [part.window(), nxt.window()])
         part, g = nxt, g2
     key = ("final", op, dt(acc), dt(out_t))
     flat = Window(out.base_data, out.elem_offset, (m,), (1,))

@@ -52,7 +52,8 @@ class VulkanBackend:
         return [Device(f"vulkan:{i}") for i in range(len(found))]
 
     def description(self, device: Device) -> str:
-        """The device's name and its driver's, e.g. `llvmpipe (LLVM 15.0.7, 256 bits) (llvmpipe)`."""
+        """The device's name and its driver's, e.g. `llvmpipe (LLVM 15.0.7, 256 bits)
+        (llvmpipe)`."""
         found = _instance.physical_devices()[device.index]
         return f"{found.name} ({found.driver})"
 

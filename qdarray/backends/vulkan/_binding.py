@@ -32,8 +32,9 @@ except OSError as exc:  # the binding imports, but libvulkan.so.1 is not on the 
 else:
     _LOAD_ERROR = None
     if not hasattr(vk, "vkEnumeratePhysicalDevices"):  # another package named `vulkan`
-        _LOAD_ERROR = (f"the module `vulkan` found at {getattr(vk, '__file__', None) or vk.__path__}"
-                       " is not the Vulkan binding (pip install vulkan)")
+        where = getattr(vk, "__file__", None) or vk.__path__
+        _LOAD_ERROR = (f"the module `vulkan` found at {where} is not the Vulkan binding (pip "
+                       "install vulkan)")
         vk = None
 
 # Values the binding leaves as None (core names of promoted extension enums), from the

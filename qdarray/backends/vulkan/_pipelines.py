@@ -1,7 +1,8 @@
 """Compute pipelines from SPIR-V modules, cached per (device, module), and their dispatch.
 
 A `Program` is one SPIR-V compute module with entry point `main`: its storage buffers are
-bindings 0..n-1 of descriptor set 0 (one per array it accesses), its scalars and shapes a push-constant
+bindings 0..n-1 of descriptor set 0 (one per array it accesses), its scalars and shapes a
+push-constant
 block of `push_bytes` bytes. `dispatch` adds to the stream's batch the descriptor set naming
 the buffers (written once per list of buffers and kept, _descriptors.py), the pipeline, the
 push constants and the workgroup counts; the stream records them (a set or pipeline already

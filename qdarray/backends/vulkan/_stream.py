@@ -5,7 +5,8 @@ Commands are collected into the current *batch* as plain tuples and recorded int
 buffer when the batch is submitted; every command after the first in a batch is preceded by
 a memory barrier, and a batch ends with one whose second scope holds the host's reads and
 the batches submitted after it, so each dispatch or copy sees the writes of the ones before
-it (the order the host issued them in, as on an in-order queue). A batch is submitted when the host needs
+it (the order the host issued them in, as on an in-order queue). A batch is submitted when the host
+needs
 results (`finish`), when a timing is read, or once it holds `BATCH_COMMANDS` commands, so
 long sequences of launches keep the device busy. A submitted batch keeps the buffers it uses
 alive until the stream's timeline semaphore has reached the value its submission signals; then

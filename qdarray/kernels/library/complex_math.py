@@ -3,7 +3,8 @@
 Each body takes complex operand Values (the IR's complex scalars, `ops/complex.py`), takes
 them apart with REAL / IMAG, computes the parts as NumPy's complex loops do and puts the
 result together with COMPLEX. The formulas are NumPy's (numpy/_core/src/umath/loops.c.src):
-the schoolbook product (fused as NumPy's SIMD loops fuse it), Smith's quotient with NumPy's zero-divisor branch, `hypot` for the
+the schoolbook product (fused as NumPy's SIMD loops fuse it), Smith's quotient with NumPy's
+zero-divisor branch, `hypot` for the
 absolute value, `sign` as z / |z| (the standard's definition, which array-api-compat
 follows; NumPy's own differs for infinite parts). Transcendental functions of complex arguments
 are not here: the namespace computes them on the host (docs/opencl.md lists them).

@@ -19,7 +19,6 @@ Complex operands go through `complex_math` (arithmetic on the device's complex s
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ... import _dtypes
 from ..._dtypes import DType

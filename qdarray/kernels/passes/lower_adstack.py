@@ -50,8 +50,7 @@ from typing import Any
 
 from ... import _dtypes
 from ..emit import Emitter, block
-from ..ir import (If, Instr, KernelIR, Op, Param, Stmt, Value, Var, While, instrs,
-                  operands, walk)
+from ..ir import If, Instr, KernelIR, Op, Param, Stmt, Value, Var, While, instrs, operands, walk
 from ..types import ArrayType
 from .rewrite import Rewriter
 
