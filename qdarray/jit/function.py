@@ -116,7 +116,7 @@ class JitFunction:
         donated = [tracer.slot_of(a) for i, a in enumerate(args)
                    if i in self.donate and type(a) is Array]
         steps = plan(tracer.steps, output, [s for s in donated if s is not None],
-                     len(tracer.objects))
+                     tracer.objects)
         program = Program(inputs, len(tracer.objects), steps, tracer.steps, output)
         return result, program
 

@@ -1,0 +1,103 @@
+"""Which traced calls are elementwise functions the fusion can compile, and how to type them.
+
+A call is fusable when it is one of the standard's elementwise functions (`qd.sin`,
+`qd.add`, ...) or an Array operator (`x + y`, `2.0 * x`, `-x`, `x < y`), its operands are
+arrays of boolean, integer or real floating dtypes or Python `bool`, `int` or `float`
+scalars, and the kernel library has a body for it (`kernels/library/elementwise.py`, which
+holds NumPy's semantics for each dtype). Its compute dtype (what operands are converted to
+before the body) is the one the IR-built namespace uses, derived the same way
+(`backends/kernel_xp/elementwise.py`): so a fused chain computes what the eager calls
+compute, op by op, in the same dtypes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _array, _elementwise_functions
+from .._array import Array
+from .._dtypes import DType
+from ..backends.kernel_xp import elementwise as xp_elementwise
+from ..backends.kernel_xp.maps import dt, scalar_value
+from ..kernels.library import elementwise as bodies
+
+_SCALARS = (bool, int, float)
+
+
+def _operator_table() -> dict[Any, tuple[str, bool]]:
+    """Array's operator methods: the function each applies and whether it is reflected."""
+    forward = _array._binary_operator("add").__code__
+    reflected = _array._reflected_operator("add").__code__
+    unary = _array._unary_operator("negative").__code__
+    table: dict[Any, tuple[str, bool]] = {}
+    for fn in vars(Array).values():
+        code = getattr(fn, "__code__", None)
+        if code is None or not fn.__closure__:
+            continue
+        name = fn.__closure__[0].cell_contents
+        if code is forward or code is unary:
+            table[fn] = (name, False)
+        elif code is reflected:
+            table[fn] = (name, True)
+    return table
+
+
+def _function_table() -> dict[Any, tuple[str, bool]]:
+    table = {}
+    for name in bodies.NAMES:
+        fn = getattr(_elementwise_functions, name, None)
+        if fn is not None:
+            table[fn] = (name, False)
+    return table
+
+
+FUSABLE: dict[Any, tuple[str, bool]] = {
+    fn: entry for fn, entry in (_function_table() | _operator_table()).items()
+    if entry[0] in bodies.NAMES
+}
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One operand of a fused node: an array (its dtype) or a Python scalar (its value,
+    already converted to the node's compute dtype, as the namespace converts it)."""
+
+    dtype: DType
+    value: Any = None  # a NumPy scalar of the compute dtype, for scalars
+
+
+def typing(name: str, operands: list[Any], out: DType) -> DType | None:
+    """The compute dtype of `name` on `operands` (Arrays or Python scalars) giving `out`,
+    or None when the fused kernel would not compute what the namespace does (no body for
+    the dtypes, an integer scalar outside the compute dtype, integer powers, whose negative
+    exponents the namespace refuses)."""
+    kinds = "biuf"
+    for x in operands:
+        if type(x) is Array:
+            if x._dtype.kind not in kinds:
+                return None
+        elif type(x) not in _SCALARS:
+            return None
+    if out.kind not in kinds:
+        return None
+    samples = [np.empty(0, x._dtype._np) if type(x) is Array else x for x in operands]
+    try:
+        t = np.dtype(xp_elementwise._compute_dtype(name, samples, out._np))
+    except (OverflowError, TypeError, ValueError):
+        return None
+    if any(type(x) is int and xp_elementwise._out_of_range(x, t) for x in operands):
+        return None
+    compute = dt(t)
+    if not bodies.supported(name, compute):
+        return None
+    if name == "pow" and compute.kind in "iu":
+        return None
+    return compute
+
+
+def scalar(x: Any, compute: DType) -> Any:
+    """A Python scalar operand as the namespace converts it for compute dtype `compute`."""
+    return scalar_value(x, compute._np)

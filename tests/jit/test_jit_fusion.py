@@ -1,0 +1,200 @@
+"""qd.jit fusion: chains of elementwise calls as one generated kernel, against the eager
+namespace (bit for bit where the ops are exact, within a few ulp for transcendental
+functions, as kernels against NumPy: docs/guarantees.md) and NumPy in float64."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qdarray as qd
+from qdarray.jit.fusion import Fused
+
+RNG = np.random.default_rng(7)
+
+
+def _array(shape, dtype):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return RNG.random(shape) < 0.5
+    if dtype.kind in "iu":
+        return RNG.integers(1, 20, shape).astype(dtype)
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def _fused_steps(fn):
+    (program,) = fn.programs.values()
+    return [s for s in program.steps if type(s) is Fused]
+
+
+def _same(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    g, w = np.asarray(got), np.asarray(want)
+    if g.dtype.kind == "f":
+        assert np.array_equal(g, w, equal_nan=True), np.max(np.abs(g - w))
+    else:
+        assert np.array_equal(g, w)
+
+
+def _check(f, *args, fused=1):
+    """f jitted (traced, then replayed on fresh arrays of the same signature) against f
+    eager on the same arrays."""
+    jf = qd.jit(f)
+    jf(*args)
+    fresh = [qd.asarray(_array(a.shape, a.dtype._np)) if isinstance(a, qd.Array) else a
+             for a in args]
+    got = jf(*fresh)
+    want = f(*fresh)
+    assert len(_fused_steps(jf)) == fused and jf.traces == 1
+    return got, want
+
+
+def chain(a, x, b):
+    return ((a * x + b) * x - a) * 0.5 + b
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8"])
+def test_arithmetic_chain_is_bitwise_the_eager_result(dtype):
+    args = [qd.asarray(_array((1000,), dtype)) for _ in range(3)]
+    got, want = _check(chain, *args)
+    _same(got, want)
+
+
+def test_chain_matches_numpy_in_float64():
+    a, x, b = (_array((4096,), np.float32) for _ in range(3))
+    got = qd.jit(chain)(*(qd.asarray(v) for v in (a, x, b)))
+    a64, x64, b64 = (v.astype(np.float64) for v in (a, x, b))
+    ref = ((a64 * x64 + b64) * x64 - a64) * 0.5 + b64
+    np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 3, 4), ()),
+                                    ((5,), (1,))])
+def test_broadcasting(shapes):
+    s1, s2 = shapes
+
+    def f(x, y):
+        return (x - y) * (x + y) + 1.5
+
+    got, want = _check(f, qd.asarray(_array(s1, np.float32)), qd.asarray(_array(s2,
+                                                                               np.float32)))
+    _same(got, want)
+
+
+def test_mixed_dtypes_and_weak_python_scalars():
+    def f(i8, f32, i64):
+        a = i8 + 3            # int8 (weak int)
+        b = f32 * 2.5         # float32 (weak float)
+        c = i64 / 4           # float64 (integer division)
+        d = a * b             # promotes int8 with float32 to float32
+        e = (d < c) | (i8 > 10)
+        return a, b, c, d, e, -f32 ** 2
+
+    args = [qd.asarray(_array((64,), np.int8)), qd.asarray(_array((64,), np.float32)),
+            qd.asarray(_array((64,), np.int64))]
+    got, want = _check(f, *args)
+    for g, w in zip(got, want, strict=True):
+        _same(g, w)
+    assert [g.dtype for g in got] == [qd.int8, qd.float32, qd.float64, qd.float32, qd.bool,
+                                      qd.float32]
+
+
+def test_integer_and_boolean_semantics():
+    def f(x, y, m):
+        return (x // y) * (x % y) + (x >> 1) - (~x & y), m & (x > y), m + m
+
+    x = qd.asarray(np.array([-7, 7, 0, 9, -3, 100], np.int32))
+    y = qd.asarray(np.array([2, -3, 5, 4, -1, 7], np.int32))
+    m = qd.asarray(np.array([True, False, True, True, False, False]))
+    got, want = _check(f, x, y, m)
+    for g, w in zip(got, want, strict=True):
+        _same(g, w)
+
+
+def test_special_values():
+    def f(x, y):
+        return qd.maximum(x, y) * 1.0 + qd.minimum(x, y) - qd.floor(x / y)
+
+    vals = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 3.0, -2.5], np.float32)
+    x = qd.asarray(vals)
+    y = qd.asarray(vals[::-1].copy())
+    jf = qd.jit(f)
+    jf(x, y)
+    _same(jf(x, y), f(x, y))
+
+
+@pytest.mark.parametrize("name", ["tanh", "exp", "sin", "log1p", "sqrt"])
+def test_transcendental_functions_within_a_few_ulp(name):
+    fn = getattr(qd, name)
+
+    def f(x):
+        return fn(qd.abs(x) * 0.5) + 1.0
+
+    got, want = _check(f, qd.asarray(_array((2048,), np.float32)))
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=4 * 2.0 ** -23, atol=0)
+
+
+def test_only_results_used_later_are_materialised():
+    def f(x):
+        t = x * 2.0
+        u = t + 1.0
+        v = u * u
+        return v, qd.sum(t)
+
+    jf = qd.jit(f)
+    x = qd.asarray(_array((100,), np.float64))
+    jf(x)
+    (fused,) = _fused_steps(jf)
+    assert len(fused.kernels) == 1 and len(fused.kernels[0].outs) == 2  # t and v, not u
+    v, s = jf(x)
+    _same(v, f(x)[0])
+    assert float(s) == float(qd.sum(x * 2.0))
+
+
+def test_results_of_two_shapes_get_a_kernel_each():
+    def f(x, m):
+        t = x * 2.0 + 1.0
+        return t, (t + m) * 3.0
+
+    jf = qd.jit(f)
+    x, m = qd.asarray(_array((4,), np.float32)), qd.asarray(_array((3, 4), np.float32))
+    jf(x, m)
+    (fused,) = _fused_steps(jf)
+    assert sorted(k.shape for k in fused.kernels) == [(3, 4), (4,)]
+    for g, w in zip(jf(x, m), f(x, m), strict=True):
+        _same(g, w)
+
+
+def test_non_contiguous_inputs_take_the_strided_kernel():
+    def f(x, y):
+        return x * y + y
+
+    jf = qd.jit(f)
+    base = qd.asarray(_array((8, 8), np.float64))
+    jf(base[:, :4], base[:, 4:])
+    _same(jf(base[:, :4], base[:, 4:]), f(base[:, :4], base[:, 4:]))
+    assert jf.traces == 1
+
+
+def test_type_errors_are_the_namespace_errors():
+    def f(x):
+        return qd.bitwise_and(x * 2.0, 1)
+
+    with pytest.raises(TypeError, match="Only integer or boolean dtypes"):
+        qd.jit(f)(qd.asarray(_array((4,), np.float32)))
+
+    def g(x, y):
+        return x * 2 + y
+
+    with pytest.raises(ValueError):
+        qd.jit(g)(qd.ones(3), qd.ones(4))
+
+
+def test_empty_and_zero_dimensional_arrays():
+    def f(x):
+        return x * 2.0 + 1.0
+
+    for shape in [(0,), (), (3, 0)]:
+        x = qd.asarray(_array(shape, np.float32))
+        _same(qd.jit(f)(x), f(x))
