@@ -3,8 +3,9 @@
 The first call for a signature (signature.py) traces the function (trace.py) on the real
 arguments and returns what that run returned; the steps are then planned (fusion.py) into
 a program kept for the signature. Later calls run the program: the function's Python does
-not run again. Inside a recording `qd.ad.Tape` the program runs its steps unfused, through
-the namespace, so the tape records every operation as it would have eagerly.
+not run again. Inside a recording `qd.ad.Tape` (around the call, or one the function itself
+enters) fused steps run their calls unfused, through the namespace, so the tape records
+every operation as it would have eagerly.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .. import _autodiff
 from .._array import Array
 from .._errors import DonatedArrayError
 from .fusion import plan
-from .program import Call, build
+from .program import build
 from .signature import Binder
 from .trace import Tracer, tracing
 
@@ -25,22 +25,19 @@ from .trace import Tracer, tracing
 class Program:
     """The replayable program of one signature."""
 
-    __slots__ = ("inputs", "size", "steps", "eager", "output", "donated", "trace_result")
+    __slots__ = ("inputs", "size", "steps", "output")
 
-    def __init__(self, inputs: list[int], size: int, steps: list[Any], eager: list[Call],
-                 output: Any) -> None:
+    def __init__(self, inputs: list[int], size: int, steps: list[Any], output: Any) -> None:
         self.inputs = inputs
         self.size = size
         self.steps = steps
-        self.eager = eager
         self.output = output
 
     def run(self, leaves: Sequence[Any]) -> Any:
         env: list[Any] = [None] * self.size
         for slot, x in zip(self.inputs, leaves, strict=True):
             env[slot] = x
-        steps = self.eager if _autodiff.TAPES else self.steps
-        for step in steps:
+        for step in self.steps:
             step.run(env)
         return build(self.output, env)
 
@@ -117,7 +114,7 @@ class JitFunction:
                    if i in self.donate and type(a) is Array]
         steps = plan(tracer.steps, output, [s for s in donated if s is not None],
                      tracer.objects)
-        program = Program(inputs, len(tracer.objects), steps, tracer.steps, output)
+        program = Program(inputs, len(tracer.objects), steps, output)
         return result, program
 
     def _invalidate(self, args: tuple[Any, ...], result: Any) -> None:

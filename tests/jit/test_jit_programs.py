@@ -1,0 +1,169 @@
+"""qd.jit on whole programs: kernel launches inside, donation, gradients through and of
+jitted functions (against the eager tape and float64 central differences), other devices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qdarray as qd
+from qdarray.jit.fusion import Fused
+
+
+@qd.kernel
+def scale_into(x: qd.Array[qd.float32, 1], out: qd.Array[qd.float32, 1], k: float):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * k + qd.math.sin(x[i])
+
+
+def _f32(values):
+    return qd.asarray(np.asarray(values, dtype=np.float32))
+
+
+def test_a_kernel_launch_inside_a_jitted_function():
+    @qd.jit
+    def f(x):
+        out = qd.empty_like(x)
+        scale_into(x * 2.0 + 1.0, out, 3.0)
+        return out * out - 1.0
+
+    x = _f32([0.5, 1.0, 2.0])
+    f(x)
+    x2 = _f32([1.5, -1.0, 0.25])
+    got = f(x2)
+    out = qd.empty_like(x2)
+    scale_into(x2 * 2.0 + 1.0, out, 3.0)
+    assert f.traces == 1 and np.array_equal(np.asarray(got), np.asarray(out * out - 1.0))
+
+
+def test_a_kernel_writing_an_argument_in_place():
+    @qd.jit
+    def f(x, out):
+        scale_into(x, out, 2.0)
+        out += 1.0
+
+    x, out = _f32([1.0, 2.0]), qd.zeros(2, dtype=qd.float32)
+    f(x, out)
+    f(x, out)
+    expect = np.float32(2.0) * np.asarray(x) + np.sin(np.asarray(x)) + np.float32(1.0)
+    np.testing.assert_allclose(np.asarray(out), expect, rtol=1e-6)
+
+
+def test_donated_arrays_lend_their_memory_and_cannot_be_used_after():
+    @qd.jit(donate_argnums=0)
+    def f(x, y):
+        return x * 2.0 + y
+
+    def fresh():
+        return qd.asarray(np.arange(1e5, dtype=np.float64)), qd.ones(100000)
+
+    f(*fresh())
+    x, y = fresh()
+    memory = np.asarray(x).__array_interface__["data"][0]
+    r = f(x, y)
+    assert np.asarray(r).__array_interface__["data"][0] == memory
+    assert np.array_equal(np.asarray(r), np.arange(1e5) * 2.0 + 1.0)
+    with pytest.raises(qd.jit.DonatedArrayError, match="donated"):
+        qd.sum(x)
+    with pytest.raises(qd.DonatedArrayError):
+        x + 1.0
+    assert np.array_equal(np.asarray(y), np.ones(100000))  # not donated
+
+
+def test_a_donated_array_still_read_later_keeps_its_memory():
+    @qd.jit(donate_argnums=0)
+    def f(x):
+        y = x * 2.0 + 1.0
+        return y, qd.sum(x)
+
+    x = qd.asarray(np.arange(10.0))
+    f(x)
+    x = qd.asarray(np.arange(10.0))
+    y, s = f(x)
+    assert np.array_equal(np.asarray(y), np.arange(10.0) * 2.0 + 1.0) and float(s) == 45.0
+
+
+def loss(w, x):
+    h = qd.tanh(x @ w * 0.5 + 0.1)
+    return qd.sum((h * h - 0.25) * 2.0 + h)
+
+
+def _data():
+    rng = np.random.default_rng(3)
+    return rng.standard_normal((4, 3)), rng.standard_normal((5, 4))
+
+
+def _central(w, x, eps=1e-6):
+    g = np.zeros_like(w)
+    for i in np.ndindex(w.shape):
+        d = np.zeros_like(w)
+        d[i] = eps
+        hi = float(loss(qd.asarray(w + d), qd.asarray(x)))
+        lo = float(loss(qd.asarray(w - d), qd.asarray(x)))
+        g[i] = (hi - lo) / (2 * eps)
+    return g
+
+
+def test_grad_of_jit_is_the_eager_gradient():
+    w, x = _data()
+    jl = qd.jit(loss)
+    jl(qd.asarray(w), qd.asarray(x))  # traced outside a tape: the program has a fused run
+    (program,) = jl.programs.values()
+    assert any(type(s) is Fused for s in program.steps)
+    got = qd.ad.grad(jl)(qd.asarray(w), qd.asarray(x))
+    want = qd.ad.grad(loss)(qd.asarray(w), qd.asarray(x))
+    assert np.array_equal(np.asarray(got), np.asarray(want))
+    np.testing.assert_allclose(np.asarray(got), _central(w, x), rtol=1e-6, atol=1e-8)
+    value, g2 = qd.ad.value_and_grad(jl)(qd.asarray(w), qd.asarray(x))
+    assert np.array_equal(np.asarray(g2), np.asarray(want)) and jl.traces == 1
+    assert float(value) == float(loss(qd.asarray(w), qd.asarray(x)))
+
+
+def test_jit_of_grad():
+    w, x = _data()
+    jg = qd.jit(qd.ad.grad(loss))
+    jg(qd.asarray(w), qd.asarray(x))
+    w2 = w + 0.5
+    got = jg(qd.asarray(w2), qd.asarray(x))
+    want = qd.ad.grad(loss)(qd.asarray(w2), qd.asarray(x))
+    assert jg.traces == 1 and np.array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_a_tape_inside_a_jitted_function():
+    @qd.jit
+    def step(w, x):
+        w = qd.asarray(w, copy=True, requires_grad=True)
+        with qd.ad.Tape(loss=None) as tape:
+            y = loss(w, x)
+        tape.backward(y)
+        return y, w.grad
+
+    w, x = _data()
+    step(qd.asarray(w), qd.asarray(x))
+    y, g = step(qd.asarray(w + 0.25), qd.asarray(x))
+    want = qd.ad.grad(loss)(qd.asarray(w + 0.25), qd.asarray(x))
+    assert step.traces == 1 and np.allclose(np.asarray(g), np.asarray(want), rtol=1e-12)
+
+
+def _other_devices():
+    # the first device of each other kind (opencl:0, vulkan:0, cuda:0 where present)
+    first = {}
+    for d in qd.__array_namespace_info__().devices():
+        first.setdefault(str(d).split(":")[0], d)
+    return [d for kind, d in first.items() if kind != "cpu"]
+
+
+@pytest.mark.parametrize("device", _other_devices() or [pytest.param(
+    None, marks=pytest.mark.skip(reason="no device other than the CPU here"))])
+def test_other_devices_replay_the_calls(device):
+    def f(x, y):
+        return qd.sqrt(x * x + y) * 0.5 - x
+
+    jf = qd.jit(f)
+    x = qd.asarray(np.linspace(0, 1, 64, dtype=np.float32), device=device)
+    y = qd.asarray(np.linspace(1, 2, 64, dtype=np.float32), device=device)
+    jf(x, y)
+    got = jf(y, x)
+    assert got.device == device
+    np.testing.assert_array_equal(np.asarray(got.to_device("cpu")),
+                                  np.asarray(f(y, x).to_device("cpu")))
