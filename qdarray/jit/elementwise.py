@@ -54,6 +54,18 @@ def _function_table() -> dict[Any, tuple[str, bool]]:
     return table
 
 
+# Functions that generated CPU code computes with one scalar libm call per element, where
+# NumPy's loops on this hardware are SIMD: measured at N = 1e7 float32 with 2 threads,
+# a fused `tanh` costs ten times NumPy's (300 ms against 30 ms, benchmarks/compare_jit.py),
+# so by default they stay the namespace's own calls and split a run (fusion.FUSE_LIBM,
+# docs/jit.md). `sqrt`, `abs`, rounding, comparisons and arithmetic are single
+# instructions and fuse.
+LIBM = frozenset({
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+    "atanh", "exp", "expm1", "log", "log1p", "log2", "log10", "atan2", "hypot", "logaddexp",
+    "pow",
+})
+
 FUSABLE: dict[Any, tuple[str, bool]] = {
     fn: entry for fn, entry in (_function_table() | _operator_table()).items()
     if entry[0] in bodies.NAMES

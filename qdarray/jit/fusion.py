@@ -1,23 +1,28 @@
 """Planning a traced program: runs of elementwise calls become generated kernels.
 
-A maximal run of consecutive fusable calls (elementwise.py) on CPU arrays becomes one
-`Fused` step. Consecutive, because the calls between two elementwise calls (an in-place
-update, a kernel launch, an indexed write) may write memory that a fused kernel would read
-later than the eager calls did; within a run nothing writes, so reading every input at the
-run's end reads what each call read. A node's result is materialised only where something
-after the run reads it (a later step, or the function's result); every other temporary
-lives in registers. The materialised results are grouped by shape, one kernel per shape,
-each recomputing the nodes it needs (the same operations in the same dtypes, so the same
-values).
+A maximal run of fusable calls (elementwise.py) on CPU arrays becomes one `Fused` step.
+Calls between two elementwise calls that write no memory (namespace functions, `x[key]`,
+`x @ y`: `pure`) and do not read the run's results move before the run; any other call (an
+in-place update, a kernel launch, an indexed write) ends it, since it may write memory that
+a fused kernel would read later than the eager calls did. Within a run nothing writes, so
+reading every input at the run's end reads what each call read. A node's result is
+materialised only where something after the run reads it (a later step, or the function's
+result); every other temporary lives in registers. The materialised results are grouped by
+shape, one kernel per shape, each recomputing the nodes it needs (the same operations in
+the same dtypes, so the same values).
 
 At run time a kernel takes its inputs flat (one loop over the elements) when every input
-has the output's shape and is C-contiguous, and as broadcast strided views otherwise.
-A donated input (`donate_argnums`) that only this run reads, and that has the shape and
-dtype of one of its results, gives that result its memory.
+has the output's shape and is C-contiguous, and as broadcast strided views otherwise. It
+keeps the memory of its last results and writes the next results there when nothing else
+refers to it any more (the caller dropped them; the reference count says so), which saves
+the first-touch page faults of a fresh allocation (about as long as the kernel itself at
+N = 1e7 on the CPU). A donated input (`donate_argnums`) that only this run reads, and that
+has the shape and dtype of one of its results, gives that result its memory.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -27,11 +32,14 @@ from .._array import Array
 from .._devices import CPU
 from .._dtypes import DType
 from . import fused_kernel
-from .elementwise import FUSABLE, scalar, typing
+from .elementwise import FUSABLE, LIBM, scalar, typing
 from .fused_kernel import FusedSpec, Node
 from .program import Call, Const, Slot, build, slots_in
 
 MIN_RUN = 2  # a single elementwise call stays the namespace's own
+# Whether functions computed by scalar libm calls in generated CPU code fuse (elementwise.LIBM;
+# off: NumPy's SIMD loops are faster; tests turn it on to check their fused semantics).
+FUSE_LIBM = False
 
 
 def _node_of(step: Call, objects: list[Any]) -> tuple[str, DType, list[Any], list[Any]] | None:
@@ -43,6 +51,8 @@ def _node_of(step: Call, objects: list[Any]) -> tuple[str, DType, list[Any], lis
     if entry is None or step.kwargs.items or step.out is None or step.items:
         return None
     name, reflected = entry
+    if name in LIBM and not FUSE_LIBM:
+        return None
     templates = list(step.args.items)
     values = [objects[t.index] if type(t) is Slot else t.value for t in templates]
     if reflected:
@@ -71,12 +81,21 @@ def _unary_names() -> frozenset[str]:
 _UNARY = _unary_names()
 
 
+def _references() -> int:
+    spare = [np.empty(1)]
+    o = spare.pop()
+    return sys.getrefcount(o)
+
+
+_FREE = _references()  # the count of an array that only `_memory` refers to
+
+
 class FusedKernel:
     """One generated kernel of a run: its outputs' slots and shape, its inputs (templates of
     arrays), scalar values, and the flat and strided specs."""
 
     __slots__ = ("shape", "outs", "dtypes", "inputs", "scalars", "flat", "strided",
-                 "donor")
+                 "donor", "spare")
 
     def __init__(self, shape: tuple[int, ...], outs: list[int], dtypes: list[Any],
                  inputs: list[Any], scalars: list[Any], flat: FusedSpec, strided: FusedSpec
@@ -89,13 +108,15 @@ class FusedKernel:
         self.flat = flat
         self.strided = strided
         self.donor: tuple[int, int] | None = None  # (output, input) sharing memory
+        self.spare: list[list[Any]] = [[] for _ in outs]  # the last results' memory
 
     def run(self, env: list[Any]) -> None:
         shape = self.shape
         datas = [build(t, env)._data for t in self.inputs]
         flat = all(d.shape == shape and d.flags.c_contiguous for d in datas)
-        outs = [np.empty(shape, d) for d in self.dtypes] if self.donor is None else \
-            self._outputs(datas)
+        outs = [self._memory(k) for k in range(len(self.dtypes))]
+        if self.donor is not None:
+            self._donated(outs, datas)
         if flat:
             args = [o.reshape(-1) for o in outs] + [d.reshape(-1) for d in datas]
             spec = self.flat
@@ -104,15 +125,26 @@ class FusedKernel:
             spec = self.strided
         if outs[0].size:
             fused_kernel.launcher(spec, CPU)(args + self.scalars)
-        for slot, o in zip(self.outs, outs, strict=True):
+        for slot, o, spare in zip(self.outs, outs, self.spare, strict=True):
             env[slot] = Array._new(o, CPU)
+            spare.append(o)
 
-    def _outputs(self, datas: list[Any]) -> list[Any]:
+    def _memory(self, k: int) -> Any:
+        """Output k's memory: the last one's when only this kernel refers to it (popped
+        first, so that two threads never take one)."""
+        spare = self.spare[k]
+        while spare:
+            o = spare.pop()
+            # three references: `o`, getrefcount's argument, and none else (the list let go)
+            if sys.getrefcount(o) <= _FREE:
+                return o
+        return np.empty(self.shape, self.dtypes[k])
+
+    def _donated(self, outs: list[Any], datas: list[Any]) -> None:
         k, j = self.donor  # type: ignore[misc]
         d = datas[j]
-        own = d.base is None and d.flags.c_contiguous and d.flags.writeable
-        return [d if i == k and own else np.empty(self.shape, t)
-                for i, t in enumerate(self.dtypes)]
+        if d.base is None and d.flags.c_contiguous and d.flags.writeable:
+            outs[k] = d
 
 
 class Fused:
@@ -142,22 +174,70 @@ def plan(steps: list[Call], output: Any, donated: list[int], objects: list[Any]
          ) -> list[Any]:
     """The program's steps with runs of fusable calls fused (module docstring)."""
     nodes = [_node_of(s, objects) for s in steps]
-    out: list[Any] = []
-    i = 0
-    while i < len(steps):
-        j = i
-        while j < len(steps) and nodes[j] is not None:
-            j += 1
-        if j - i >= MIN_RUN:
-            later = {s for step in steps[j:] for s in step.reads} | set(slots_in(output))
-            earlier = {s for step in steps[:i] for s in step.reads}
-            donors = [d for d in donated if d not in later and d not in earlier]
-            out.append(_fuse(steps[i:j], nodes[i:j], later, donors, objects))
-            i = j
+    order: list[Any] = []  # Calls, and lists of the indices of one run
+    run: list[int] = []
+    produced: set[int] = set()
+    for k, step in enumerate(steps):
+        if nodes[k] is not None:
+            run.append(k)
+            produced.add(step.out)  # type: ignore[arg-type]
+        elif run and pure(step) and not produced.intersection(step.reads):
+            order.append(step)  # moved before the open run: neither writes, nor reads it
         else:
-            out.append(steps[i])
-            i += 1
+            if run:
+                order.append(run)
+            run, produced = [], set()
+            order.append(step)
+    if run:
+        order.append(run)
+    out: list[Any] = []
+    for i, item in enumerate(order):
+        if type(item) is not list:
+            out.append(item)
+        elif len(item) < MIN_RUN:
+            out += [steps[k] for k in item]
+        else:
+            rest = [s for later in order[i + 1:] for s in _reads(later, steps)]
+            before = [s for earlier in order[:i] for s in _reads(earlier, steps)]
+            later = set(rest) | set(slots_in(output))
+            donors = [d for d in donated if d not in later and d not in before]
+            out.append(_fuse([steps[k] for k in item], [nodes[k] for k in item], later,
+                             donors, objects))
     return out
+
+
+def _reads(item: Any, steps: list[Call]) -> tuple[int, ...]:
+    if type(item) is list:
+        return tuple(s for k in item for s in steps[k].reads)
+    return item.reads  # type: ignore[no-any-return]
+
+
+_PURE_MODULES = frozenset({
+    "qdarray._elementwise_functions", "qdarray._statistical_functions",
+    "qdarray._manipulation_functions", "qdarray._linear_algebra_functions",
+    "qdarray._searching_functions", "qdarray._sorting_functions", "qdarray._set_functions",
+    "qdarray._creation_functions", "qdarray._data_type_functions", "qdarray._utility_functions",
+    "qdarray.linalg", "qdarray.fft",
+})
+
+
+def pure(step: Call) -> bool:
+    """Whether a call writes no memory an array can see: a namespace function (they return
+    new arrays or views), `x[key]`, or an operator that is not in place."""
+    fn = step.fn
+    if step.construct:
+        return False
+    if getattr(fn, "__module__", None) in _PURE_MODULES:
+        return True
+    if fn is Array.__getitem__:
+        return True
+    try:
+        return fn in FUSABLE or fn in _OPERATORS
+    except TypeError:
+        return False
+
+
+_OPERATORS = frozenset({Array.__matmul__, Array.__rmatmul__})
 
 
 def _fuse(calls: list[Call], nodes: list[Any], later: set[int], donors: list[int],

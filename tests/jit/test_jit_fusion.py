@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import qdarray as qd
+from qdarray.jit import fusion
 from qdarray.jit.fusion import Fused
 
 RNG = np.random.default_rng(7)
@@ -46,6 +47,7 @@ def _check(f, *args, fused=1):
     got = jf(*fresh)
     want = f(*fresh)
     assert len(_fused_steps(jf)) == fused and jf.traces == 1
+    _check.last = jf
     return got, want
 
 
@@ -124,15 +126,64 @@ def test_special_values():
 
 
 @pytest.mark.parametrize("name", ["tanh", "exp", "sin", "log1p", "sqrt"])
-def test_transcendental_functions_within_a_few_ulp(name):
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_transcendental_functions_within_a_few_ulp(name, dtype, monkeypatch):
+    monkeypatch.setattr(fusion, "FUSE_LIBM", True)  # by default they stay NumPy's calls
     fn = getattr(qd, name)
 
     def f(x):
         return fn(qd.abs(x) * 0.5) + 1.0
 
-    got, want = _check(f, qd.asarray(_array((2048,), np.float32)))
+    got, want = _check(f, qd.asarray(_array((2048,), dtype)))
+    (fused,) = _fused_steps(_check.last)
+    assert name in [c.name for c in fused.calls]
     assert got.dtype == want.dtype
-    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=4 * 2.0 ** -23, atol=0)
+    eps = np.finfo(dtype).eps
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=4 * eps, atol=0)
+
+
+def test_libm_functions_split_runs_by_default():
+    def f(x):
+        return qd.tanh(x * 2.0 + 1.0) * 0.5 + 0.5
+
+    jf = qd.jit(f)
+    x = qd.asarray(_array((64,), np.float32))
+    jf(x)
+    (program,) = jf.programs.values()
+    kinds = [type(s).__name__ if type(s) is Fused else s.name for s in program.steps]
+    assert kinds == ["Fused", "tanh", "Fused"]
+    _same(jf(x), f(x))
+
+
+def test_calls_that_write_nothing_move_out_of_a_run():
+    def f(x, w):
+        return (x * w[0] + w[1]) * qd.mean(x) - 1.0
+
+    jf = qd.jit(f)
+    x, w = qd.asarray(_array((64,), np.float32)), qd.asarray(_array((2,), np.float32))
+    jf(x, w)
+    assert len(_fused_steps(jf)) == 1
+    _same(jf(x, w), f(x, w))
+
+
+def test_a_kept_result_is_never_overwritten():
+    def f(x):
+        return x * 2.0 + 1.0
+
+    jf = qd.jit(f)
+    x = qd.asarray(np.arange(4.0))
+    first = jf(x)
+    view = np.asarray(jf(x))  # an export keeps the memory too
+    third = jf(qd.asarray(np.arange(4.0) + 10.0))
+    fourth = jf(x)
+    assert np.array_equal(np.asarray(first), [1.0, 3.0, 5.0, 7.0])
+    assert np.array_equal(view, [1.0, 3.0, 5.0, 7.0])
+    assert np.array_equal(np.asarray(third), [21.0, 23.0, 25.0, 27.0])
+    assert np.array_equal(np.asarray(fourth), [1.0, 3.0, 5.0, 7.0])
+    del third
+    fifth = jf(x)  # may take the dropped result's memory
+    assert np.array_equal(np.asarray(fifth), [1.0, 3.0, 5.0, 7.0])
+    assert np.array_equal(np.asarray(first), [1.0, 3.0, 5.0, 7.0])
 
 
 def test_only_results_used_later_are_materialised():

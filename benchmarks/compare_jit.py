@@ -1,0 +1,183 @@
+"""`qd.jit` on the CPU: elementwise chains and compare_tape's mixed program, measured in one run.
+
+    python benchmarks/compare_jit.py [--n N] [--repeat R] [--threads T] [--only chains|mixed]
+
+1. Elementwise chains of float32 arrays of N elements (default 1e7) with T threads
+   (default 2): `arith6`, six arithmetic operations `((a * x + b) * x - a) * 0.5 + b`,
+   and `tanh6`, the issue's `qd.tanh(a * x + b) * 0.5 + 0.5` with one more subtraction
+   (qd.jit fuses the operations on either side of `tanh`, which stays NumPy's: docs/jit.md).
+   Each repeat runs qd.jit (one fused kernel, numba's threads set to T), NumPy (one
+   temporary per operation, single-threaded), numexpr (`set_num_threads(T)`) and eager
+   qdarray once each, in rotating order; wall-clock time; a ratio is the median of the
+   per-repeat ratios peer / qd.jit (above 1, qd.jit is faster) with half the interquartile
+   range. Results are checked against NumPy first (bit for bit for `arith6`).
+2. compare_tape's mixed program (N = 1e6 by default with --mixed-n): the forward value
+   jitted against eager, and `qd.ad.value_and_grad` of the jitted program against the eager
+   one (the jitted program runs its calls through the tape there: docs/jit.md).
+
+Missing peers (numexpr) are reported as skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(__file__))
+# numba's OpenMP workers spin after a parallel loop by default, taking the cores from the
+# libraries timed next on a small machine; passive waiting leaves them free.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+import qdarray as qd  # noqa: E402
+
+CHAINS = {
+    "arith6": "((a * x + b) * x - a) * 0.5 + b",
+    "tanh6": "tanh(a * x + b) * 0.5 + 0.5 - x",
+}
+# numexpr computes a float32 array times the literal 0.5 in float64; a float32 constant
+# keeps its result float32, as NumPy's and qdarray's are.
+NUMEXPR = {k: v.replace("0.5", "h") for k, v in CHAINS.items()}
+
+
+def _qd_chain(name: str) -> Callable[..., Any]:
+    if name == "arith6":
+        return lambda a, x, b: ((a * x + b) * x - a) * 0.5 + b
+    return lambda a, x, b: qd.tanh(a * x + b) * 0.5 + 0.5 - x
+
+
+def _np_chain(name: str) -> Callable[..., Any]:
+    if name == "arith6":
+        return lambda a, x, b: ((a * x + b) * x - a) * np.float32(0.5) + b
+    return lambda a, x, b: np.tanh(a * x + b) * np.float32(0.5) + np.float32(0.5) - x
+
+
+def _ratios(base: list[float], peer: list[float]) -> tuple[float, float]:
+    r = sorted(p / b for b, p in zip(base, peer, strict=True))
+    return r[len(r) // 2], (r[3 * len(r) // 4] - r[len(r) // 4]) / 2
+
+
+def chains(n: int, repeat: int, threads: int) -> dict[str, Any]:
+    """Time every chain with every library present; print and return the table."""
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        import numexpr
+        numexpr.set_num_threads(threads)
+        skipped = {}
+    except ImportError as exc:
+        numexpr = None
+        skipped = {"numexpr": f"numexpr is not installed ({exc})"}
+    rng = np.random.default_rng(0)
+    host = [rng.standard_normal(n).astype(np.float32) for _ in range(3)]
+    arrays = [qd.asarray(h) for h in host]
+    out: dict[str, Any] = {"ratios": {}, "times": {}, "skipped": skipped}
+    print(f"\nelementwise chains, N = {n:.0e} float32, {threads} threads, "
+          f"median of {repeat} repeats (ratio = peer time / qd.jit time):")
+    for name, text in CHAINS.items():
+        jitted = qd.jit(_qd_chain(name))
+        eager = _qd_chain(name)
+        ref = _np_chain(name)(*host)
+        got = np.asarray(jitted(*arrays))
+        got = np.asarray(jitted(*arrays))
+        if name == "arith6":
+            assert np.array_equal(got, ref), "qd.jit differs from NumPy"
+        else:
+            np.testing.assert_allclose(got, ref, rtol=4e-7 * 4, atol=1e-6)
+        cases: dict[str, Callable[[], Any]] = {
+            "qd.jit": lambda jitted=jitted: jitted(*arrays),
+            "numpy": lambda name=name: _np_chain(name)(*host),
+            "qdarray eager": lambda eager=eager: eager(*arrays),
+        }
+        if numexpr is not None:
+            env = dict(zip("axb", host, strict=True)) | {"h": np.float32(0.5)}
+            cases["numexpr"] = lambda name=name, env=env: numexpr.evaluate(NUMEXPR[name], env)
+            np.testing.assert_allclose(cases["numexpr"](), ref, rtol=1e-5, atol=1e-6)
+        names = list(cases)
+        times: dict[str, list[float]] = {k: [] for k in names}
+        for k in names:
+            cases[k]()  # warm
+        for r in range(repeat):
+            for k in names[r % len(names):] + names[:r % len(names)]:
+                t0 = time.perf_counter()
+                cases[k]()
+                times[k].append(time.perf_counter() - t0)
+        base = times["qd.jit"]
+        out["times"][name] = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
+        out["ratios"][name] = {k: _ratios(base, times[k]) for k in names if k != "qd.jit"}
+        print(f"  {name}: {text}")
+        for k in names:
+            line = f"    {k:14s} {out['times'][name][k] * 1e3:8.2f} ms"
+            if k != "qd.jit":
+                m, q = out["ratios"][name][k]
+                line += f"   {k} / qd.jit = {m:.2f} ±{q:.2f}"
+            print(line)
+    for k, why in skipped.items():
+        print(f"  {k} skipped: {why}")
+    return out
+
+
+def mixed(n: int, repeat: int) -> dict[str, Any]:
+    """compare_tape's mixed program: forward and value_and_grad, jitted against eager."""
+    from compare_tape import TRIPS, qd_program
+
+    rng = np.random.default_rng(7)
+    raw = qd.asarray(rng.normal(size=n).astype(np.float32))
+    w = qd.asarray(np.array([0.8, -0.1], dtype=np.float32))
+    a = qd.asarray(rng.integers(0, TRIPS, n).astype(np.int32))
+    t = qd.asarray(rng.uniform(0.2, 0.6, n).astype(np.float32))
+    jitted = qd.jit(qd_program)
+    vg_eager = qd.ad.value_and_grad(qd_program, argnums=(0, 1))
+    vg_jit = qd.ad.value_and_grad(jitted, argnums=(0, 1))
+    cases: dict[str, Callable[[], Any]] = {
+        "forward qd.jit": lambda: float(jitted(raw, w, a, t)),
+        "forward eager": lambda: float(qd_program(raw, w, a, t)),
+        "value_and_grad of qd.jit": lambda: float(vg_jit(raw, w, a, t)[0]),
+        "value_and_grad eager": lambda: float(vg_eager(raw, w, a, t)[0]),
+    }
+    assert cases["forward qd.jit"]() == cases["forward qd.jit"]()
+    np.testing.assert_allclose(cases["forward qd.jit"](), cases["forward eager"](), rtol=1e-6)
+    g1 = vg_jit(raw, w, a, t)[1]
+    g2 = vg_eager(raw, w, a, t)[1]
+    assert all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(g1, g2, strict=True))
+    names = list(cases)
+    times: dict[str, list[float]] = {k: [] for k in names}
+    for r in range(repeat):
+        for k in names[r % len(names):] + names[:r % len(names)]:
+            t0 = time.perf_counter()
+            cases[k]()
+            times[k].append(time.perf_counter() - t0)
+    med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
+    print(f"\ncompare_tape's mixed program, N = {n:.0e} float32, median of {repeat} repeats:")
+    fwd = _ratios(times["forward qd.jit"], times["forward eager"])
+    rev = _ratios(times["value_and_grad of qd.jit"], times["value_and_grad eager"])
+    for k in names:
+        print(f"    {k:26s} {med[k] * 1e3:8.2f} ms")
+    print(f"    forward: eager / qd.jit = {fwd[0]:.2f} ±{fwd[1]:.2f}; value_and_grad: eager / "
+          f"qd.jit = {rev[0]:.2f} ±{rev[1]:.2f}")
+    return {"times": med, "forward": fwd, "value_and_grad": rev}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=10_000_000)
+    parser.add_argument("--mixed-n", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--only", choices=("chains", "mixed"))
+    args = parser.parse_args(argv)
+    result: dict[str, Any] = {}
+    if args.only in (None, "chains"):
+        result["chains"] = chains(args.n, args.repeat, args.threads)
+    if args.only in (None, "mixed"):
+        result["mixed"] = mixed(args.mixed_n, args.repeat)
+    return result
+
+
+if __name__ == "__main__":
+    main()
