@@ -94,7 +94,7 @@ class FusedKernel:
     """One generated kernel of a run: its outputs' slots and shape, its inputs (templates of
     arrays), scalar values, and the flat and strided specs."""
 
-    __slots__ = ("shape", "outs", "dtypes", "inputs", "scalars", "flat", "strided",
+    __slots__ = ("shape", "outs", "dtypes", "inputs", "scalars", "reads", "flat", "strided",
                  "donor", "spare")
 
     def __init__(self, shape: tuple[int, ...], outs: list[int], dtypes: list[Any],
@@ -105,6 +105,7 @@ class FusedKernel:
         self.dtypes = dtypes
         self.inputs = inputs
         self.scalars = scalars
+        self.reads: list[tuple[int, Any]] = []  # (scalar, template of a 0-d array input)
         self.flat = flat
         self.strided = strided
         self.donor: tuple[int, int] | None = None  # (output, input) sharing memory
@@ -123,8 +124,13 @@ class FusedKernel:
         else:
             args = outs + [np.broadcast_to(d, shape) for d in datas]
             spec = self.strided
+        scalars = self.scalars
+        if self.reads:
+            scalars = list(scalars)
+            for i, t in self.reads:
+                scalars[i] = build(t, env)._data[()]
         if outs[0].size:
-            fused_kernel.launcher(spec, CPU)(args + self.scalars)
+            fused_kernel.launcher(spec, CPU)(args + scalars)
         for slot, o, spare in zip(self.outs, outs, self.spare, strict=True):
             env[slot] = Array._new(o, CPU)
             spare.append(o)
@@ -246,7 +252,7 @@ def _fuse(calls: list[Call], nodes: list[Any], later: set[int], donors: list[int
     kept = [k for k, c in enumerate(calls) if c.out in later]
     by_shape: dict[tuple[int, ...], list[int]] = {}
     for k in kept:
-        by_shape.setdefault(objects[calls[k].out].shape, []).append(k)
+        by_shape.setdefault(objects[_slot(calls[k])].shape, []).append(k)
     kernels = [_kernel(calls, nodes, produced, outs, objects, donors if len(by_shape) == 1
                        else []) for outs in by_shape.values()]
     return Fused(kernels, calls)
@@ -263,6 +269,7 @@ def _kernel(calls: list[Call], nodes: list[Any], produced: dict[Any, int], outs:
     input_keys: dict[Any, int] = {}
     scalars: list[Any] = []
     scalar_types: list[DType] = []
+    reads: list[tuple[int, Any]] = []
     spec_nodes: list[Node] = []
     index: dict[int, int] = {}
     for k in sorted(needed):
@@ -271,6 +278,11 @@ def _kernel(calls: list[Call], nodes: list[Any], produced: dict[Any, int], outs:
         for t, v in zip(templates, values, strict=True):
             if type(t) is Slot and t.index in produced:
                 operands.append(("node", index[produced[t.index]]))
+            elif type(v) is Array and v.shape == ():  # its value, read at each run
+                operands.append(("scalar", len(scalars)))
+                reads.append((len(scalars), t))
+                scalars.append(None)
+                scalar_types.append(v._dtype)
             elif type(v) is Array:
                 key = ("slot", t.index) if type(t) is Slot else ("const", id(v))
                 if key not in input_keys:
@@ -282,9 +294,9 @@ def _kernel(calls: list[Call], nodes: list[Any], produced: dict[Any, int], outs:
                 scalars.append(scalar(v, compute))
                 scalar_types.append(compute)
         index[k] = len(spec_nodes)
-        out_dtype = objects[calls[k].out]._dtype
+        out_dtype = objects[_slot(calls[k])]._dtype
         spec_nodes.append(Node(name, compute, out_dtype, tuple(operands)))
-    shape = objects[calls[outs[0]].out].shape
+    shape = objects[_slot(calls[outs[0]])].shape
     in_dtypes = tuple(_input(objects, t)._dtype for t in inputs)
     outputs = tuple(index[k] for k in outs)
     flat = FusedSpec(1, in_dtypes, tuple(scalar_types), tuple(spec_nodes), outputs)
@@ -292,9 +304,10 @@ def _kernel(calls: list[Call], nodes: list[Any], produced: dict[Any, int], outs:
                         tuple(spec_nodes), outputs)
     if not shape:
         strided = flat
-    dtypes = [objects[calls[k].out]._dtype._np for k in outs]
-    kernel = FusedKernel(shape, [calls[k].out for k in outs], dtypes, inputs, scalars, flat,
+    dtypes = [objects[_slot(calls[k])]._dtype._np for k in outs]
+    kernel = FusedKernel(shape, [_slot(calls[k]) for k in outs], dtypes, inputs, scalars, flat,
                          strided)
+    kernel.reads = reads
     for d in donors:
         x = objects[d]
         j = input_keys.get(("slot", d))
@@ -307,6 +320,11 @@ def _kernel(calls: list[Call], nodes: list[Any], produced: dict[Any, int], outs:
         if kernel.donor is not None:
             break
     return kernel
+
+
+def _slot(call: Call) -> int:
+    assert call.out is not None  # fusable calls return an array
+    return call.out
 
 
 def _input(objects: list[Any], t: Any) -> Array:
