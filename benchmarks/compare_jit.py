@@ -12,10 +12,11 @@
    per-repeat ratios peer / qd.jit (above 1, qd.jit is faster) with half the interquartile
    range. Results are checked against NumPy first (bit for bit for `arith6`).
 2. compare_tape's mixed program (N = 1e6 by default with --mixed-n): the forward value
-   jitted against eager, and `qd.ad.value_and_grad` of the jitted program against the eager
-   one (the jitted program runs its calls through the tape there: docs/jit.md).
+   jitted against eager, `qd.ad.value_and_grad` of the jitted program against the eager
+   one (the jitted program runs its calls through the tape there: docs/jit.md), and against
+   JAX's `jax.jit(value_and_grad)` of compare_tape's masked-loop formulation on the CPU.
 
-Missing peers (numexpr) are reported as skipped.
+Missing peers (numexpr, JAX) are reported as skipped.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def chains(n: int, repeat: int, threads: int) -> dict[str, Any]:
 
 def mixed(n: int, repeat: int) -> dict[str, Any]:
     """compare_tape's mixed program: forward and value_and_grad, jitted against eager."""
-    from compare_tape import TRIPS, qd_program
+    from compare_tape import TRIPS, Skipped, jax_case, qd_program
 
     rng = np.random.default_rng(7)
     raw = qd.asarray(rng.normal(size=n).astype(np.float32))
@@ -134,12 +135,22 @@ def mixed(n: int, repeat: int) -> dict[str, Any]:
     jitted = qd.jit(qd_program)
     vg_eager = qd.ad.value_and_grad(qd_program, argnums=(0, 1))
     vg_jit = qd.ad.value_and_grad(jitted, argnums=(0, 1))
+    skipped: dict[str, str] = {}
+    try:
+        data = {"raw": np.asarray(raw), "w": np.asarray(w), "a": np.asarray(a),
+                "t": np.asarray(t)}
+        jax_run = jax_case(data, "cpu")[0]
+    except Skipped as exc:
+        jax_run = None
+        skipped["jax"] = str(exc)
     cases: dict[str, Callable[[], Any]] = {
         "forward qd.jit": lambda: float(jitted(raw, w, a, t)),
         "forward eager": lambda: float(qd_program(raw, w, a, t)),
         "value_and_grad of qd.jit": lambda: float(vg_jit(raw, w, a, t)[0]),
         "value_and_grad eager": lambda: float(vg_eager(raw, w, a, t)[0]),
     }
+    if jax_run is not None:
+        cases["jax.jit(value_and_grad)"] = jax_run
     assert cases["forward qd.jit"]() == cases["forward qd.jit"]()
     np.testing.assert_allclose(cases["forward qd.jit"](), cases["forward eager"](), rtol=1e-6)
     g1 = vg_jit(raw, w, a, t)[1]
@@ -160,7 +171,15 @@ def mixed(n: int, repeat: int) -> dict[str, Any]:
         print(f"    {k:26s} {med[k] * 1e3:8.2f} ms")
     print(f"    forward: eager / qd.jit = {fwd[0]:.2f} ±{fwd[1]:.2f}; value_and_grad: eager / "
           f"qd.jit = {rev[0]:.2f} ±{rev[1]:.2f}")
-    return {"times": med, "forward": fwd, "value_and_grad": rev}
+    out = {"times": med, "forward": fwd, "value_and_grad": rev, "skipped": skipped}
+    if jax_run is not None:
+        out["jax"] = _ratios(times["jax.jit(value_and_grad)"],
+                             times["value_and_grad of qd.jit"])
+        print(f"    value_and_grad of qd.jit / jax.jit = {out['jax'][0]:.2f} ±{out['jax'][1]:.2f}"
+              " (JAX: the masked 64-step loop of compare_tape.py)")
+    for k, why in skipped.items():
+        print(f"    {k} skipped: {why}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

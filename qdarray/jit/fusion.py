@@ -149,8 +149,9 @@ class FusedKernel:
     def _donated(self, outs: list[Any], datas: list[Any]) -> None:
         k, j = self.donor  # type: ignore[misc]
         d = datas[j]
-        if d.base is None and d.flags.c_contiguous and d.flags.writeable:
-            outs[k] = d
+        if d.base is None and d.flags.c_contiguous and d.flags.writeable and not any(
+                i != j and np.may_share_memory(d, x) for i, x in enumerate(datas)):
+            outs[k] = d  # each element is read before it is written, by the same thread
 
 
 class Fused:
