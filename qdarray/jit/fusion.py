@@ -95,7 +95,7 @@ class FusedKernel:
     arrays), scalar values, and the flat and strided specs."""
 
     __slots__ = ("shape", "outs", "dtypes", "inputs", "scalars", "reads", "flat", "strided",
-                 "donor", "spare")
+                 "donor", "spare", "launchers")
 
     def __init__(self, shape: tuple[int, ...], outs: list[int], dtypes: list[Any],
                  inputs: list[Any], scalars: list[Any], flat: FusedSpec, strided: FusedSpec
@@ -110,6 +110,7 @@ class FusedKernel:
         self.strided = strided
         self.donor: tuple[int, int] | None = None  # (output, input) sharing memory
         self.spare: list[list[Any]] = [[] for _ in outs]  # the last results' memory
+        self.launchers: dict[bool, Any] = {}  # flat or not -> the compiled launcher
 
     def run(self, env: list[Any]) -> None:
         shape = self.shape
@@ -130,7 +131,10 @@ class FusedKernel:
             for i, t in self.reads:
                 scalars[i] = build(t, env)._data[()]
         if outs[0].size:
-            fused_kernel.launcher(spec, CPU)(args + scalars)
+            launch = self.launchers.get(flat)
+            if launch is None:
+                launch = self.launchers[flat] = fused_kernel.launcher(spec, CPU)
+            launch(args + scalars)
         for slot, o, spare in zip(self.outs, outs, self.spare, strict=True):
             env[slot] = Array._new(o, CPU)
             spare.append(o)

@@ -33,7 +33,9 @@ def flatten(x: Any, leaves: list[Any], what: str) -> Any:
     t = type(x)
     if t is Array:
         leaves.append(x)
-        return ("A", x._data.shape, x._dtype, x._device)
+        # NumPy dtypes hash in C; devices are interned (one object per device, never freed)
+        d = x._data
+        return ("A", d.shape, d.dtype, id(x._device))
     if t is BufferView:
         leaves.append(x)
         return ("V", x._offset, x._size, x._base._data.shape, x._base._dtype, x._base._device)
