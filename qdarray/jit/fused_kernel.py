@@ -22,6 +22,7 @@ from .._dtypes import DType
 from ..kernels.emit import Emitter, block
 from ..kernels.ir import For, KernelIR, Op, Param, Value
 from ..kernels.library import elementwise as bodies
+from ..kernels.library import reductions
 from ..kernels.types import ArrayType
 
 
@@ -39,65 +40,129 @@ class Node:
 
 @dataclass(frozen=True)
 class FusedSpec:
-    """The signature of one fused kernel (module docstring)."""
+    """The signature of one fused kernel (module docstring). With `reduce` = (op, node) the
+    kernel also reduces that node's values (op `sum`, `max` or `min`) into partials."""
 
     ndim: int
     inputs: tuple[DType, ...]
     scalars: tuple[DType, ...]
     nodes: tuple[Node, ...]
     outputs: tuple[int, ...]
+    reduce: tuple[str, int] | None = None
+
+
+class _Builder:
+    """The parameters of a fused kernel and the element computation."""
+
+    def __init__(self, spec: FusedSpec) -> None:
+        self.spec = spec
+        self.em = Emitter(0, 0)
+        self.params: list[Param] = []
+        self.outs = [self.param(f"out{k}", ArrayType(spec.nodes[j].out, spec.ndim))
+                     for k, j in enumerate(spec.outputs)]
+        self.ins = [self.param(f"x{k}", ArrayType(d, spec.ndim))
+                    for k, d in enumerate(spec.inputs)]
+        self.scalars = [self.param(f"s{k}", d) for k, d in enumerate(spec.scalars)]
+        self.needed = _needed(spec)
+
+    def param(self, name: str, t: Any) -> Value:
+        v = self.em.value(t)
+        self.params.append(Param(name, v))
+        return v
+
+    def element(self, idx: list[Value]) -> dict[int, Value]:
+        """Compute the needed nodes at `idx` and store the outputs; returns the nodes."""
+        em, spec = self.em, self.spec
+        loaded: dict[int, Value] = {}
+        values: dict[int, Value] = {}
+        for j, node in enumerate(spec.nodes):
+            if j not in self.needed:
+                continue
+            args = []
+            for kind, k in node.operands:
+                if kind == "in":
+                    if k not in loaded:
+                        loaded[k] = em.emit(Op.LOAD, self.ins[k], *idx)
+                    v = loaded[k]
+                elif kind == "node":
+                    v = values[k]
+                else:
+                    v = self.scalars[k]
+                args.append(em.cast(v, node.compute))
+            result = bodies.body(node.name)(em, node.compute, args)
+            values[j] = em.cast(result, node.out)
+        for out, j in zip(self.outs, spec.outputs, strict=True):
+            em.emit(Op.STORE, out, *idx, values[j])
+        return values
+
+    def kernel(self, stmts: list[Any]) -> KernelIR:
+        return KernelIR("qd_jit_fused", tuple(self.params), block(stmts))
 
 
 @functools.cache
 def fused_ir(spec: FusedSpec) -> KernelIR:
-    """The IR of `spec` (module docstring)."""
-    em = Emitter(0, 0)
-    params: list[Param] = []
-
-    def param(name: str, t: Any) -> Value:
-        v = em.value(t)
-        params.append(Param(name, v))
-        return v
-
-    outs = [param(f"out{k}", ArrayType(spec.nodes[j].out, spec.ndim))
-            for k, j in enumerate(spec.outputs)]
-    ins = [param(f"x{k}", ArrayType(d, spec.ndim)) for k, d in enumerate(spec.inputs)]
-    scalars = [param(f"s{k}", d) for k, d in enumerate(spec.scalars)]
-    needed = _needed(spec)
+    """The IR of `spec` (module docstring): a parallel nest over the outputs' shape."""
+    if spec.reduce is not None:
+        return _reduce_ir(spec)
+    k = _Builder(spec)
+    em = k.em
     with em.region() as top:
-        ends = [em.emit(Op.SHAPE, outs[0], attrs=(d,)) for d in range(spec.ndim)]
+        ends = [em.emit(Op.SHAPE, k.outs[0], attrs=(d,)) for d in range(spec.ndim)]
         zero = em.i64(0)
         idx = [em.value(_dtypes.int64) for _ in ends]
         with em.region() as inner:
-            loaded: dict[int, Value] = {}
-            values: dict[int, Value] = {}
-            for j, node in enumerate(spec.nodes):
-                if j not in needed:
-                    continue
-                args = []
-                for kind, k in node.operands:
-                    if kind == "in":
-                        if k not in loaded:
-                            loaded[k] = em.emit(Op.LOAD, ins[k], *idx)
-                        v = loaded[k]
-                    elif kind == "node":
-                        v = values[k]
-                    else:
-                        v = scalars[k]
-                    args.append(em.cast(v, node.compute))
-                result = bodies.body(node.name)(em, node.compute, args)
-                values[j] = em.cast(result, node.out)
-            for out, j in zip(outs, spec.outputs, strict=True):
-                em.emit(Op.STORE, out, *idx, values[j])
+            k.element(idx)
         body = block(inner)
         for d in range(len(ends) - 1, -1, -1):
             body = block([For(idx[d], zero, ends[d], body, True)])
         top.extend(body.stmts)
-    return KernelIR("qd_jit_fused", tuple(params), block(top))
+    return k.kernel(top)
+
+
+LANES = 32  # work-items that read consecutive elements (a lane group of the CPU target)
+
+
+def _reduce_ir(spec: FusedSpec) -> KernelIR:
+    """One dimension of n elements (the first input's), in blocks of `size` elements (the
+    last parameter, a multiple of LANES), LANES work-items per block: work-item j (block
+    b = j // LANES, lane l) reduces elements b * size + l, + LANES, + 2 LANES, ... of its
+    block in order into part[j] (`part`: the parameter before `size`). Neighbouring lanes
+    read neighbouring elements (SIMD lanes load them together) and each block streams
+    through contiguous memory."""
+    op, node = spec.reduce  # type: ignore[misc]
+    k = _Builder(spec)
+    em = k.em
+    acc_t = spec.nodes[node].out
+    part = k.param("part", ArrayType(acc_t, 1))
+    size = k.param("size", _dtypes.int64)
+    combine = reductions.COMBINE[op]
+    with em.region() as top:
+        lanes = em.i64(LANES)
+        n = em.emit(Op.SHAPE, k.ins[0], attrs=(0,))
+        g = em.emit(Op.SHAPE, part, attrs=(0,))
+        j = em.value(_dtypes.int64)
+        t = em.value(_dtypes.int64)
+        with em.region() as item:
+            b = em.emit(Op.FLOORDIV, j, lanes)
+            lane = em.emit(Op.SUB, j, em.emit(Op.MUL, b, lanes))
+            start = em.emit(Op.ADD, em.emit(Op.MUL, b, size), lane)
+            end = em.emit(Op.MIN, n, em.emit(Op.MUL, em.emit(Op.ADD, b, em.i64(1)), size))
+            span = em.emit(Op.MAX, em.emit(Op.SUB, end, start), em.i64(0))
+            count = em.emit(Op.FLOORDIV, em.emit(Op.ADD, span, em.i64(LANES - 1)), lanes)
+            acc = em.var("acc", acc_t)
+            em.store_var(acc, em.const(reductions.identity(op, acc_t), acc_t))
+            with em.region() as step:
+                i = em.emit(Op.ADD, start, em.emit(Op.MUL, t, lanes))
+                v = k.element([i])[node]
+                em.store_var(acc, combine(em, acc_t, em.load_var(acc), v))
+            em.stmt(For(t, em.i64(0), count, block(step), False))
+            em.emit(Op.STORE, part, j, em.load_var(acc))
+        em.stmt(For(j, em.i64(0), g, block(item), True))
+    return k.kernel(top)
 
 
 def _needed(spec: FusedSpec) -> set[int]:
-    needed = set(spec.outputs)
+    needed = set(spec.outputs) | ({spec.reduce[1]} if spec.reduce else set())
     for j in range(len(spec.nodes) - 1, -1, -1):
         if j in needed:
             needed.update(k for kind, k in spec.nodes[j].operands if kind == "node")

@@ -203,6 +203,26 @@ def test_only_results_used_later_are_materialised():
     assert float(s) == float(qd.sum(x * 2.0))
 
 
+def test_a_fused_reduction_stores_only_what_is_read_later(monkeypatch):
+    monkeypatch.setattr(fusion, "FUSE_REDUCTIONS", True)
+
+    def f(x):
+        t = x * 2.0
+        u = t + 1.0
+        v = u * u
+        return v, qd.sum(t)
+
+    jf = qd.jit(f)
+    x = qd.asarray(_array((100,), np.float64))
+    jf(x)
+    (fused,) = _fused_steps(jf)
+    # v is stored; t is only summed, in the same loop; u is never stored
+    assert len(fused.kernels) == 1 and len(fused.kernels[0].outs) == 1
+    v, s = jf(x)
+    _same(v, f(x)[0])
+    assert np.isclose(float(s), float(qd.sum(x * 2.0)), rtol=1e-13)
+
+
 def test_results_of_two_shapes_get_a_kernel_each():
     def f(x, m):
         t = x * 2.0 + 1.0
@@ -249,3 +269,51 @@ def test_empty_and_zero_dimensional_arrays():
     for shape in [(0,), (), (3, 0)]:
         x = qd.asarray(_array(shape, np.float32))
         _same(qd.jit(f)(x), f(x))
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_reduction_consuming_a_chain_is_fused(op, dtype, monkeypatch):
+    monkeypatch.setattr(fusion, "FUSE_REDUCTIONS", True)
+    fn = getattr(qd, op)
+
+    def f(x, y):
+        return fn((x * y + 1.0) * x - y)
+
+    n = 100_003  # several partials, a ragged last share
+    args = [qd.asarray(_array((n,), dtype)) for _ in range(2)]
+    got, want = _check(f, *args)
+    (fused,) = _fused_steps(_check.last)
+    assert fused.reduce is not None and fused.kernels[0].outs == []
+    assert got.dtype == want.dtype and got.shape == ()
+    if op in ("max", "min"):
+        _same(got, want)
+    else:  # reassociated: strided partial sums, then NumPy's pairwise sum of the partials
+        x, y = (np.asarray(a).astype(np.float64) for a in args)
+        terms = (x * y + 1.0) * x - y
+        bound = 4 * np.finfo(dtype).eps * np.sum(np.abs(terms)) / (n if op == "mean" else 1)
+        assert abs(float(got) - float(want)) <= bound
+
+
+def test_reductions_keep_their_semantics_where_they_do_not_fuse(monkeypatch):
+    monkeypatch.setattr(fusion, "FUSE_REDUCTIONS", True)
+    def f(x):
+        t = x * 2.0 + 1.0
+        return qd.sum(t, axis=0), qd.max(t, keepdims=True), qd.sum(t[:, ::2])
+
+    jf = qd.jit(f)
+    x = qd.asarray(_array((4, 6), np.float32))
+    jf(x)
+    for g, w in zip(jf(x), f(x), strict=True):
+        _same(g, w)
+
+
+def test_a_fused_reduction_over_strided_inputs_runs_as_the_namespace(monkeypatch):
+    monkeypatch.setattr(fusion, "FUSE_REDUCTIONS", True)
+    def f(x):
+        return qd.max(x * 2.0 - 1.0)
+
+    jf = qd.jit(f)
+    base = qd.asarray(_array((8, 8), np.float64))
+    jf(base[:, :4])
+    _same(jf(base[:, 4:]), f(base[:, 4:]))
