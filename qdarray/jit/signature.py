@@ -47,8 +47,11 @@ def flatten(x: Any, leaves: list[Any], what: str) -> Any:
     return _hashable(x, what)
 
 
-def aliasing(leaves: Sequence[Any]) -> tuple[int, ...]:
-    """For each leaf, the index of the first leaf that is the same object."""
+def aliasing(leaves: Sequence[Any]) -> tuple[int, ...] | None:
+    """For each leaf, the index of the first leaf that is the same object (None when the
+    leaves are distinct objects)."""
+    if len({id(v) for v in leaves}) == len(leaves):
+        return None
     first: dict[int, int] = {}
     return tuple(first.setdefault(id(v), i) for i, v in enumerate(leaves))
 
@@ -82,8 +85,15 @@ class Binder:
         """(signature key, array leaves) of a call."""
         leaves: list[Any] = []
         if self.simple and not kwargs:
-            tree = tuple(flatten(a, leaves, f"argument {i}") for i, a in enumerate(args))
-            return (tree, aliasing(leaves)), leaves
+            parts = []
+            for i, a in enumerate(args):
+                if type(a) is Array:  # the common case inline, as flatten keys it
+                    leaves.append(a)
+                    d = a._data
+                    parts.append(("A", d.shape, d.dtype, id(a._device)))
+                else:
+                    parts.append(flatten(a, leaves, f"argument {i}"))
+            return (tuple(parts), aliasing(leaves)), leaves
         if self.sig is not None:
             try:
                 bound = self.sig.bind(*args, **kwargs)
