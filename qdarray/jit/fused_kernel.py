@@ -20,7 +20,7 @@ from typing import Any
 from .. import _dtypes
 from .._dtypes import DType
 from ..kernels.emit import Emitter, block
-from ..kernels.ir import For, KernelIR, Op, Param, Value
+from ..kernels.ir import For, If, KernelIR, Op, Param, Value
 from ..kernels.library import elementwise as bodies
 from ..kernels.library import reductions
 from ..kernels.types import ArrayType
@@ -124,40 +124,43 @@ LANES = 32  # work-items that read consecutive elements (a lane group of the CPU
 
 def _reduce_ir(spec: FusedSpec) -> KernelIR:
     """One dimension of n elements (the first input's), in blocks of `size` elements (the
-    last parameter, a multiple of LANES), LANES work-items per block: work-item j (block
-    b = j // LANES, lane l) reduces elements b * size + l, + LANES, + 2 LANES, ... of its
-    block in order into part[j] (`part`: the parameter before `size`). Neighbouring lanes
-    read neighbouring elements (SIMD lanes load them together) and each block streams
-    through contiguous memory."""
+    last parameter, a multiple of LANES): a parallel nest over (block b, lane l), work-item
+    (b, l) reducing elements b * size + l, + LANES, + 2 LANES, ... of its block in order
+    into part[b, l] (`part`, the parameter before `size`, has shape (blocks, LANES)). The
+    lane is the nest's innermost index, so neighbouring lanes read neighbouring elements
+    (SIMD lanes load them together), and each block streams through contiguous memory."""
     op, node = spec.reduce  # type: ignore[misc]
     k = _Builder(spec)
     em = k.em
     acc_t = spec.nodes[node].out
-    part = k.param("part", ArrayType(acc_t, 1))
+    part = k.param("part", ArrayType(acc_t, 2))
     size = k.param("size", _dtypes.int64)
     combine = reductions.COMBINE[op]
     with em.region() as top:
         lanes = em.i64(LANES)
         n = em.emit(Op.SHAPE, k.ins[0], attrs=(0,))
-        g = em.emit(Op.SHAPE, part, attrs=(0,))
-        j = em.value(_dtypes.int64)
+        blocks = em.emit(Op.SHAPE, part, attrs=(0,))
+        b = em.value(_dtypes.int64)
+        lane = em.value(_dtypes.int64)
         t = em.value(_dtypes.int64)
         with em.region() as item:
-            b = em.emit(Op.FLOORDIV, j, lanes)
-            lane = em.emit(Op.SUB, j, em.emit(Op.MUL, b, lanes))
-            start = em.emit(Op.ADD, em.emit(Op.MUL, b, size), lane)
-            end = em.emit(Op.MIN, n, em.emit(Op.MUL, em.emit(Op.ADD, b, em.i64(1)), size))
-            span = em.emit(Op.MAX, em.emit(Op.SUB, end, start), em.i64(0))
+            first = em.emit(Op.MUL, b, size)
+            end = em.emit(Op.MIN, n, em.emit(Op.ADD, first, size))
+            span = em.emit(Op.MAX, em.emit(Op.SUB, end, first), em.i64(0))
             count = em.emit(Op.FLOORDIV, em.emit(Op.ADD, span, em.i64(LANES - 1)), lanes)
+            start = em.emit(Op.ADD, first, lane)
             acc = em.var("acc", acc_t)
             em.store_var(acc, em.const(reductions.identity(op, acc_t), acc_t))
             with em.region() as step:
                 i = em.emit(Op.ADD, start, em.emit(Op.MUL, t, lanes))
-                v = k.element([i])[node]
-                em.store_var(acc, combine(em, acc_t, em.load_var(acc), v))
+                with em.region() as inside:
+                    v = k.element([i])[node]
+                    em.store_var(acc, combine(em, acc_t, em.load_var(acc), v))
+                em.stmt(If(em.emit(Op.LT, i, end), block(inside), block([])))
             em.stmt(For(t, em.i64(0), count, block(step), False))
-            em.emit(Op.STORE, part, j, em.load_var(acc))
-        em.stmt(For(j, em.i64(0), g, block(item), True))
+            em.emit(Op.STORE, part, b, lane, em.load_var(acc))
+        inner = For(lane, em.i64(0), lanes, block(item), True)
+        em.stmt(For(b, em.i64(0), blocks, block([inner]), True))
     return k.kernel(top)
 
 
