@@ -32,6 +32,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from .. import _memory
 from .._array import Array
 from .._errors import JitTraceError, TracerBoolConversionError, TracerConversionError
 from ..buffer_view import BufferView
@@ -86,6 +87,10 @@ _EXPORT_HINT = {
         "(static_argnums / static_argnames) if Python needs its value, or write a @qd.kernel "
         "for loops whose bounds are data."),
 }
+
+
+_BESIDE = object()  # the entry of code that runs beside the function (a finalizer)
+_NOT_CALLS = frozenset({_memory._forget.__code__})
 
 
 def where_of(frame: types.FrameType | None) -> Where:
@@ -167,9 +172,17 @@ class Tracer:
         entry = self.entry
         if entry is not None:
             if event == "return" and frame is entry[0]:
-                self._finish(arg)
+                if entry[1] is _BESIDE:
+                    self.entry = None
+                else:
+                    self._finish(arg)
             return
         if event == "call" and frame.f_code.co_filename.startswith(QD_ROOT):
+            if frame.f_code in _NOT_CALLS or frame.f_code.co_name == "__del__":
+                # a finalizer or weak-reference callback run by the garbage collector: not
+                # a call of the function's, and nothing it does is recorded
+                self.entry = (frame, _BESIDE)
+                return
             self._start(frame)
 
     def _start(self, frame: types.FrameType) -> None:
