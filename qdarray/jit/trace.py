@@ -24,6 +24,7 @@ reads from outside (globals, closures) are constants read at each call, not copi
 
 from __future__ import annotations
 
+import dis
 import linecache
 import os
 import sys
@@ -89,6 +90,7 @@ _EXPORT_HINT = {
 }
 
 
+_RETURN = dis.opmap["RETURN_VALUE"]  # the last instruction of a frame that returned
 _BESIDE = object()  # the entry of code that runs beside the function (a finalizer)
 _NOT_CALLS = frozenset({_memory._forget.__code__})
 
@@ -231,6 +233,8 @@ class Tracer:
                                    where))
             return
         if result is None:
+            if frame.f_code.co_code[frame.f_lasti] != _RETURN:
+                return  # the call raised (and `f` went on): nothing to replay
             self.steps.append(Call(fn, targs, tkw, None, (), (), where))
             return
         known = self.slot_of(result)

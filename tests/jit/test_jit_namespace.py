@@ -135,3 +135,21 @@ def test_a_jitted_function_called_inside_another():
     assert np.array_equal(np.asarray(outer(x2)),
                           np.asarray((x2 * 2.0 + 1.0) - (x2 * 3.0 * 2.0 + 1.0)))
     assert outer.traces == 1
+
+
+def test_a_call_that_raised_and_was_caught_is_not_replayed():
+    @qd.jit
+    def f(x, y):
+        try:
+            y[...] = qd.ones((7,))  # raises: shapes (3,) and (7,)
+        except ValueError:
+            pass
+        return x + y
+
+    x, y = _new((3,)), _new((3,))
+    f(x, y)
+    x2, y2 = _new((3,)), _new((3,))
+    assert np.array_equal(np.asarray(f(x2, y2)), np.asarray(x2 + y2))
+    (program,) = f.programs.values()
+    names = [s.name for s in program.steps]
+    assert names == ["ones", "_binary_operator.<locals>.method"], names
