@@ -1,6 +1,7 @@
 """`qd.jit` on the CPU: elementwise chains and compare_tape's mixed program, measured in one run.
 
-    python benchmarks/compare_jit.py [--n N] [--repeat R] [--threads T] [--only chains|mixed]
+    python benchmarks/compare_jit.py [--n N] [--repeat R] [--threads T]
+                                     [--only chains|mixed|small]
 
 1. Elementwise chains of float32 arrays of N elements (default 1e7) with T threads
    (default 2): `arith6`, six arithmetic operations `((a * x + b) * x - a) * 0.5 + b`,
@@ -15,6 +16,9 @@
    jitted against eager, `qd.ad.value_and_grad` of the jitted program against the eager
    one (the jitted program runs its calls through the tape there: docs/jit.md), and against
    JAX's `jax.jit(value_and_grad)` of compare_tape's masked-loop formulation on the CPU.
+
+3. Host time per call of `arith6` on 16-element arrays (CPU time of this process, best of
+   blocks of --calls calls): qd.jit, eager qdarray and NumPy.
 
 Missing peers (numexpr, JAX) are reported as skipped.
 """
@@ -160,6 +164,7 @@ def mixed(n: int, repeat: int) -> dict[str, Any]:
     times: dict[str, list[float]] = {k: [] for k in names}
     for r in range(repeat):
         for k in names[r % len(names):] + names[:r % len(names)]:
+            time.sleep(0.05)  # as compare_tape.py: the threads of the run before settle
             t0 = time.perf_counter()
             cases[k]()
             times[k].append(time.perf_counter() - t0)
@@ -182,19 +187,47 @@ def mixed(n: int, repeat: int) -> dict[str, Any]:
     return out
 
 
+def small(calls: int) -> dict[str, float]:
+    """Host time per call of `arith6` on 16-element float32 arrays, in microseconds of this
+    process's CPU time (best of 5 blocks of `calls` calls): qd.jit, eager qdarray, NumPy."""
+    host = [np.arange(16, dtype=np.float32) + k for k in range(3)]
+    arrays = [qd.asarray(h) for h in host]
+    jitted = qd.jit(_qd_chain("arith6"))
+    eager = _qd_chain("arith6")
+    numpy = _np_chain("arith6")
+    cases = {"qd.jit": lambda: jitted(*arrays), "qdarray eager": lambda: eager(*arrays),
+             "numpy": lambda: numpy(*host)}
+    out = {}
+    for k, f in cases.items():
+        f()
+        best = float("inf")
+        for _ in range(5):
+            t0 = time.process_time()
+            for _ in range(calls):
+                f()
+            best = min(best, time.process_time() - t0)
+        out[k] = best / calls * 1e6
+    print("\narith6 on 16-element float32 arrays, host time per call: " + ", ".join(
+        f"{k} {v:.1f} us" for k, v in out.items()))
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=10_000_000)
     parser.add_argument("--mixed-n", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--only", choices=("chains", "mixed"))
+    parser.add_argument("--only", choices=("chains", "mixed", "small"))
+    parser.add_argument("--calls", type=int, default=20000)
     args = parser.parse_args(argv)
     result: dict[str, Any] = {}
     if args.only in (None, "chains"):
         result["chains"] = chains(args.n, args.repeat, args.threads)
     if args.only in (None, "mixed"):
         result["mixed"] = mixed(args.mixed_n, args.repeat)
+    if args.only in (None, "small"):
+        result["small"] = small(args.calls)
     return result
 
 

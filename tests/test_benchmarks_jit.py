@@ -13,7 +13,8 @@ import compare_jit  # noqa: E402
 
 
 def test_chains_and_mixed_program_at_a_tiny_size() -> None:
-    result = compare_jit.main(["--n", "5000", "--mixed-n", "3000", "--repeat", "2"])
+    result = compare_jit.main(["--n", "5000", "--mixed-n", "3000", "--repeat", "2",
+                               "--calls", "20"])
     chains = result["chains"]
     assert set(chains["ratios"]) == set(compare_jit.CHAINS)
     for ratios in chains["ratios"].values():
@@ -22,3 +23,4 @@ def test_chains_and_mixed_program_at_a_tiny_size() -> None:
         assert all(m > 0 and q >= 0 for m, q in ratios.values())
     mixed = result["mixed"]
     assert mixed["forward"][0] > 0 and mixed["value_and_grad"][0] > 0
+    assert set(result["small"]) == {"qd.jit", "qdarray eager", "numpy"}

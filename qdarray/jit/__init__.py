@@ -3,8 +3,9 @@ fused and replayed without running their Python.
 
 Modules, one purpose each: `signature.py` (what a compiled program is specialised to),
 `lookup.py` and `trace.py` (recording a run of the function), `program.py` (the program's
-steps and their replay), `fusion.py` and `fused_kernel.py` (chains of elementwise calls as
-one generated kernel), `function.py` (the per-signature cache). docs/jit.md describes what
+steps and their replay), `elementwise.py`, `fusion.py`, `fused_kernel.py` and `launch.py`
+(chains of elementwise calls as one generated kernel: which calls, the plan, the kernel's
+IR, running it), `function.py` (the per-signature cache). docs/jit.md describes what
 traces, what fuses and what is refused.
 """
 
