@@ -9,7 +9,7 @@
    (qd.jit fuses the operations on either side of `tanh`, which stays NumPy's: docs/jit.md).
    Each repeat runs qd.jit (one fused kernel, numba's threads set to T), NumPy (one
    temporary per operation, single-threaded), numexpr (`set_num_threads(T)`) and eager
-   qdarray once each, in rotating order; wall-clock time; a ratio is the median of the
+   qdarray once each, in a shuffled order; wall-clock time; a ratio is the median of the
    per-repeat ratios peer / qd.jit (above 1, qd.jit is faster) with half the interquartile
    range. Results are checked against NumPy first (bit for bit for `arith6`).
 2. compare_tape's mixed program (N = 1e6 by default with --mixed-n): the forward value
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import sys
 import time
 from collections.abc import Callable
@@ -61,6 +62,15 @@ def _np_chain(name: str) -> Callable[..., Any]:
     if name == "arith6":
         return lambda a, x, b: ((a * x + b) * x - a) * np.float32(0.5) + b
     return lambda a, x, b: np.tanh(a * x + b) * np.float32(0.5) + np.float32(0.5) - x
+
+
+def _order(names: list[str], r: int) -> list[str]:
+    """The order of repeat `r`: shuffled (seeded), so that no case always runs after the
+    same other one (a rotation would: the memory and threads one leaves behind bias the
+    next)."""
+    order = list(names)
+    random.Random(r).shuffle(order)
+    return order
 
 
 def _ratios(base: list[float], peer: list[float]) -> tuple[float, float]:
@@ -108,7 +118,7 @@ def chains(n: int, repeat: int, threads: int) -> dict[str, Any]:
         for k in names:
             cases[k]()  # warm
         for r in range(repeat):
-            for k in names[r % len(names):] + names[:r % len(names)]:
+            for k in _order(names, r):
                 t0 = time.perf_counter()
                 cases[k]()
                 times[k].append(time.perf_counter() - t0)
@@ -163,7 +173,7 @@ def mixed(n: int, repeat: int) -> dict[str, Any]:
     names = list(cases)
     times: dict[str, list[float]] = {k: [] for k in names}
     for r in range(repeat):
-        for k in names[r % len(names):] + names[:r % len(names)]:
+        for k in _order(names, r):
             time.sleep(0.05)  # as compare_tape.py: the threads of the run before settle
             t0 = time.perf_counter()
             cases[k]()
