@@ -17,29 +17,61 @@ from typing import Any
 from .._array import Array
 from .._errors import DonatedArrayError
 from .fusion import plan
-from .program import build
+from .program import build, slots_in
 from .signature import Binder
 from .trace import Tracer, tracing
 
 
 class Program:
-    """The replayable program of one signature."""
+    """The replayable program of one signature. After each step it lets go of the values
+    no later step reads (`release`), as the function's own Python would have dropped them,
+    so that their memory returns to the allocator while the program runs."""
 
-    __slots__ = ("inputs", "size", "steps", "output")
+    __slots__ = ("inputs", "size", "steps", "output", "release")
 
     def __init__(self, inputs: list[int], size: int, steps: list[Any], output: Any) -> None:
         self.inputs = inputs
         self.size = size
         self.steps = steps
         self.output = output
+        self.release = _last_uses(steps, output)
 
     def run(self, leaves: Sequence[Any]) -> Any:
         env: list[Any] = [None] * self.size
         for slot, x in zip(self.inputs, leaves, strict=True):
             env[slot] = x
-        for step in self.steps:
+        for step, done in zip(self.steps, self.release, strict=True):
             step.run(env)
+            for slot in done:
+                env[slot] = None
         return build(self.output, env)
+
+
+def _touched(step: Any) -> set[int]:
+    """The slots a step reads or binds (a fused step's calls' too)."""
+    calls = getattr(step, "calls", None) or [step]
+    out: set[int] = set()
+    for c in calls:
+        out.update(c.reads)
+        if c.out is not None:
+            out.add(c.out)
+        out.update(s for s in c.items if s is not None)
+    return out
+
+
+def _last_uses(steps: list[Any], output: Any) -> list[tuple[int, ...]]:
+    """For each step, the slots that no later step reads or binds and the result does not
+    hold."""
+    kept = set(slots_in(output))
+    last: dict[int, int] = {}
+    for k, step in enumerate(steps):
+        for slot in _touched(step):
+            last[slot] = k
+    done: list[list[int]] = [[] for _ in steps]
+    for slot, k in last.items():
+        if slot not in kept:
+            done[k].append(slot)
+    return [tuple(d) for d in done]
 
 
 class _Donated:
