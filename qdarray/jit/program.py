@@ -4,7 +4,8 @@ A program is a list of steps over numbered slots. Slot values are the arrays (an
 objects the namespace made, such as a `qd.ad.Tape`) that the function's inputs and its
 namespace calls produce; every other value a call received is a constant of the trace.
 A `Call` step calls one namespace function (or Array method, or kernel) with its arguments
-rebuilt from a template (`Slot` references, constants, and lists, tuples and dicts of them)
+rebuilt from a template (`Slot` references, constants, and lists, tuples, dicts and
+dataclass instances of them)
 and binds what it returns; a fused step (fusion.py) computes several elementwise calls in
 one generated kernel. Steps are device-neutral: a call runs on whatever device its arrays
 are on.
@@ -12,6 +13,7 @@ are on.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +46,16 @@ class Mapping:
 
 
 @dataclass(frozen=True, slots=True)
+class Struct:
+    """A dataclass instance with templates for some of its fields: rebuilt from `obj` with
+    those fields replaced (`dataclasses.replace`)."""
+
+    obj: Any
+    names: tuple[str, ...]
+    items: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Const:
     """A value of the trace passed as it is (a Python scalar, a dtype, an array from outside
     the function, ...)."""
@@ -66,6 +78,9 @@ def build(template: Any, env: list[Any]) -> Any:
         if kind is tuple:
             return tuple(items)
         return kind(*items)  # a named tuple
+    if t is Struct:
+        return dataclasses.replace(template.obj, **dict(zip(
+            template.names, (build(x, env) for x in template.items), strict=True)))
     return dict(zip(template.keys, (build(x, env) for x in template.items), strict=True))
 
 
@@ -74,7 +89,7 @@ def slots_in(template: Any) -> list[int]:
     t = type(template)
     if t is Slot:
         return [template.index]
-    if t is Seq or t is Mapping:
+    if t is Seq or t is Mapping or t is Struct:
         return [s for x in template.items for s in slots_in(x)]
     return []
 

@@ -15,7 +15,7 @@ What cannot be replayed is refused, with the line of the function that did it:
   export (`np.asarray(x)`, DLPack), or any other namespace call that returns a plain
   Python value computed from a traced array (`TracerConversionError`);
 - a call whose function object cannot be found again, or an argument holding traced arrays
-  inside an object other than a list, tuple or dict (`JitTraceError`).
+  inside an object other than a list, tuple, dict or dataclass instance (`JitTraceError`).
 
 Results that depend only on shapes, dtypes and devices (`x.shape`, `len(x)`, `x.dtype`,
 `x.ndim`, `x.size`, `x.device`) are static: the signature fixes them. Arrays the function
@@ -38,7 +38,7 @@ from .._array import Array
 from .._errors import JitTraceError, TracerBoolConversionError, TracerConversionError
 from ..buffer_view import BufferView
 from .lookup import arguments, function_of
-from .program import Call, Const, Mapping, Seq, Slot, Where, array_shapes
+from .program import Call, Const, Mapping, Seq, Slot, Struct, Where, array_shapes
 
 QD_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _ACTIVE = threading.local()
@@ -144,14 +144,24 @@ class Tracer:
             return Mapping(tuple(x), items)
         fields = getattr(x, "__dataclass_fields__", None)
         if fields is not None and not isinstance(x, type):
-            for name in fields:
-                if type(self.template(getattr(x, name, None))) is not Const:
+            names: list[str] = []
+            values: list[Any] = []
+            for name, spec in fields.items():
+                item = self.template(getattr(x, name, None), where)
+                if type(item) is Const:
+                    continue
+                if not spec.init:
                     raise JitTraceError(
-                        f"An argument of type {t.__name__} holds an array traced by qd.jit in "
-                        f"its field '{name}', which the compiled program cannot rebuild."
+                        f"An argument of type {t.__name__} holds an array traced by qd.jit "
+                        f"in its field '{name}', which its constructor does not take, so the "
+                        "compiled program cannot rebuild it."
                         + (f"\n{where.describe()}\n" if where else " ")
-                        + "Use arrays directly as arguments, or build the object outside "
-                        "the qd.jit function and pass it in.")
+                        + "Use arrays directly as arguments, or a field the constructor "
+                        "takes.")
+                names.append(name)
+                values.append(item)
+            if names:
+                return Struct(x, tuple(names), tuple(values))
         return Const(x)
 
     # -- the profile hook ---------------------------------------------------------------------

@@ -3,6 +3,8 @@ jitted functions (against the eager tape and float64 central differences), other
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 
@@ -167,3 +169,30 @@ def test_other_devices_replay_the_calls(device):
     assert got.device == device
     np.testing.assert_array_equal(np.asarray(got.to_device("cpu")),
                                   np.asarray(f(y, x).to_device("cpu")))
+
+
+@dataclass(frozen=True)
+class Particles:
+    pos: qd.Array[qd.float32, 1]
+    vel: qd.Array[qd.float32, 1]
+
+
+@qd.kernel
+def advance(p: Particles, dt: float):
+    for i in range(p.pos.shape[0]):
+        p.pos[i] = p.pos[i] + p.vel[i] * dt
+
+
+def test_a_kernel_taking_a_dataclass_of_traced_arrays():
+    @qd.jit
+    def f(pos, vel):
+        pos = pos * 1.0 + 0.0  # a traced copy
+        advance(Particles(pos, vel * 2.0 - 1.0), 0.5)
+        return pos
+
+    pos, vel = _f32([0.0, 1.0, 2.0]), _f32([1.0, 2.0, 3.0])
+    f(pos, vel)
+    pos2, vel2 = _f32([5.0, 6.0, 7.0]), _f32([0.5, 0.25, 1.0])
+    got = f(pos2, vel2)
+    want = np.float32([5.0, 6.0, 7.0]) + (np.float32([0.5, 0.25, 1.0]) * 2 - 1) * np.float32(0.5)
+    assert f.traces == 1 and np.array_equal(np.asarray(got), want)
