@@ -1,7 +1,8 @@
 """Which traced calls are elementwise functions the fusion can compile, and how to type them.
 
 A call is fusable when it is one of the standard's elementwise functions (`qd.sin`,
-`qd.add`, ...) or an Array operator (`x + y`, `2.0 * x`, `-x`, `x < y`), its operands are
+`qd.add`, ...), an Array operator (`x + y`, `2.0 * x`, `-x`, `x < y`) or `qd.where` with
+three operands, its operands are
 arrays of boolean, integer or real floating dtypes or Python `bool`, `int` or `float`
 scalars, and the kernel library has a body for it (`kernels/library/elementwise.py`, which
 holds NumPy's semantics for each dtype). Its compute dtype (what operands are converted to
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _array, _elementwise_functions
+from .. import _array, _elementwise_functions, _searching_functions
 from .._array import Array
 from .._dtypes import DType
 from ..backends.kernel_xp import elementwise as xp_elementwise
@@ -70,6 +71,9 @@ FUSABLE: dict[Any, tuple[str, bool]] = {
     fn: entry for fn, entry in (_function_table() | _operator_table()).items()
     if entry[0] in bodies.NAMES
 }
+# `qd.where(condition, x1, x2)`: a select, computed in its result dtype (NumPy's where).
+FUSABLE[_searching_functions.where] = ("where", False)
+ARITY = {"where": 3} | {name: 1 if name in bodies.UNARY else 2 for name in bodies.NAMES}
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,14 @@ def typing(name: str, operands: list[Any], out: DType) -> DType | None:
     the dtypes, an integer scalar outside the compute dtype, integer powers, whose negative
     exponents the namespace refuses)."""
     kinds = "biuf"
+    if name == "where":
+        cond = operands[0]
+        if type(cond) is not Array or cond._dtype.kind != "b" or out.kind not in kinds:
+            return None
+        if any(type(x) is Array and x._dtype.kind not in kinds or type(x) is not Array and
+               type(x) not in _SCALARS for x in operands[1:]):
+            return None
+        return out
     for x in operands:
         if type(x) is Array:
             if x._dtype.kind not in kinds:

@@ -29,8 +29,8 @@ from ..kernels.types import ArrayType
 @dataclass(frozen=True)
 class Node:
     """One elementwise call: `name` on `operands`, each ("in", k) an input array, ("node", j)
-    an earlier node, ("scalar", k) a scalar parameter; computed in `compute`, stored as
-    `out`."""
+    an earlier node, ("scalar", k) a scalar parameter; computed in `compute` (`where`: its
+    condition in bool), stored as `out`."""
 
     name: str
     compute: DType
@@ -79,7 +79,7 @@ class _Builder:
             if j not in self.needed:
                 continue
             args = []
-            for kind, k in node.operands:
+            for p, (kind, k) in enumerate(node.operands):
                 if kind == "in":
                     if k not in loaded:
                         loaded[k] = em.emit(Op.LOAD, self.ins[k], *idx)
@@ -88,8 +88,12 @@ class _Builder:
                     v = values[k]
                 else:
                     v = self.scalars[k]
-                args.append(em.cast(v, node.compute))
-            result = bodies.body(node.name)(em, node.compute, args)
+                select = node.name == "where" and p == 0  # the condition stays bool
+                args.append(em.cast(v, _dtypes.bool if select else node.compute))
+            if node.name == "where":
+                result = em.emit(Op.SELECT, *args)
+            else:
+                result = bodies.body(node.name)(em, node.compute, args)
             values[j] = em.cast(result, node.out)
         for out, j in zip(self.outs, spec.outputs, strict=True):
             em.emit(Op.STORE, out, *idx, values[j])

@@ -24,8 +24,7 @@ from .. import _autodiff
 from .._array import Array
 from .._devices import CPU
 from .._dtypes import DType
-from ..kernels.library.elementwise import UNARY
-from .elementwise import FUSABLE, LIBM, scalar, typing
+from .elementwise import ARITY, FUSABLE, LIBM, scalar, typing
 from .fused_kernel import FusedSpec, Node
 from .launch import FusedKernel, ReduceKernel, c_strides
 from .program import Call, Const, Slot, slots_in
@@ -57,8 +56,7 @@ def _node_of(step: Call, objects: list[Any]) -> tuple[str, DType, list[Any], lis
     if reflected:
         templates.reverse()
         values.reverse()
-    unary = name in UNARY
-    if len(values) != (1 if unary else 2):
+    if len(values) != ARITY[name]:
         return None
     out = objects[step.out]
     if type(out) is not Array or out._device is not CPU or any(v is out for v in values):

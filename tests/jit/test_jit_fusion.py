@@ -317,3 +317,21 @@ def test_a_fused_reduction_over_strided_inputs_runs_as_the_namespace(monkeypatch
     base = qd.asarray(_array((8, 8), np.float64))
     jf(base[:, :4])
     _same(jf(base[:, 4:]), f(base[:, 4:]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16"])
+def test_where_fuses_with_numpys_promotion(dtype):
+    def f(x, y, b):
+        relu = qd.where(x > 0, x, 0)              # a weak int: x's dtype
+        mixed = qd.where(x > y, x * 2, y)         # two arrays (row broadcast)
+        both = qd.where(b, 1.5, -0.5)             # two scalars: float64, as NumPy
+        return relu + 1, mixed - y, both * 2.0
+
+    x = qd.asarray(_array((3, 5), dtype) - (5 if dtype == "int16" else 0))
+    y = qd.asarray(_array((5,), dtype))
+    b = qd.asarray(_array((3, 5), np.bool_))
+    got, want = _check(f, x, y, b)
+    for g, w in zip(got, want, strict=True):
+        _same(g, w)
+    (fused,) = _fused_steps(_check.last)
+    assert sum(c.name == "where" for c in fused.calls) == 3
