@@ -51,15 +51,16 @@ class FusedSpec:
     reduce: tuple[str, int] | None = None
 
 
-class _Builder:
+class Builder:
     """The parameters of a fused kernel and the element computation."""
 
-    def __init__(self, spec: FusedSpec) -> None:
+    def __init__(self, spec: FusedSpec, outputs: bool = True) -> None:
         self.spec = spec
         self.em = Emitter(0, 0)
         self.params: list[Param] = []
         self.outs = [self.param(f"out{k}", ArrayType(spec.nodes[j].out, spec.ndim))
-                     for k, j in enumerate(spec.outputs)]
+                     for k, j in enumerate(spec.outputs)] if outputs else []
+        self.loads: dict[int, Value] = {}
         self.ins = [self.param(f"x{k}", ArrayType(d, spec.ndim))
                     for k, d in enumerate(spec.inputs)]
         self.scalars = [self.param(f"s{k}", d) for k, d in enumerate(spec.scalars)]
@@ -70,10 +71,18 @@ class _Builder:
         self.params.append(Param(name, v))
         return v
 
-    def element(self, idx: list[Value]) -> dict[int, Value]:
-        """Compute the needed nodes at `idx` and store the outputs; returns the nodes."""
+    def move_to_end(self, values: list[Value]) -> None:
+        """Put the parameters of `values` after the others (in their order)."""
+        ids = {v.id for v in values}
+        self.params = ([p for p in self.params if p.value.id not in ids]
+                       + [p for p in self.params if p.value.id in ids])
+
+    def element(self, idx: list[Value], store: bool = True) -> dict[int, Value]:
+        """Compute the needed nodes at `idx` and (with `store`) store the outputs; returns
+        the nodes (and keeps each input's load in `loads`)."""
         em, spec = self.em, self.spec
         loaded: dict[int, Value] = {}
+        self.loads = loaded
         values: dict[int, Value] = {}
         for j, node in enumerate(spec.nodes):
             if j not in self.needed:
@@ -95,8 +104,9 @@ class _Builder:
             else:
                 result = bodies.body(node.name)(em, node.compute, args)
             values[j] = em.cast(result, node.out)
-        for out, j in zip(self.outs, spec.outputs, strict=True):
-            em.emit(Op.STORE, out, *idx, values[j])
+        if store:
+            for out, j in zip(self.outs, spec.outputs, strict=True):
+                em.emit(Op.STORE, out, *idx, values[j])
         return values
 
     def kernel(self, stmts: list[Any]) -> KernelIR:
@@ -108,7 +118,7 @@ def fused_ir(spec: FusedSpec) -> KernelIR:
     """The IR of `spec` (module docstring): a parallel nest over the outputs' shape."""
     if spec.reduce is not None:
         return _reduce_ir(spec)
-    k = _Builder(spec)
+    k = Builder(spec)
     em = k.em
     with em.region() as top:
         ends = [em.emit(Op.SHAPE, k.outs[0], attrs=(d,)) for d in range(spec.ndim)]
@@ -134,7 +144,7 @@ def _reduce_ir(spec: FusedSpec) -> KernelIR:
     lane is the nest's innermost index, so neighbouring lanes read neighbouring elements
     (SIMD lanes load them together), and each block streams through contiguous memory."""
     op, node = spec.reduce  # type: ignore[misc]
-    k = _Builder(spec)
+    k = Builder(spec)
     em = k.em
     acc_t = spec.nodes[node].out
     part = k.param("part", ArrayType(acc_t, 2))
@@ -180,22 +190,26 @@ def _as_is(x: Any, out: list[Any]) -> None:
     out.append(x)
 
 
-_LAUNCHERS: dict[tuple[FusedSpec, Any], Any] = {}
+_LAUNCHERS: dict[tuple[Any, Any], Any] = {}
 
 
 def launcher(spec: FusedSpec, device: Any) -> Any:
     """The compiled launcher of `spec` on `device` (`launcher(args)`, arguments as native
     arrays and NumPy scalars in parameter order), compiled once per process; the target
     keeps the module on disk."""
-    key = (spec, device)
-    found = _LAUNCHERS.get(key)
+    return compiled(spec, lambda: fused_ir(spec), device)
+
+
+def compiled(key: Any, build: Any, device: Any) -> Any:
+    """The launcher of the kernel `build()` on `device`, compiled once per `key`."""
+    found = _LAUNCHERS.get((key, device))
     if found is not None:
         return found
     from ..kernels.passes import pipeline
 
     target = device.backend.target
-    kernel = pipeline(fused_ir(spec), debug=False, lower=target.lowers_views)
+    kernel = pipeline(build(), debug=False, lower=target.lowers_views)
     made = target.launcher(kernel, [_as_is] * len(kernel.params), [], debug=False,
                            device=device)
-    _LAUNCHERS[key] = made
+    _LAUNCHERS[(key, device)] = made
     return made

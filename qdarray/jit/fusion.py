@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import _autodiff
 from .._array import Array
 from .._devices import CPU
@@ -28,6 +30,7 @@ from .elementwise import ARITY, FUSABLE, LIBM, scalar, typing
 from .fused_kernel import FusedSpec, Node
 from .launch import FusedKernel, ReduceKernel, c_strides
 from .program import Call, Const, Slot, slots_in
+from .reverse import ReversePlan, ReverseSpec, differentiable
 
 MIN_RUN = 2  # a single elementwise call stays the namespace's own
 # Whether functions computed by scalar libm calls in generated CPU code fuse (elementwise.LIBM;
@@ -86,6 +89,12 @@ class Fused:
         return "fused(" + ", ".join(c.name for c in self.calls) + ")"
 
     def run(self, env: list[Any]) -> None:
+        if _autodiff.TAPES and self.reduce is None and all(
+                k.reverse is not None for k in self.kernels) and _one_tape():
+            for k in self.kernels:
+                k.run(env)
+                k.record(env)
+            return
         if _autodiff.TAPES or (self.reduce is not None and not self.reduce.ready(env)):
             # a tape records the calls themselves, with their VJPs; a reduction over
             # strided inputs runs as the namespace's own
@@ -94,6 +103,13 @@ class Fused:
             return
         for k in self.kernels:
             k.run(env)
+
+
+def _one_tape() -> bool:
+    """Whether exactly one tape records, this thread's: a fused run's reverse is not
+    differentiated again (an enclosing tape gets the calls one by one)."""
+    tapes = _autodiff.TAPES
+    return len(tapes) == 1 and tapes[0].recording and _autodiff.current() is tapes[0]
 
 
 def plan(steps: list[Call], output: Any, donated: list[int], objects: list[Any]
@@ -294,6 +310,7 @@ def _kernel(calls: list[Call], nodes: list[Any], produced: dict[Any, int], outs:
     kernel.reads = reads
     kernel.contiguous = [c_strides(shape, _input(objects, t)._dtype.itemsize)
                          for t in inputs]
+    kernel.reverse = _reverse(flat, strided, shape, scalars, reads, dtypes)
     for d in donors:
         x = objects[d]
         j = input_keys.get(("slot", d))
@@ -306,6 +323,25 @@ def _kernel(calls: list[Call], nodes: list[Any], produced: dict[Any, int], outs:
         if kernel.donor is not None:
             break
     return kernel
+
+
+def _reverse(flat: FusedSpec, strided: FusedSpec, shape: tuple[int, ...], scalars: list[Any],
+             reads: list[tuple[int, Any]], dtypes: list[Any]) -> list[Any] | None:
+    """The VJP plan of each stored result (None for a result that is not floating-point),
+    or None when some result's reverse has an op without an adjoint rule."""
+    arrays = tuple(j for j, d in enumerate(flat.inputs) if d.kind == "f")
+    read = tuple(i for i, _ in reads if flat.scalars[i].kind == "f")
+    plans: list[Any] = []
+    for o, dt in enumerate(dtypes):
+        if np.dtype(dt).kind != "f":
+            plans.append(None)
+            continue
+        rs_flat = ReverseSpec(flat, o, arrays, read)
+        rs_strided = ReverseSpec(strided, o, arrays, read)
+        if not differentiable(rs_flat) or not differentiable(rs_strided):
+            return None
+        plans.append(ReversePlan(rs_flat, rs_strided, shape, scalars, reads))
+    return plans
 
 
 def _slot(call: Call) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._array import Array
+from .._autodiff import record
 from .._devices import CPU
 from ..backends.cpu_kernels import PARALLEL_MIN, NumbaLauncher
 from . import fused_kernel
@@ -73,7 +74,7 @@ class FusedKernel:
     arrays), scalar values, and the flat and strided specs."""
 
     __slots__ = ("shape", "outs", "dtypes", "inputs", "scalars", "reads", "flat", "strided",
-                 "donor", "spare", "launchers", "contiguous")
+                 "donor", "spare", "launchers", "contiguous", "reverse")
 
     def __init__(self, shape: tuple[int, ...], outs: list[int], dtypes: list[Any],
                  inputs: list[Any], scalars: list[Any], flat: FusedSpec, strided: FusedSpec
@@ -91,6 +92,8 @@ class FusedKernel:
         self.launchers: dict[bool, Any] = {}  # flat or not -> the compiled launcher
         # the strides of each input when it is C-contiguous of the result's shape
         self.contiguous: list[tuple[int, ...]] = []
+        # each stored result's VJP plan (reverse.py; None: not floating-point), or None
+        self.reverse: list[Any] | None = None
 
     def run(self, env: list[Any]) -> None:
         shape = self.shape
@@ -122,6 +125,15 @@ class FusedKernel:
         for slot, o, spare in zip(self.outs, outs, self.spare, strict=True):
             env[slot] = Array._new(o, CPU)
             spare.append(o)
+
+    def record(self, env: list[Any]) -> None:
+        """Record each stored floating-point result on the recording tape, as one operation
+        over the kernel's inputs whose VJP is the generated reverse (reverse.py)."""
+        inputs = tuple([build(t, env) for t in self.inputs]
+                       + [build(t, env) for _, t in self.reads])
+        for slot, plan in zip(self.outs, self.reverse or (), strict=True):
+            if plan is not None:
+                record("jit.fused", env[slot], inputs, {"plan": plan, "inputs": inputs})
 
     def _memory(self, k: int) -> Any:
         """Output k's memory: the last one's when only this kernel refers to it (popped

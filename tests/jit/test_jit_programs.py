@@ -196,3 +196,60 @@ def test_a_kernel_taking_a_dataclass_of_traced_arrays():
     got = f(pos2, vel2)
     want = np.float32([5.0, 6.0, 7.0]) + (np.float32([0.5, 0.25, 1.0]) * 2 - 1) * np.float32(0.5)
     assert f.traces == 1 and np.array_equal(np.asarray(got), want)
+
+
+def _taped(fn, *arrays):
+    """fn's value and the gradients of its arguments on a tape, and the tape's records."""
+    leaves = [qd.asarray(a, copy=True, requires_grad=True) for a in arrays]
+    with qd.ad.Tape() as tape:
+        y = fn(*leaves)
+    names = [n.op for n in tape.records]
+    tape.backward(y)
+    return float(y), [np.asarray(x.grad) for x in leaves], names
+
+
+def mixed_loss(x, w, b):
+    z = (x - qd.mean(x)) * w[0] + b            # a 0-d array and a row vector, broadcast
+    u = qd.where(z > 0.0, z, z * 0.1) / (qd.abs(b) + 1.0)
+    v = qd.sqrt(u * u + 1.0) - qd.maximum(u, 0.25)
+    return qd.sum(v * v + u)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_fused_run_records_one_operation_whose_reverse_is_a_kernel(dtype):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((6, 4)).astype(dtype)
+    w = np.array([0.7, -0.2], dtype)
+    b = rng.standard_normal(4).astype(dtype)
+    jl = qd.jit(mixed_loss)
+    jl(qd.asarray(x), qd.asarray(w), qd.asarray(b))
+    value, grads, names = _taped(jl, x, w, b)
+    want_value, want, eager_names = _taped(mixed_loss, x, w, b)
+    assert "jit.fused" in names and len(names) < len(eager_names)
+    assert np.isclose(value, want_value, rtol=1e-6 if dtype == np.float32 else 1e-14)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for g, e in zip(grads, want, strict=True):
+        assert g.dtype == e.dtype and g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=tol, atol=tol)
+    if dtype == np.float64:  # and float64 central differences
+        eps = 1e-6
+        for k, arg in enumerate((x, w, b)):
+            for i in np.ndindex(arg.shape):
+                args = [a.copy() for a in (x, w, b)]
+                args[k][i] += eps
+                hi = float(mixed_loss(*(qd.asarray(a) for a in args)))
+                args[k][i] -= 2 * eps
+                lo = float(mixed_loss(*(qd.asarray(a) for a in args)))
+                assert abs((hi - lo) / (2 * eps) - grads[k][i]) < 1e-6
+
+
+def test_nested_tapes_get_the_calls_one_by_one():
+    def f(x):
+        return qd.sum((x * x + 1.0) * x)
+
+    x = qd.asarray(np.linspace(-1.0, 1.0, 5))
+    jf = qd.jit(f)
+    jf(x)
+    hess_diag = qd.ad.grad(lambda v: qd.sum(qd.ad.grad(jf)(v)))(x)
+    np.testing.assert_allclose(np.asarray(hess_diag), 6.0 * np.linspace(-1.0, 1.0, 5),
+                               atol=1e-12)
