@@ -24,3 +24,4 @@ def test_chains_and_mixed_program_at_a_tiny_size() -> None:
     mixed = result["mixed"]
     assert mixed["forward"][0] > 0 and mixed["value_and_grad"][0] > 0
     assert set(result["small"]) == {"qd.jit", "qdarray eager", "numpy"}
+    assert "qdarray eager" in result["gradient"]["ratios"]
