@@ -4,8 +4,9 @@ The first call for a signature (signature.py) traces the function (trace.py) on 
 arguments and returns what that run returned; the steps are then planned (fusion.py) into
 a program kept for the signature. Later calls run the program: the function's Python does
 not run again. Inside a recording `qd.ad.Tape` (around the call, or one the function itself
-enters) fused steps run their calls unfused, through the namespace, so the tape records
-every operation as it would have eagerly.
+enters) the calls are recorded as they would have been eagerly, except that a fused run
+records one operation per stored result, whose VJP is a generated reverse kernel
+(reverse.py).
 """
 
 from __future__ import annotations

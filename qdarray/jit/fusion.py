@@ -74,7 +74,8 @@ def _node_of(step: Call, objects: list[Any]) -> tuple[str, DType, list[Any], lis
 
 class Fused:
     """A run of elementwise calls computed by generated kernels (module docstring); `calls`
-    are the calls it replaces (what a tape records instead)."""
+    are the calls it replaces (what a tape records where the run's reverse cannot be
+    fused)."""
 
     __slots__ = ("kernels", "calls", "reduce")
 
@@ -96,8 +97,9 @@ class Fused:
                 k.record(env)
             return
         if _autodiff.TAPES or (self.reduce is not None and not self.reduce.ready(env)):
-            # a tape records the calls themselves, with their VJPs; a reduction over
-            # strided inputs runs as the namespace's own
+            # a tape records the calls themselves, with their VJPs (nested tapes, ops
+            # without adjoint rules, a joined reduction); a reduction over strided inputs
+            # runs as the namespace's own
             for call in self.calls:
                 call.run(env)
             return
