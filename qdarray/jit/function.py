@@ -17,6 +17,7 @@ from typing import Any
 
 from .._array import Array
 from .._errors import DonatedArrayError
+from ..ad.functional import GRADIENTS
 from .fusion import plan
 from .program import build, slots_in
 from .signature import Binder
@@ -56,7 +57,7 @@ def _touched(step: Any) -> set[int]:
         out.update(c.reads)
         if c.out is not None:
             out.add(c.out)
-        out.update(s for s in c.items if s is not None)
+        out.update(s for _, s in c.items)
     return out
 
 
@@ -101,8 +102,17 @@ class JitFunction:
 
     def __init__(self, f: Callable[..., Any], static_argnums: Sequence[int],
                  static_argnames: Sequence[str], donate_argnums: Sequence[int]) -> None:
-        self.f = f
         self.binder = Binder(f, static_argnums, static_argnames)
+        try:
+            gradient = GRADIENTS.get(f)
+        except TypeError:  # not weakly referenceable: not a gradient function
+            gradient = None
+        if gradient is not None:
+            # qd.jit(qd.ad.grad(g)) runs qd.ad.grad(qd.jit(g)): g's fused runs and their
+            # fused reverses, on the gradient's tape
+            inner, remake = gradient
+            f = remake(JitFunction(inner, static_argnums, static_argnames, ()))
+        self.f = f
         self.donate = tuple(sorted(set(donate_argnums)))
         if set(self.donate) & self.binder.nums:
             raise ValueError(f"qd.jit: arguments {sorted(set(self.donate) & self.binder.nums)} "

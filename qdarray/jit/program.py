@@ -14,7 +14,7 @@ are on.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,16 +108,17 @@ class Where:
 
 
 class Call:
-    """`out = fn(*args, **kwargs)`, then `out[i]` bound to `items[i]` for a result that is a
-    list or tuple of arrays. `shapes`: the (shape, dtype) of each array result at the trace,
-    checked at every replay (a shape that depends on values cannot be replayed)."""
+    """`out = fn(*args, **kwargs)`, then for a result that is a (nested) list or tuple of
+    arrays each array bound to its slot: `items` holds (path of indices, slot). `shapes`:
+    the (shape, dtype) of the array result, or of each item, at the trace, checked at every
+    replay (a shape that depends on values cannot be replayed)."""
 
     __slots__ = ("fn", "args", "kwargs", "out", "items", "shapes", "where", "construct",
                  "reads")
 
     def __init__(self, fn: Callable[..., Any], args: Seq, kwargs: Mapping, out: int | None,
-                 items: tuple[int | None, ...], shapes: tuple[Any, ...], where: Where,
-                 construct: bool = False) -> None:
+                 items: tuple[tuple[tuple[int, ...], int], ...], shapes: tuple[Any, ...],
+                 where: Where, construct: bool = False) -> None:
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
@@ -139,14 +140,15 @@ class Call:
         if self.out is not None:
             env[self.out] = result
         if self.items:
-            for i, slot in enumerate(self.items):
-                if slot is not None:
-                    env[slot] = result[i]
+            values = [_at(result, path) for path, _ in self.items]
+            for (_, slot), v in zip(self.items, values, strict=True):
+                env[slot] = v
+        else:
+            values = [result]
         if self.shapes:
-            self.check(result)
+            self.check(values)
 
-    def check(self, result: Any) -> None:
-        values = result if self.items else (result,)
+    def check(self, values: list[Any]) -> None:
         for value, expected in zip(values, self.shapes, strict=True):
             if expected is None or type(value) is not Array:
                 continue
@@ -160,7 +162,32 @@ class Call:
                     "call this part outside qd.jit.")
 
 
-def array_shapes(result: Any, items: bool) -> tuple[Any, ...]:
-    """The (shape, dtype) of each array of a call's result (None for other values)."""
-    values: Sequence[Any] = result if items else (result,)
-    return tuple((v.shape, v._dtype) if type(v) is Array else None for v in values)
+def _at(value: Any, path: tuple[int, ...]) -> Any:
+    for i in path:
+        value = value[i]
+    return value
+
+
+Leaves = list[tuple[tuple[int, ...], Any]]
+
+
+def array_leaves(result: Any, path: tuple[int, ...] = ()) -> Leaves | None:
+    """The (path, array) of every leaf of a (nested) list or tuple of arrays, or None when
+    some leaf is not an array."""
+    out: Leaves = []
+    for i, v in enumerate(result):
+        if type(v) is Array:
+            out.append(((*path, i), v))
+        elif isinstance(v, (list, tuple)) and v:
+            inner = array_leaves(v, (*path, i))
+            if inner is None:
+                return None
+            out += inner
+        else:
+            return None
+    return out
+
+
+def shape_of(v: Any) -> Any:
+    """The (shape, dtype) of an array (None for other values)."""
+    return (v.shape, v._dtype) if type(v) is Array else None

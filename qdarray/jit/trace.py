@@ -38,7 +38,17 @@ from .._array import Array
 from .._errors import JitTraceError, TracerBoolConversionError, TracerConversionError
 from ..buffer_view import BufferView
 from .lookup import arguments, function_of
-from .program import Call, Const, Mapping, Seq, Slot, Struct, Where, array_shapes
+from .program import (
+    Call,
+    Const,
+    Mapping,
+    Seq,
+    Slot,
+    Struct,
+    Where,
+    array_leaves,
+    shape_of,
+)
 
 QD_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _ACTIVE = threading.local()
@@ -239,8 +249,7 @@ class Tracer:
         if type(result) is Array or type(result) is BufferView:
             out = self.slot_of(result)
             out = self.add(result) if out is None else out
-            self.steps.append(Call(fn, targs, tkw, out, (), array_shapes(result, False),
-                                   where))
+            self.steps.append(Call(fn, targs, tkw, out, (), (shape_of(result),), where))
             return
         if result is None:
             if frame.f_code.co_code[frame.f_lasti] != _RETURN:
@@ -251,13 +260,14 @@ class Tracer:
         if known is not None:
             self.steps.append(Call(fn, targs, tkw, known, (), (), where))
             return
-        if isinstance(result, (list, tuple)) and result and all(
-                type(v) is Array for v in result):
+        leaves = array_leaves(result) if isinstance(result, (list, tuple)) and result \
+            else None
+        if leaves:
             out = self.add(result)
-            items = tuple(self.add(v) if self.slot_of(v) is None else self.slot_of(v)
-                          for v in result)
-            self.steps.append(Call(fn, targs, tkw, out, items, array_shapes(result, True),
-                                   where))
+            items = tuple((path, self.add(v) if self.slot_of(v) is None else self.slot_of(v))
+                          for path, v in leaves)
+            self.steps.append(Call(fn, targs, tkw, out, items,  # type: ignore[arg-type]
+                                   tuple(shape_of(v) for _, v in leaves), where))
             return
         if not traced or frame.f_code in _STATIC:
             return  # a constant of the trace

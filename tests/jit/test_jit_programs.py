@@ -121,14 +121,25 @@ def test_grad_of_jit_is_the_eager_gradient():
     assert float(value) == float(loss(qd.asarray(w), qd.asarray(x)))
 
 
-def test_jit_of_grad():
+def test_jit_of_grad_compiles_the_function_it_differentiates():
+    from qdarray.ad.functional import GRADIENTS
+
     w, x = _data()
     jg = qd.jit(qd.ad.grad(loss))
     jg(qd.asarray(w), qd.asarray(x))
     w2 = w + 0.5
     got = jg(qd.asarray(w2), qd.asarray(x))
     want = qd.ad.grad(loss)(qd.asarray(w2), qd.asarray(x))
-    assert jg.traces == 1 and np.array_equal(np.asarray(got), np.asarray(want))
+    assert jg.traces == 1
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-14)
+    inner = GRADIENTS[jg.f][0]  # qd.ad.grad(qd.jit(loss)): fused runs, fused reverses
+    assert isinstance(inner, qd.jit.JitFunction) and inner.traces == 1
+    (program,) = inner.programs.values()
+    assert any(type(s) is Fused for s in program.steps)
+    vg = qd.jit(qd.ad.value_and_grad(loss, argnums=(0, 1)))
+    value, (gw, gx) = vg(qd.asarray(w2), qd.asarray(x))
+    np.testing.assert_allclose(np.asarray(gw), np.asarray(want), rtol=1e-12, atol=1e-14)
+    assert gx.shape == x.shape and float(value) == float(loss(qd.asarray(w2), qd.asarray(x)))
 
 
 def test_a_tape_inside_a_jitted_function():
