@@ -42,6 +42,8 @@ from ._errors import (
     BufferViewIndexError,
     DeviceMismatchError,
     DeviceUnavailableError,
+    DonatedArrayError,
+    JitTraceError,
     KernelIndexError,
     KernelOverflowError,
     KernelSourceError,
@@ -49,6 +51,8 @@ from ._errors import (
     KernelTypeError,
     LoopLimitError,
     QdarrayError,
+    TracerBoolConversionError,
+    TracerConversionError,
 )
 from ._creation_functions import (
     arange,
@@ -81,7 +85,8 @@ __all__ = [
     "AdStackOverflowError", "AdStackSizingError", "AutodiffError", "BufferViewIndexError",
     "DeviceMismatchError", "DeviceUnavailableError", "KernelIndexError", "KernelOverflowError",
     "KernelSourceError", "LoopLimitError",
-    "KernelSyntaxError", "KernelTypeError", "QdarrayError",
+    "KernelSyntaxError", "KernelTypeError", "QdarrayError", "DonatedArrayError", "JitTraceError",
+    "TracerConversionError", "TracerBoolConversionError",
     "asarray", "empty", "empty_like", "full", "full_like", "ones", "ones_like", "zeros",
     "zeros_like", "from_dlpack", "arange", "eye", "linspace", "meshgrid", "tril", "triu",
     "diag",  # NumPy's, beyond the standard: SciPy calls it on the namespace
@@ -309,6 +314,11 @@ __all__ += [
 from . import ad  # noqa: E402
 
 __all__ += ["ad"]
+
+# -- whole functions compiled ----------------------------------------------------------------
+from .jit import jit  # noqa: E402
+
+__all__ += ["jit"]
 
 # `x.__array_namespace__()` returns this package (the array layer imports nothing above it).
 from ._array import register_namespace as _register_namespace  # noqa: E402

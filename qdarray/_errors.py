@@ -90,3 +90,25 @@ class NotDLPackError(QdarrayError, TypeError, AttributeError):
 
     The standard asks for an AttributeError, NumPy raises a TypeError: it is both.
     """
+
+
+class JitTraceError(QdarrayError, TypeError):
+    """`qd.jit` cannot trace what the function did: a call it cannot replay exactly, an
+    argument it cannot key on, or a shape that depends on values. The message names the
+    function's line and what to do instead."""
+
+
+class TracerConversionError(JitTraceError):
+    """A value traced by `qd.jit` was converted to a Python value (`float(x)`, `int(x)`,
+    `x.item()`, `x.tolist()`, an index, a host export): it is not known when the function is
+    compiled, so the compiled program could not follow it."""
+
+
+class TracerBoolConversionError(TracerConversionError):
+    """`bool(x)` of a value traced by `qd.jit`: Python control flow (`if`, `while`, `and`)
+    on it; use `qd.where`, a static argument or a kernel."""
+
+
+class DonatedArrayError(QdarrayError, RuntimeError):
+    """An array donated to a `qd.jit` function (`donate_argnums`) was used after the call:
+    its memory may hold one of the call's results."""

@@ -42,7 +42,7 @@ IN_PROSE = {
     "__array_api_version__", "__version__", "e", "inf", "nan", "newaxis", "pi",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float32", "float64", "complex64", "complex128",
-    "fft", "linalg", "ad", "math",  # a page each
+    "fft", "linalg", "ad", "math", "jit",  # a page each
     # docs/vectors.md (the types' reference is qdarray.kernels.vector_types)
     "types", "vec2", "vec3", "vec4", "mat2", "mat3", "mat4", "vec2d", "vec3d", "vec4d",
     "mat2d", "mat3d", "mat4d",

@@ -8,6 +8,7 @@ respect to it, as `jax.grad` does; the arguments' own `.grad` companions are not
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,6 +18,12 @@ from .._autodiff import Node, Rule, current, record
 from .._creation_functions import asarray, zeros_like
 from .records import fit
 from .tape import Tape
+
+# The gradient functions `grad` and `value_and_grad` made: wrapper -> (the function it
+# differentiates, a way to make the same wrapper of another function). `qd.jit` of a
+# gradient function compiles the function it differentiates (qdarray/jit/function.py).
+GRADIENTS: weakref.WeakKeyDictionary[Callable[..., Any], tuple[Callable[..., Any], Callable[
+    [Callable[..., Any]], Callable[..., Any]]]] = weakref.WeakKeyDictionary()
 
 
 def stop_gradient(x: Array) -> Array:
@@ -168,6 +175,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         return ((value, aux), result) if has_aux else (value, result)
 
     wrapper.__name__ = f"value_and_grad({name})"
+    GRADIENTS[wrapper] = (f, lambda g: value_and_grad(g, argnums, has_aux=has_aux))
     return wrapper
 
 
@@ -189,4 +197,5 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
         return both(*args, **kwargs)[1]
 
     wrapper.__name__ = f"grad({getattr(f, '__name__', 'f')})"
+    GRADIENTS[wrapper] = (f, lambda g: grad(g, argnums, has_aux=has_aux))
     return wrapper

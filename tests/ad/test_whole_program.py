@@ -112,7 +112,7 @@ CONSTANT = {
     "arange", "eye", "linspace", "__array_namespace_info__", "broadcast_shapes", "argmax",
     "argmin", "count_nonzero", "nonzero", "searchsorted", "argsort", "isin", "all", "any",
     "can_cast", "finfo", "iinfo", "isdtype", "result_type", "atomic_add", "atomic_max",
-    "atomic_min", "cast", "debug_mode", "func", "kernel", "select", "set_debug", "static",
+    "atomic_min", "cast", "debug_mode", "func", "kernel", "jit", "select", "set_debug", "static",
     "linalg.matrix_rank", "fft.fftfreq", "fft.rfftfreq", "signbit", "isfinite", "isinf",
     "default_device", "get_default_device", "set_default_device", "default_float",
     "set_default_float", "vec2", "vec3", "vec4", "mat2", "mat3", "mat4", "vec2d", "vec3d",
