@@ -615,7 +615,8 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
         kernel.environment_changed()
     if mask is None or False in mask:  # (every array with a gradient: no wrapper to find)
         check_wrappers(kernel, args, leaves)
-    pinned = changed(kernel.fn, constants) if constants is not None else None
+    pinned = (changed(kernel.fn, constants) if constants is not None
+              and constants is not kernel.snapshot_constants() else None)
     if pinned is not None:
         _launch_pinned(kernel, args, target, debug, pinned, check)
         return

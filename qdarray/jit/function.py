@@ -18,7 +18,6 @@ from typing import Any
 from .._array import Array
 from .._errors import DonatedArrayError
 from ..ad.functional import GRADIENTS
-from .fusion import plan
 from .program import build, slots_in
 from .signature import Binder
 from .trace import Tracer, tracing
@@ -155,6 +154,10 @@ class JitFunction:
         output = tracer.template(result)
         donated = [tracer.slot_of(a) for i, a in enumerate(args)
                    if i in self.donate and type(a) is Array]
+        # (fusion, with the kernel compiler behind it, loads on the first trace: `import
+        # qdarray` and a process that only runs cached kernels do not load the compiler)
+        from .fusion import plan
+
         steps = plan(tracer.steps, output, [s for s in donated if s is not None],
                      tracer.objects)
         program = Program(inputs, len(tracer.objects), steps, output)

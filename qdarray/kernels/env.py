@@ -455,15 +455,25 @@ def _current(kind: int, container: Any, key: str) -> Any:
     return getattr(container, key, _MISSING)
 
 
+# Counts the guarded values `holds` found rebound to an equal value (and watches from then
+# on): a snapshot of a kernel's guarded values stays valid while it does not move.
+REBOUND = [0]
+
+
 def holds(fn: Any, checks: list[list[Any]]) -> bool:
     """Whether every guarded value is still the one the compiles read (by identity, else by
-    fingerprint: an equal value bound anew holds, and is watched from now on)."""
+    fingerprint: an equal value bound anew holds, and is watched from now on). Runs at every
+    kernel call: a global (the common case) is looked up in place."""
     for check in checks:
-        kind, container, key, value, path, fp = check
-        current = _current(kind, container, key)
-        if current is value:
+        kind = check[0]
+        if kind == _DICT:
+            current = check[1].get(check[2], _MISSING)
+        else:
+            current = _current(kind, check[1], check[2])
+        if current is check[3]:
             continue
-        if fingerprint(resolve(fn, path)) != fp:
+        if fingerprint(resolve(fn, check[4])) != check[5]:
             return False
         check[3] = current
+        REBOUND[0] += 1
     return True

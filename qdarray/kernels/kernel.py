@@ -17,7 +17,7 @@ from .._errors import KernelTypeError
 from .args import KEY_FUNCS, signature_key
 from .bound_reads import Reads, read_paths
 from .debug import _state
-from .env import guards, holds, snapshot
+from .env import REBOUND, guards, holds, snapshot
 from .func import Func, Function, func, unknown_keyword
 from .options import DEFAULT_FLOAT
 from .target import KernelTarget, target_of
@@ -62,6 +62,9 @@ class Kernel(Function):
         # values changes, all signatures compile again, so none runs with a stale value.
         self._guards: list[list[Any]] = []
         self._guarded: set[tuple[str, ...]] = set()
+        # snapshot_constants' last result, valid while (REBOUND, number of guards) is `_snap_at`
+        self._snap: Any = None
+        self._snap_at: Any = None
         self._tables: list[dict[Any, Any]] = [*self._launchers, *self._interpreted]
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -176,8 +179,17 @@ class Kernel(Function):
         """The Python values (globals, closure cells, attributes, funcs) the compiles of this
         kernel read, as bound now; None when they read none. A tape keeps it with each
         launch it records and gives it back to the reverse (`launch_reverse(...,
-        constants=)`), which compiles with these values when one was rebound since."""
-        return snapshot(self.fn, self._guards)
+        constants=)`), which compiles with these values when one was rebound since.
+
+        Called after the launch's `holds` check, which sees every rebinding: the snapshot is
+        made again only when a value was rebound or a guard added, so launches of a kernel
+        on one tape share one snapshot object (the reverse compares them by identity
+        first)."""
+        at = (REBOUND[0], len(self._guards))
+        if self._snap_at != at:
+            self._snap = snapshot(self.fn, self._guards)
+            self._snap_at = at
+        return self._snap
 
     def register_table(self, table: dict[Any, Any]) -> None:
         """A table of launchers compiled from this kernel, cleared when a Python value its
@@ -192,6 +204,7 @@ class Kernel(Function):
             table.clear()
         self._guards = []
         self._guarded = set()
+        self._snap_at = None
 
     def ir(self, *args: Any, **kwargs: Any) -> Any:
         """The IR this kernel compiles to for these arguments (after the compile pipeline;
