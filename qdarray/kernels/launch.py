@@ -259,6 +259,7 @@ def _memory_packer(spec: ArgSpec, interp: bool, exact: bool, what: str
                 out.append(x)
             else:
                 out.append(x if _device_native(x) else np.from_dlpack(x))
+        pack_array.plain = True  # type: ignore[attr-defined]  # (compile_pack inlines it)
         return pack_array
     return _view_packer(interp, exact)
 
@@ -283,7 +284,43 @@ def packer(spec: ArgSpec, what: str, interp: bool, exact: bool = False
     def pack_struct(x: Any, out: list[Any]) -> None:
         for name, p in fields:
             p(getattr(x, name), out)
+    pack_struct.fields = fields  # type: ignore[attr-defined]  # (compile_pack flattens it)
     return pack_struct
+
+
+def compile_pack(packers: Sequence[Callable[[Any, list[Any]], None]]
+                 ) -> Callable[[Sequence[Any]], list[Any]]:
+    """`Launcher.pack` for one signature as straight-line code: dataclass arguments walked
+    field by field in the text, an Array for an array parameter packed in place, every
+    other argument by its own packer (what `Launcher.pack` does by a loop of calls)."""
+    lines = ["def pack(args):", "    out = []"]
+    names: dict[str, Any] = {"Array": Array}
+
+    def walk(p: Any, expr: str) -> None:
+        fields = getattr(p, "fields", None)
+        if fields is not None:
+            var = f"s{len(names)}"
+            names[var] = None
+            lines.append(f"    {var} = {expr}")
+            for name, q in fields:
+                walk(q, f"{var}.{name}")
+            return
+        fn = f"p{len(names)}"
+        names[fn] = p
+        if getattr(p, "plain", False):
+            var = f"x{len(names)}"
+            lines.append(f"    {var} = {expr}")
+            lines.append(f"    if type({var}) is Array: out.append({var}._data)")
+            lines.append(f"    else: {fn}({var}, out)")
+        else:
+            lines.append(f"    {fn}({expr}, out)")
+
+    for k, p in enumerate(packers):
+        walk(p, f"args[{k}]")
+    lines.append("    return out")
+    namespace = {k: v for k, v in names.items() if v is not None}
+    exec(compile("\n".join(lines) + "\n", "<qdarray packer>", "exec"), namespace)  # noqa: S102
+    return namespace["pack"]  # type: ignore[no-any-return]
 
 
 def _buffer_of(x: Any) -> Any:
@@ -378,6 +415,7 @@ def _from_entry(kernel: Any, args: Sequence[Any], specs: list[tuple[str, ArgSpec
                       exact=debug) for n, s in specs]
     launcher = launcher_of(entry.record, packers, bumps, target, debug, device)
     if launcher is not None:
+        launcher.pack = compile_pack(packers)
         launcher.deps = launcher.watched = entry.deps
         launcher.access = entry.access
         count("entries_loaded")
@@ -407,6 +445,7 @@ def prepare(kernel: Any, args: Sequence[Any], target: KernelTarget | None, debug
     packers = [packer(s, f"{kernel.__name__}() argument '{n}'", not target.lowers_views,
                       exact=debug) for n, s in specs]
     launcher = target.launcher(ir, packers, bumps, debug=debug, device=device)
+    launcher.pack = compile_pack(packers)
     launcher.deps = recorder.result()
     launcher.watched = recorder.watched()
     launcher.access = access
@@ -427,4 +466,6 @@ def compile_ir(ir: KernelIR, specs: Sequence[ArgSpec], names: Sequence[str],
     ir = pipeline(ir, debug=debug, lower=target.lowers_views)
     packers = [packer(s, f"{ir.name}() argument '{n}'", not target.lowers_views, exact=debug)
                for n, s in zip(names, specs, strict=True)]
-    return target.launcher(ir, packers, bumps, debug=debug, device=device)
+    launcher = target.launcher(ir, packers, bumps, debug=debug, device=device)
+    launcher.pack = compile_pack(packers)
+    return launcher

@@ -116,13 +116,18 @@ class Launcher:
     recorder: Any = None  # the tape's recording function (ad/recorder.py; False: none)
     reverses: Any = None  # the reverse launchers of this signature (ad/launch.py)
 
+    # The native values of a launch's arguments: `pack_all`, or the same as straight-line
+    # code written for the signature (kernels/launch.py: compile_pack)
+    pack: Callable[[Sequence[Any]], list[Any]]
+
     def __init__(self, kernel: KernelIR, packers: list[Any], bumps: list[Any]) -> None:
         self.kernel = kernel
         self.packers = packers
         self.bumps = bumps
         self.sites = {i.attrs[0]: i for i in instrs(kernel.body) if i.op is Op.CHECK_INDEX}
+        self.pack = self.pack_all
 
-    def pack(self, args: Sequence[Any]) -> list[Any]:
+    def pack_all(self, args: Sequence[Any]) -> list[Any]:
         native: list[Any] = []
         for p, a in zip(self.packers, args):  # noqa: B905 - lengths checked by the kernel
             p(a, native)
