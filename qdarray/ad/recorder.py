@@ -214,12 +214,15 @@ def _generate(kernel: Any, names: tuple[str, ...], access: Any, leaf_names: list
         head, *fields = n.split(".")
         emit(f"    {var[n]} = args[{names.index(head)}]" + "".join(f".{f}" for f in fields))
     emit("    records = tape.records")
-    # Tracked arguments: those with a companion, and tape results (given one here).
+    # Tracked arguments: those with a companion, and tape results (given one here). An
+    # array with neither a companion nor a node is untracked unless its memory is an
+    # orphan's (Tape._target raises then), so only those take the call.
     emit("    tracked = False")
+    emit("    orphans = tape.orphans")
     for n in leaf_names:
         v = var[n]
         emit(f"    if {v}._grad is not None: tracked = True")
-        emit(f"    elif tape._target({v}, KNAME):")
+        emit(f"    elif ({v}._node is not None or orphans) and tape._target({v}, KNAME):")
         emit(f"        tape.materialize({v})")
         emit("        tracked = True")
     every = rbox + wbox
