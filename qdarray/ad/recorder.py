@@ -92,11 +92,6 @@ def overwritten(layouts: dict[int, Region], a: Array, box: Any) -> Any:
     return out
 
 
-def meets(ra: Array, rbox: Any, wa: Array, wbox: Any) -> bool:
-    """Whether box `wbox` of `wa` may overwrite box `rbox` of `ra` (one memory)."""
-    return meet(Region(wa, id(wa._data), wbox), Region(ra, id(ra._data), rbox)) is not None
-
-
 def discharge(by_memory: dict[Any, dict[int, Region]], buf: Any, a: Array, box: Any
               ) -> None:
     """`Needs.discharge` of box `box` of `a` (memory `buf`)."""
@@ -106,6 +101,42 @@ def discharge(by_memory: dict[Any, dict[int, Region]], buf: Any, a: Array, box: 
     if n is not None and all(p <= c and d <= z for (p, z), (c, d)
                              in zip(box, n.box, strict=True)):
         del layouts[key]  # type: ignore[union-attr]
+
+
+class Refused(Exception):
+    """A read and a write of one element in both orders: `own_overwrites` raises the error."""
+
+
+def meet_boxes(w: Any, r: Any) -> Any:
+    """`meet` of two boxes of one layout."""
+    out = []
+    for (a, z), (c, d) in zip(w, r, strict=True):
+        lo = a if a > c else c
+        hi = z if z < d else d
+        if hi <= lo:
+            return None
+        out.append((lo, hi))
+    return tuple(out)
+
+
+def meet_arrays(wa: Array, wbox: Any, ra: Array, rbox: Any) -> Any:
+    """`meet` of box `wbox` of `wa` with box `rbox` of `ra` (one memory)."""
+    return meet(Region(wa, id(wa._data), wbox), Region(ra, id(ra._data), rbox))
+
+
+def own_add(own: dict[str, Any] | None, name: str, m: Any, before: bool
+            ) -> dict[str, Any]:
+    """`own_overwrites`' step for one (read, write) pair that meets in `m`."""
+    if own is None:
+        return {name: (m, before)}
+    prev = own.get(name)
+    if prev is None:
+        own[name] = (m, before)
+    elif prev[1] != before:
+        raise Refused
+    else:
+        own[name] = (hull(prev[0], m), before)
+    return own
 
 
 def add_needed(by_memory: dict[Any, dict[int, Region]], buf: Any, a: Array, box: Any
@@ -230,25 +261,29 @@ def _generate(kernel: Any, names: tuple[str, ...], access: Any, leaf_names: list
         emit(f"    {', '.join(every)}{',' if len(every) == 1 else ''} = boxes(args)")
     for n in dict.fromkeys(reads + writes):
         emit(f"    {buf[n]} = {var[n]}._buffer")
-    # What the launch reads of what it writes (x[i] = f(x[i])): the general rules, on the
-    # launches where a read and a write meet in one memory.
+    # What the launch reads of what it writes (x[i] = f(x[i])): `own_overwrites`' rules
+    # pair by pair (name -> (box, read before the write)); a pair it refuses (an order in
+    # both directions) goes to `own_overwrites` itself, which raises its error.
     if order:
-        pairs = []
-        for i, j, _ in order:
+        emit("    own = None")
+        emit("    try:")
+        for i, j, rel in order:
             r, w = read_acc[i], write_acc[j]
             # one parameter read and written: one layout, so the boxes compare directly
-            test = (_overlap(wbox[j], rbox[i], rank[r]) if r == w else
-                    f"meets({var[r]}, {rbox[i]}, {var[w]}, {wbox[j]})")
-            pairs.append(f"({rbox[i]} is not None and {wbox[j]} is not None and "
-                         f"{buf[r]} is {buf[w]} and {test})")
-        emit(f"    if {' or '.join(pairs)}:")
+            m = (f"meet_boxes({wbox[j]}, {rbox[i]})" if r == w else
+                 f"meet_arrays({var[w]}, {wbox[j]}, {var[r]}, {rbox[i]})")
+            emit(f"        if {rbox[i]} is not None and {wbox[j]} is not None and "
+                 f"{buf[r]} is {buf[w]}:")
+            emit(f"            m = {m}")
+            emit("            if m is not None:")
+            emit("                raise Refused" if rel == "mixed" else
+                 f"                own = own_add(own, {w!r}, m, {rel == 'rbw'})")
+        emit("    except Refused:")
         r_list = ", ".join(f"({n!r}, {var[n]}, {b})" for n, b in zip(read_acc, rbox,
                                                                    strict=True))
         w_list = ", ".join(f"({n!r}, {var[n]}, {b})" for n, b in zip(write_acc, wbox,
                                                                    strict=True))
         emit(f"        own = own_boxes(kernel, [{r_list}], [{w_list}], ORDER)")
-        emit("    else:")
-        emit("        own = None")
     region_r: dict[str, str] = {}
     region_w: dict[str, str] = {}
     emit.hulls(rbox, read_acc, region_r, "R", rank)
@@ -325,7 +360,9 @@ def _generate(kernel: Any, names: tuple[str, ...], access: Any, leaf_names: list
         "KNAME": kname, "KDESC": f"kernel '{kname}'", "ORDER": order, "Launch": Launch,
         "_new": tuple.__new__, "overwritten": overwritten, "add_needed": add_needed,
         "discharge": discharge,
-        "meets": meets, "own_boxes": own_boxes, "hull": hull, "kernel": kernel,
+        "own_boxes": own_boxes, "hull": hull, "kernel": kernel,
+        "meet_boxes": meet_boxes, "meet_arrays": meet_arrays, "own_add": own_add,
+        "Refused": Refused,
         "boxes": compile_boxes(access, names, flat=True) if every else None,
     }
     exec(compile(src, f"<qdarray recorder of {kname}>", "exec"), namespace)  # noqa: S102
