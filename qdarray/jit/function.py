@@ -15,7 +15,10 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from .._array import Array
+from .._creation_functions import asarray
 from .._errors import DonatedArrayError
 from ..ad.functional import GRADIENTS
 from .program import build, slots_in
@@ -131,6 +134,9 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if tracing():  # inside another qd.jit's trace: that trace records this call
             return self.f(*args, **kwargs)
+        if any(type(a) is np.ndarray for a in args) or any(
+                type(v) is np.ndarray for v in kwargs.values()):
+            args, kwargs = self._numpy_inputs(args, kwargs)
         key, leaves = self.binder.key(args, kwargs)
         program = self.programs.get(key)
         if program is None:
@@ -141,6 +147,17 @@ class JitFunction:
         if self.donate:
             self._invalidate(args, result)
         return result
+
+    def _numpy_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                      ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """NumPy arrays among the arguments (not the static ones) as CPU arrays: inputs of
+        the program, as `jax.jit` takes them (they are keyed by shape and dtype, not value)."""
+        nums, names = self.binder.nums, self.binder.names
+        args = tuple(asarray(a) if type(a) is np.ndarray and i not in nums else a
+                     for i, a in enumerate(args))
+        kwargs = {k: asarray(v) if type(v) is np.ndarray and k not in names else v
+                  for k, v in kwargs.items()}
+        return args, kwargs
 
     def _trace(self, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Any]
                ) -> tuple[Any, Program]:

@@ -206,3 +206,24 @@ def test_matmul_reductions_and_nested_outputs():
     assert np.allclose(np.asarray(out["m"]), a @ b)
     assert np.allclose(np.asarray(out["s"][0]), (a @ b).sum(0))
     assert np.allclose(float(out["s"][1]), (a @ b).max())
+
+
+def test_numpy_arrays_are_inputs_as_in_jax():
+    """A NumPy array argument is an input (keyed by shape and dtype, read at each call), as
+    `jax.jit` takes it, not a static value; a static NumPy argument stays unhashable."""
+    @qd.jit
+    def f(x, y):
+        return x * 2.0 + y
+
+    a, b = np.arange(4.0), np.ones(4)
+    np.testing.assert_array_equal(np.asarray(f(a, b)), a * 2.0 + b)
+    np.testing.assert_array_equal(np.asarray(f(b, y=a)), b * 2.0 + a)
+    np.testing.assert_array_equal(np.asarray(f(a + 1.0, b)), (a + 1.0) * 2.0 + b)
+    assert f.traces == 2  # (y by keyword is another signature)
+
+    @qd.jit(static_argnums=1)
+    def g(x, table):
+        return x * 2.0
+
+    with pytest.raises(TypeError, match="hashable"):
+        g(a, np.ones(2))
