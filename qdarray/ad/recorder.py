@@ -30,7 +30,7 @@ from .._autodiff import TAPES
 from ..buffer_view import BufferView
 from ..kernels.args import array_leaves
 from ..kernels.regions import compile_boxes
-from .snapshots import Region, Snapshot, hull, launch_access, meet, own_overwrites
+from .snapshots import Region, Snapshot, hull, launch_access, meet, meet_boxes, own_overwrites
 
 
 class Launch(tuple):  # type: ignore[type-arg]
@@ -74,19 +74,7 @@ def overwritten(layouts: dict[int, Region], a: Array, box: Any) -> Any:
     key = id(a._data)
     out = None
     for n in layouts.values():
-        if n.key == key:  # `meet` of one layout, spelled out: this runs at every recorded launch
-            m: Any = []
-            for (p, z), (c, d) in zip(box, n.box, strict=True):
-                lo = p if p > c else c
-                hi = z if z < d else d
-                if hi <= lo:
-                    m = None
-                    break
-                m.append((lo, hi))
-            if m is not None:
-                m = tuple(m)
-        else:
-            m = meet(Region(a, key, box), n)
+        m = meet_boxes(box, n.box) if n.key == key else meet(Region(a, key, box), n)
         if m is not None:
             out = m if out is None else hull(out, m)
     return out
@@ -105,18 +93,6 @@ def discharge(by_memory: dict[Any, dict[int, Region]], buf: Any, a: Array, box: 
 
 class Refused(Exception):
     """A read and a write of one element in both orders: `own_overwrites` raises the error."""
-
-
-def meet_boxes(w: Any, r: Any) -> Any:
-    """`meet` of two boxes of one layout."""
-    out = []
-    for (a, z), (c, d) in zip(w, r, strict=True):
-        lo = a if a > c else c
-        hi = z if z < d else d
-        if hi <= lo:
-            return None
-        out.append((lo, hi))
-    return tuple(out)
 
 
 def meet_arrays(wa: Array, wbox: Any, ra: Array, rbox: Any) -> Any:

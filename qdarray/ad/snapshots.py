@@ -77,19 +77,24 @@ def region(a: Any, b: Box | None = None) -> Region | None:
     return Region(a, id(a._data), b)
 
 
-def meet(w: Region, n: Region) -> Box | None:
-    """The part of write region `w` (in its coordinates) that may overwrite region `n`."""
-    if w.key != n.key:
-        ws, ns = _span(w), _span(n)
-        return None if ws[1] <= ns[0] or ns[1] <= ws[0] else w.box
+def meet_boxes(w: Box, n: Box) -> Box | None:
+    """The intersection of boxes `w` and `n` of one layout (None where it is empty)."""
     out = []
-    for (a, z), (c, d) in zip(w.box, n.box, strict=True):
+    for (a, z), (c, d) in zip(w, n, strict=True):
         lo = a if a > c else c
         hi = z if z < d else d
         if hi <= lo:
             return None
         out.append((lo, hi))
     return tuple(out)
+
+
+def meet(w: Region, n: Region) -> Box | None:
+    """The part of write region `w` (in its coordinates) that may overwrite region `n`."""
+    if w.key != n.key:
+        ws, ns = _span(w), _span(n)
+        return None if ws[1] <= ns[0] or ns[1] <= ws[0] else w.box
+    return meet_boxes(w.box, n.box)
 
 
 def hull(a: Box, b: Box) -> Box:
