@@ -213,7 +213,7 @@ def profile(args: argparse.Namespace) -> None:
           f"{inside * 1e3:.0f} ms ({inside / total:.0%}) inside compiled kernels; the most "
           "time of their own:")
     out = io.StringIO()
-    pstats.Stats(pr, stream=out).sort_stats("tottime").print_stats(15)
+    pstats.Stats(pr, stream=out).sort_stats("tottime").print_stats(30)
     print("\n".join(out.getvalue().splitlines()[6:]))
 
 

@@ -28,7 +28,6 @@ from llvmlite import binding as llvm  # type: ignore[import-untyped]
 from ..kernels.cache import load_module, module_for_key, module_key
 from ..kernels.error_record import LENGTH as RECORD_LENGTH
 from ..kernels.ir import KernelIR
-from ..kernels.launch import bump_generations
 from ..kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
 
 # Launches whose parallel loops have fewer iterations than this run serially (no threads).
@@ -88,13 +87,13 @@ class NumbaLauncher(Launcher):
             try:
                 entry(*native, err)
             finally:
-                bump_generations(args, self.bumps)
+                self.bump(args)
             self.check(err, native)
             return
         try:
             entry(*native)
         finally:
-            bump_generations(args, self.bumps)
+            self.bump(args)
 
 
 def host_workers() -> int:

@@ -43,7 +43,6 @@ from ..kernels.cache import load_module
 from ..kernels.codegen.numba_cuda import TPB, TPB_SIMULATED, render_numba_cuda
 from ..kernels.error_record import LENGTH as RECORD_LENGTH
 from ..kernels.ir import Block, KernelIR, instrs
-from ..kernels.launch import bump_generations
 from ..kernels.ops.adstack import PARAM_PREFIX
 from ..kernels.passes.stages import Plan, plan_stages
 from ..kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
@@ -260,7 +259,7 @@ class CudaLauncher(Launcher):
             for host, dev in copies:
                 host[...] = self.backend.to_host(dev)
         finally:
-            bump_generations(args, self.bumps)
+            self.bump(args)
         if err is not None:
             self.check(np.asarray(self.backend.to_host(err)), native)
 

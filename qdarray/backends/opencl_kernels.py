@@ -184,9 +184,7 @@ class OpenCLLauncher(Launcher):
             for host, dev in copies:
                 host[...] = dev.to_host()
         finally:
-            from ..kernels.launch import bump_generations
-
-            bump_generations(args, self.bumps)
+            self.bump(args)
         if self.debug:
             self.check(err.to_host(), native)
 

@@ -251,3 +251,58 @@ def array_leaves(names: Any, args: Any) -> Any:
     exec(f"def leaves(args):\n    return [{', '.join(items)}]\n",  # noqa: S102 - our text
          namespace)
     return namespace["leaves"]
+
+
+# -- the guard of one signature (the fastest path) ------------------------------------------
+
+
+def compile_guard(key: tuple[Any, ...], written: Any) -> Any:
+    """`guard(args)`: whether arguments have signature key `key` (one entry per argument,
+    as `signature_key` gives them) as far as the launcher compiled for `key` depends on it,
+    as straight-line identity tests instead of building and hashing a key. `written`: the
+    (argument index, field path) of the arrays the kernel writes, whose memory must still be
+    writeable (the key's last item); an array only read may be read-only or not, the same
+    compiled code reads both. Any part the tests below do not spell compares whole keys."""
+    lines = ["def guard(args):"]
+    names: dict[str, Any] = {"Array": Array, "BufferView": BufferView, "ndarray": np.ndarray,
+                             "_key": signature_key}
+    writes = {(index, path) for index, path in written}
+
+    def const(value: Any) -> str:
+        name = f"k{len(names)}"
+        names[name] = value
+        return name
+
+    def test(part: Any, expr: str, at: tuple[int, tuple[str, ...]]) -> None:
+        var = f"a{len(lines)}"
+        lines.append(f"    {var} = {expr}")
+        fail = "return False"
+        if isinstance(part, tuple) and part and part[0] is Array:
+            _, dtype, ndim, device, writeable = part
+            lines.append(f"    if type({var}) is not Array or {var}._dtype is not "
+                         f"{const(dtype)} or {var}._device is not {const(device)} or "
+                         f"{var}._data.ndim != {ndim}: {fail}")
+            if at in writes:
+                lines.append(f"    if getattr(getattr({var}._data, 'flags', None), "
+                             f"'writeable', True) is not {bool(writeable)}: {fail}")
+        elif isinstance(part, tuple) and part and part[0] is BufferView:
+            _, dtype, device = part
+            lines.append(f"    if type({var}) is not BufferView or {var}._base._dtype is not "
+                         f"{const(dtype)} or {var}._base._device is not {const(device)}: "
+                         f"{fail}")
+        elif isinstance(part, type):  # a scalar: its type
+            lines.append(f"    if type({var}) is not {const(part)}: {fail}")
+        elif (isinstance(part, tuple) and part and isinstance(part[0], type)
+              and dataclasses.is_dataclass(part[0])):
+            cls = part[0]
+            lines.append(f"    if type({var}) is not {const(cls)}: {fail}")
+            for f, sub in zip(dataclasses.fields(cls), part[1:], strict=True):
+                test(sub, f"{var}.{f.name}", (at[0], at[1] + (f.name,)))
+        else:  # NumPy and DLPack arrays: the whole key
+            lines.append(f"    if _key({var}) != {const(part)}: {fail}")
+
+    for k, part in enumerate(key):
+        test(part, f"args[{k}]", (k, ()))
+    lines.append("    return True")
+    exec(compile("\n".join(lines) + "\n", "<qdarray guard>", "exec"), names)  # noqa: S102
+    return names["guard"]

@@ -21,6 +21,7 @@ from typing import Any
 
 from .._array import Array
 from ..buffer_view import BufferView
+from .generations import leaf_expr
 
 Path = tuple[int, tuple[str, ...]]
 
@@ -75,9 +76,14 @@ class Reads:
                 # A weak reference without a callback is made once per token and reused.
                 table[id(buf)] = (weakref.ref(buf), buf.generation)
         if len(table) > self.limit:
-            for key in [k for k, (ref, _) in table.items() if ref() is None]:
-                del table[key]
-            self.limit = max(256, 2 * len(table))
+            self.prune()
+
+    def prune(self) -> None:
+        """Drop the entries of arrays that are gone."""
+        table = self.table
+        for key in [k for k, (ref, _) in table.items() if ref() is None]:
+            del table[key]
+        self.limit = max(256, 2 * len(table))
 
     def seen(self, buf: Any) -> int | None:
         """The generation of `buf` at the last forward launch that read it (None: none did)."""
@@ -85,3 +91,26 @@ class Reads:
         if entry is None or entry[0]() is not buf:
             return None
         return entry[1]
+
+
+def compile_record(args: Sequence[Any], paths: Sequence[Path]) -> Any:
+    """`record(reads, args)`: `reads.record(args, paths)` as straight-line code for the
+    signature of `args` (the type of each array at `paths` is part of the signature, so the
+    walk and the tests of `buffer_at` are done here once)."""
+    lines = ["def record(reads, args):", "    table = reads.table"]
+    for k, (index, path) in enumerate(paths):
+        x = args[index]
+        for name in path:
+            x = getattr(x, name)
+        expr = leaf_expr(index, path)
+        if type(x) is Array:
+            lines.append(f"    b{k} = {expr}._buffer")
+        elif type(x) is BufferView:
+            lines.append(f"    b{k} = {expr}._base._buffer")
+        else:
+            continue  # a NumPy array: no token
+        lines.append(f"    table[id(b{k})] = (ref(b{k}), b{k}.generation)")
+    lines.append("    if len(table) > reads.limit: reads.prune()")
+    names: dict[str, Any] = {"ref": weakref.ref}
+    exec(compile("\n".join(lines) + "\n", "<qdarray reads>", "exec"), names)  # noqa: S102
+    return names["record"]

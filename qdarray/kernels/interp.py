@@ -23,7 +23,6 @@ import numpy as np
 
 from . import debug
 from .ir import Block, Break, Continue, For, If, Instr, KernelIR, Op, While, format_kernel
-from .launch import bump_generations
 from .ops import OPS
 from .ops.memory import ViewValue
 from .target import DeviceKernels, Launcher, ReductionLayout
@@ -197,7 +196,7 @@ class InterpLauncher(Launcher):
         try:
             run(self.kernel, typed_arguments(self.kernel, native))
         finally:
-            bump_generations(args, self.bumps)
+            self.bump(args)
 
 
 class InterpTarget(DeviceKernels):

@@ -1,8 +1,10 @@
 """`@qd.kernel`: the callable object around a Python function (funcs: func.py).
 
 A Kernel compiles once per argument signature (and debug mode) and keeps the launchers in a
-dict keyed by the tuple of per-argument keys, so a repeated call costs a few dict lookups
-plus the launch itself. `kernel.grad` is reverse mode's object for the kernel, made through
+dict keyed by the tuple of per-argument keys. The launcher of the last call is tried first:
+its guard (`args.compile_guard`, written for its signature) tells by identity tests whether
+the arguments have that signature, so a launch repeated with arguments like the last one's
+builds no key. `kernel.grad` is reverse mode's object for the kernel, made through
 the hook reverse mode registers (`set_reverse`).
 """
 
@@ -14,8 +16,8 @@ from typing import Any
 from .._autodiff import TAPES
 from .._dtypes import DType
 from .._errors import KernelTypeError
-from .args import KEY_FUNCS, signature_key
-from .bound_reads import Reads, read_paths
+from .args import KEY_FUNCS, compile_guard, signature_key
+from .bound_reads import Reads, compile_record, read_paths
 from .debug import _state
 from .env import REBOUND, guards, holds, snapshot
 from .func import Func, Function, func, unknown_keyword
@@ -66,6 +68,8 @@ class Kernel(Function):
         self._snap: Any = None
         self._snap_at: Any = None
         self._tables: list[dict[Any, Any]] = [*self._launchers, *self._interpreted]
+        # the launcher of the last call, per debug state (None: none, or tables cleared since)
+        self._last: list[Any] = [None, None]
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         unknown = unknown_keyword(self._signature, kwargs)
@@ -91,6 +95,7 @@ class Kernel(Function):
             for table in (*tables[0], *tables[1]):
                 self.register_table(table)
         self._launchers, self._interpreted = tables
+        self._last = [None, None]
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         """Launch the kernel on `args` (compiling it first for a new signature)."""
@@ -100,7 +105,21 @@ class Kernel(Function):
             self._use_float()
         if self._guards and not holds(self.fn, self._guards):
             self.environment_changed()
-        table = self._launchers[_state["debug"]]
+        debug = _state["debug"]
+        launcher = self._last[debug]
+        if launcher is None or not launcher.guard(args):
+            launcher = self._find(args, debug)
+        if RECORDERS:
+            RECORDERS[-1].record(self, args, None, launcher)
+        else:
+            launcher(args)
+        if launcher.reads:
+            launcher.record_reads(self._reads, args)
+
+    def _find(self, args: tuple[Any, ...], debug: bool) -> Any:
+        """The launcher of the arguments' signature from the table (compiled first for a new
+        signature), remembered as the last one."""
+        table = self._launchers[debug]
         try:
             key = tuple([KEY_FUNCS[type(a)](a) for a in args])
         except KeyError:
@@ -108,13 +127,10 @@ class Kernel(Function):
         launcher = table.get(key)
         if launcher is None:
             launcher = self._prepare(args, None)
+            launcher.guard = compile_guard(key, launcher.bumps)
             table[key] = launcher
-        if RECORDERS:
-            RECORDERS[-1].record(self, args, None, launcher)
-        else:
-            launcher(args)
-        if launcher.reads:
-            self._reads.record(args, launcher.reads)
+        self._last[debug] = launcher
+        return launcher
 
     def forward_launcher(self, args: Sequence[Any]) -> Any:
         """The compiled launcher of these (bound) arguments' signature, None before the
@@ -147,7 +163,7 @@ class Kernel(Function):
         else:
             launcher(args)
         if launcher.reads:
-            self._reads.record(args, launcher.reads)
+            launcher.record_reads(self._reads, args)
 
     @property
     def grad(self) -> Any:
@@ -164,6 +180,7 @@ class Kernel(Function):
         launcher: Any = prepare(self, args, target, _state["debug"])
         # arrays only read: their generations are recorded at each launch
         launcher.reads = read_paths(signature(self, args)[0], launcher.bumps)
+        launcher.record_reads = compile_record(args, launcher.reads)
         self.watch(launcher.watched)
         return launcher
 
@@ -205,6 +222,7 @@ class Kernel(Function):
         self._guards = []
         self._guarded = set()
         self._snap_at = None
+        self._last = [None, None]
 
     def ir(self, *args: Any, **kwargs: Any) -> Any:
         """The IR this kernel compiles to for these arguments (after the compile pipeline;

@@ -249,6 +249,7 @@ def _memory_packer(spec: ArgSpec, interp: bool, exact: bool, what: str
         def pack_elem_array(x: Any, out: list[Any]) -> None:
             check_elem_shape(spec, what, x)
             plain(x, out)
+        pack_elem_array.elem = spec.elem  # type: ignore[attr-defined]  # (compile_pack inlines it)
         return pack_elem_array
     if spec.kind == "array":
         def pack_array(x: Any, out: list[Any]) -> None:
@@ -291,8 +292,9 @@ def packer(spec: ArgSpec, what: str, interp: bool, exact: bool = False
 def compile_pack(packers: Sequence[Callable[[Any, list[Any]], None]]
                  ) -> Callable[[Sequence[Any]], list[Any]]:
     """`Launcher.pack` for one signature as straight-line code: dataclass arguments walked
-    field by field in the text, an Array for an array parameter packed in place, every
-    other argument by its own packer (what `Launcher.pack` does by a loop of calls)."""
+    field by field in the text, an Array for an array parameter packed in place (its element
+    shape tested there for an array of vectors or matrices), every other argument by its own
+    packer (what `Launcher.pack` does by a loop of calls)."""
     lines = ["def pack(args):", "    out = []"]
     names: dict[str, Any] = {"Array": Array}
 
@@ -307,7 +309,14 @@ def compile_pack(packers: Sequence[Callable[[Any, list[Any]], None]]
             return
         fn = f"p{len(names)}"
         names[fn] = p
-        if getattr(p, "plain", False):
+        elem = getattr(p, "elem", None)
+        if elem is not None:  # an Array whose trailing axes must be the element's
+            var = f"x{len(names)}"
+            lines.append(f"    {var} = {expr}")
+            lines.append(f"    if type({var}) is Array and {var}._data.shape[-{len(elem)}:] == "
+                         f"{elem!r}: out.append({var}._data)")
+            lines.append(f"    else: {fn}({var}, out)")
+        elif getattr(p, "plain", False):
             var = f"x{len(names)}"
             lines.append(f"    {var} = {expr}")
             lines.append(f"    if type({var}) is Array: out.append({var}._data)")
@@ -321,15 +330,6 @@ def compile_pack(packers: Sequence[Callable[[Any, list[Any]], None]]
     namespace = {k: v for k, v in names.items() if v is not None}
     exec(compile("\n".join(lines) + "\n", "<qdarray packer>", "exec"), namespace)  # noqa: S102
     return namespace["pack"]  # type: ignore[no-any-return]
-
-
-def _buffer_of(x: Any) -> Any:
-    t = type(x)
-    if t is Array:
-        return x._buffer
-    if t is BufferView:
-        return x._base._buffer
-    return None
 
 
 def written_paths(names: Sequence[str], written: Sequence[str]
@@ -362,13 +362,6 @@ def check_writeable(kernel: Any, args: Sequence[Any],
             raise KernelTypeError(
                 f"{kernel.__name__}() writes argument '{name}', but its memory is read-only. "
                 "Use a writeable array (np.array(x) or qd.asarray(x, copy=True) copies it).")
-
-
-def bump_generations(args: Sequence[Any], paths: Sequence[tuple[int, tuple[str, ...]]]) -> None:
-    for index, path in paths:
-        buf = _buffer_of(_leaf(args, index, path))
-        if buf is not None:
-            buf.generation += 1
 
 
 # -- launchers ------------------------------------------------------------------------------

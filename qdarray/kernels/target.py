@@ -20,6 +20,7 @@ import numpy as np
 
 from . import debug as debug_mod
 from . import error_record
+from .generations import compile_bump
 from .ir import KernelIR, Op, instrs
 
 
@@ -115,6 +116,10 @@ class Launcher:
     leaves: Any = None  # args.array_leaves for this signature, made on first use
     recorder: Any = None  # the tape's recording function (ad/recorder.py; False: none)
     reverses: Any = None  # the reverse launchers of this signature (ad/launch.py)
+    # Set by the kernel that compiled it (kernel.py): whether arguments have its signature
+    # (args.compile_guard), and the note of what a launch read (bound_reads.compile_record)
+    guard: Any = None
+    record_reads: Any = None
 
     # The native values of a launch's arguments: `pack_all`, or the same as straight-line
     # code written for the signature (kernels/launch.py: compile_pack)
@@ -124,6 +129,7 @@ class Launcher:
         self.kernel = kernel
         self.packers = packers
         self.bumps = bumps
+        self.bump = compile_bump(bumps)  # the write generations after a launch
         self.sites = {i.attrs[0]: i for i in instrs(kernel.body) if i.op is Op.CHECK_INDEX}
         self.pack = self.pack_all
 

@@ -154,3 +154,92 @@ def test_writing_read_only_memory_is_rejected(launch):
     out = np.zeros(3)
     launch(read_only, np.broadcast_to(np.float64(2.0), (3,)), out)  # reading it is fine
     np.testing.assert_array_equal(out, [2.0, 2.0, 2.0])
+
+
+# -- the last launch's signature is tried first (args.compile_guard) ---------------------------
+
+
+@qd.kernel
+def scaled(x, y, a):
+    for i in range(x.shape[0]):
+        y[i] = x[i] * a
+
+
+def test_alternating_signatures_each_run_their_own_code():
+    k = qd.kernel(scaled.fn)
+    src = np.linspace(-1, 1, 5)
+    cases = [(np.float32, 1 / 3), (np.float64, 1 / 3), (np.float64, 3), (np.float32, True),
+             (np.float64, np.float32(1 / 3))]
+    for _ in range(2):  # every call has another signature than the one before
+        for dtype, a in cases:
+            x = qd.asarray(src.astype(dtype))
+            y = qd.zeros(5, dtype=qd.float32 if dtype is np.float32 else qd.float64)
+            k(x, y, a)
+            want = src.astype(dtype) * np.asarray(a, dtype=float).astype(
+                np.float32 if isinstance(a, np.float32) else float)
+            np.testing.assert_allclose(np.asarray(y), want.astype(dtype),
+                                       rtol=1e-6 if dtype is np.float32 else 1e-15)
+    assert len(k._launchers[qd.debug_mode()]) == len(cases)
+
+
+def test_read_only_memory_is_refused_after_writeable_memory_of_one_signature():
+    x = qd.asarray(np.arange(3.0))
+    out = qd.zeros(3, dtype=qd.float64)
+    read_only(x, out)
+    frozen = np.full(3, 7.0)
+    frozen.flags.writeable = False
+    with pytest.raises(qd.KernelTypeError, match="writes argument 'out', but its memory is "
+                                                 "read-only"):
+        read_only(x, Array._new(frozen, qd.Device("cpu")))
+    np.testing.assert_array_equal(frozen, [7.0, 7.0, 7.0])
+    read_only(Array._new(frozen, qd.Device("cpu")), out)  # reading it is fine
+    np.testing.assert_array_equal(np.asarray(out), frozen)
+
+
+@qd.kernel
+def swap_components(v: qd.Array[qd.vec2, 1]):
+    for i in range(v.shape[0]):
+        v[i] = qd.vec2(v[i][1], v[i][0])
+
+
+def test_the_element_shape_is_checked_at_every_launch():
+    good = qd.asarray(np.arange(8.0, dtype=np.float32).reshape(4, 2))
+    swap_components(good)
+    bad = qd.asarray(np.arange(12.0, dtype=np.float32).reshape(4, 3))
+    with pytest.raises(ValueError, match=r"last 1 axis must be \(2,\).*shape \(4, 3\)"):
+        swap_components(bad)
+    np.testing.assert_array_equal(np.asarray(bad), np.arange(12.0).reshape(4, 3))
+    swap_components(good)
+    np.testing.assert_array_equal(np.asarray(good), np.arange(8.0).reshape(4, 2))
+
+
+@dataclass(frozen=True)
+class Pair:
+    src: object
+    dst: object
+
+
+@qd.kernel
+def copy_pair(p: Pair):
+    for i in range(p.src.shape[0]):
+        p.dst[i] = p.src[i] + 0.1
+
+
+def test_a_dataclass_field_of_another_dtype_is_another_signature():
+    for _ in range(2):
+        for dtype in (np.float32, np.float64):
+            src = np.arange(3, dtype=dtype)
+            pair = Pair(qd.asarray(src), qd.zeros(3, dtype=qd.asarray(src).dtype))
+            copy_pair(pair)
+            np.testing.assert_array_equal(np.asarray(pair.dst), src + dtype(0.1))
+
+
+def test_arrays_moved_to_another_device_launch_there(stub_device):
+    device = stub_device(INTERP)
+    k = qd.kernel(add_into.fn)
+    y = qd.zeros(3, dtype=qd.float64)
+    k(qd.asarray(np.arange(3.0)), y)
+    other = Array._new(np.ones(3), device)
+    k(Array._new(np.arange(3.0), device), other)  # same dtypes: the device tells them apart
+    np.testing.assert_array_equal(other._data, [1.0, 2.0, 3.0])
+    assert len(k._launchers[qd.debug_mode()]) == 2

@@ -33,7 +33,6 @@ from ..._errors import KernelTypeError, LoopLimitError
 from ...kernels.codegen.spirv import CUT_SLOT, LOCAL, SpirvProgram, render_spirv
 from ...kernels.error_record import LENGTH as RECORD_LENGTH
 from ...kernels.ir import For, KernelIR, walk
-from ...kernels.launch import bump_generations
 from ...kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
 from ...kernels.types import ArrayType
 from . import _instance, _pipelines
@@ -414,7 +413,7 @@ class VulkanLauncher(Launcher):
         buffers += (self.carry.alloc, self.err.alloc)
         for pipe, groups, raw in dispatches:
             self._issue(v, pipe, groups, buffers, raw)
-        bump_generations(args, self.bumps)
+        self.bump(args)
         return True
 
     def _issue(self, v: _Variant, pipe: Any, groups: tuple[int, int, int], bound: list[Any],
@@ -511,7 +510,7 @@ class VulkanLauncher(Launcher):
                            for a, numbers, _, _ in layouts], dispatches)
         finally:
             if not retried:
-                bump_generations(args, self.bumps)
+                self.bump(args)
         if self.debug:
             record = err.to_host()
             if self.guard is not None and record[CUT_SLOT]:
