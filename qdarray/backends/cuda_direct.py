@@ -17,6 +17,11 @@ Each parameter sits in its own 8-byte slot of one buffer, and the launch passes 
 addresses (`kernelParams`); CUDA copies the values at the launch, so the buffer can be reused
 at once.
 
+`compile_fast` writes, for one kernel signature, array layouts and device, the whole launch
+as straight-line code (`CudaLauncher.fast`): the test that the arguments still have those
+layouts, the host values and grids, the packing and the launches, without a loop over the
+arguments or a call per parameter.
+
 Layouts: numba types an array 'C', 'F' or 'A' from its strides, and a 'C' or 'F' overload
 computes addresses from the shape alone. An array reuses a recorded overload only when it has
 the same contiguity (C, F, both or neither, by NumPy's rule) as the array that chose it, and
@@ -27,13 +32,10 @@ its arrays correctly.
 from __future__ import annotations
 
 import ctypes
-import math
 import struct
 import threading
 from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 # struct codes of numba's scalar kernel parameters, each padded to an 8-byte slot
 _SCALAR = {"int8": "b7x", "uint8": "B7x", "int16": "h6x", "uint16": "H6x", "int32": "i4x",
@@ -162,27 +164,6 @@ class DirectLaunch:
                 self.launch_kernel(handle, blocks, threads, stream, self.params)
 
 
-def launch_key(native: Sequence[Any], is_array: Sequence[bool], device_array: Any
-               ) -> tuple[Any, ...] | None:
-    """What a launch's parameters pack from, to tell whether a launch packs exactly as the
-    last one did: each device array's address, shape and strides, each scalar's value (a
-    zero float with its sign: -0.0 and 0.0 pack differently). None where a launch cannot be
-    repeated without packing: an argument that is not a `device_array` (a host array copied
-    for the launch, another library's array converted at each launch)."""
-    key: list[Any] = []
-    for array, x in zip(is_array, native, strict=True):
-        if array:
-            if type(x) is not device_array:
-                return None
-            key.append((x.data.ptr, x.shape, x.strides))
-        elif isinstance(x, (float, complex, np.inexact)):
-            key.append((type(x), x, *(math.copysign(1.0, part) for part in
-                                      (complex(x).real, complex(x).imag))))
-        else:
-            key.append(x)
-    return tuple(key)
-
-
 def direct_launch(stages: Sequence[Any], numba_args: Sequence[Any], ptr: Any,
                   launch: Any) -> DirectLaunch | None:
     """A `DirectLaunch` of `stages` (numba dispatchers that have just run on `numba_args`),
@@ -203,3 +184,87 @@ def direct_launch(stages: Sequence[Any], numba_args: Sequence[Any], ptr: Any,
     if argtypes is None or parameter_format(argtypes) is None:
         return None
     return DirectLaunch(handles, argtypes, ptr, launch)
+
+
+def compile_fast(*, pack: Any, bump: Any, params: Sequence[tuple[int, Any, int]],
+                 steps: Sequence[tuple[int, Any, Any, Any, list[int]]],
+                 stages: Sequence[tuple[list[tuple[int, int]], bool]], tpb: int, most: int,
+                 index: int, direct: DirectLaunch, device_array: type, current_device: Any,
+                 current_stream: Any, launch_kernel: Any, carries: dict[Any, list[Any]],
+                 ncarries: int, issuing: Any) -> Any:
+    """`fast(args)`: one launch of a kernel signature on device `index`, written out as
+    straight-line code; False (nothing launched) when the arguments do not fit what it was
+    written for, and the launcher's general path runs instead.
+
+    Args:
+        pack, bump: the signature's argument packer and write-generation bump.
+        params: per kernel parameter (value id, scalar type or None for an array, the
+            array's contiguity as `contiguity` gives it); no 0-d array (which launches as
+            1-d, on the general path).
+        steps: the plan's host instructions (stages.Plan.steps).
+        stages: per stage, the (begin, end) value ids of its parallel loops (none: a serial
+            stage) and whether it launches one thread per iteration.
+        tpb, most: threads per block, and the largest grid of a strided stage.
+        direct: the stages' `DirectLaunch` for these layouts (its handles and buffer).
+        device_array: the device arrays' type (CuPy's ndarray), whose `_c_contiguous` and
+            `_f_contiguous` flags follow NumPy's rule as `contiguity` does.
+        current_device, current_stream: CuPy's `runtime.getDevice` and
+            `get_current_stream`; launch_kernel: the driver's cuLaunchKernel (CuPy's).
+        carries: the launcher's carry arrays by (device, stream); ncarries: how many.
+        issuing: the launcher's lock around a launch's stages.
+    """
+    names: dict[str, Any] = {
+        "pack": pack, "bump": bump, "ndarray": device_array, "getDevice": current_device,
+        "stream_of": current_stream, "launchKernel": launch_kernel, "carries": carries,
+        "issuing": issuing, "pack_into": direct.format.pack_into, "BUF": direct.buffer,
+        "PARAMS": direct.params}
+    lines = ["def fast(args):", "    native = pack(args)"]
+    parts: list[str] = []  # the expressions packed, in numba's parameter order
+    for k, (vid, make, layout) in enumerate(params):
+        v = f"v{vid}"
+        if make is None:
+            lines.append(f"    {v} = native[{k}]")
+            lines.append(f"    if type({v}) is not ndarray or ({v}._c_contiguous | "
+                         f"{v}._f_contiguous << 1) != {layout}: return False")
+            parts += ["0, 0", f"{v}.size", f"{v}.itemsize", f"{v}.data.ptr"]
+            parts += [f"*{v}.shape", f"*{v}.strides"]
+        else:
+            names[f"make{k}"] = make
+            lines.append(f"    {v} = make{k}(native[{k}])")
+            parts.append(v)
+    for k, (rid, impl, rtype, attrs, arg_ids) in enumerate(steps):
+        names[f"impl{k}"], names[f"rt{k}"], names[f"at{k}"] = impl, rtype, attrs
+        operands = "".join(f", v{a}" for a in arg_ids)
+        lines.append(f"    v{rid} = impl{k}(rt{k}, at{k}{operands})")
+    known = {vid for vid, *_ in params} | {rid for rid, *_ in steps}
+    grids = []
+    for k, (bounds, whole) in enumerate(stages):
+        if not bounds:
+            grids.append("1")
+            continue
+        if not all(b in known and e in known for b, e in bounds):
+            grids.append(str(most))  # bounds a serial stage computes on the device
+            continue
+        total = " * ".join(f"max(int(v{e}) - int(v{b}), 0)" for b, e in bounds)
+        blocks = f"-(-({total}) // {tpb})"
+        lines.append(f"    g{k} = {blocks if whole else f'min({blocks}, {most})'}")
+        grids.append(f"g{k}")
+    lines += [f"    if getDevice() != {index}: return False",
+              "    stream = stream_of().ptr"]
+    if ncarries:
+        lines += [f"    found = carries.get(({index}, stream))",
+                  "    if found is None: return False"]
+        for c in range(ncarries):
+            lines.append(f"    c{c} = found[{c}]")
+            parts += ["0, 0", f"c{c}.size", f"c{c}.itemsize", f"c{c}.data.ptr",
+                      f"*c{c}.shape", f"*c{c}.strides"]
+    lines += ["    with issuing:", f"        pack_into(BUF, 0, {', '.join(parts)})",
+              "        try:"]
+    for handle, grid in zip(direct.handles, grids, strict=True):
+        call = f"launchKernel({handle}, {grid}, 1, 1, {tpb}, 1, 1, 0, stream, PARAMS, 0)"
+        lines.append(f"            if {grid}: {call}" if grid.startswith("g") else
+                     f"            {call}" if grid != "1" else
+                     f"            launchKernel({handle}, 1, 1, 1, 1, 1, 1, 0, stream, PARAMS, 0)")
+    lines += ["        finally:", "            bump(args)", "    return True"]
+    exec(compile("\n".join(lines) + "\n", "<qdarray cuda launch>", "exec"), names)  # noqa: S102
+    return names["fast"]

@@ -10,7 +10,8 @@ chose another) and, in debug mode, reads the error record and raises `KernelInde
 The first call with each combination of array layouts goes through numba's dispatcher (which
 compiles the stages); later calls pack the parameters themselves and launch each stage's
 compiled function directly (cuda_direct.py), which costs a few microseconds where numba's
-dispatch costs tens.
+dispatch costs tens. After the first direct launch of a layout the whole launch is written
+out for it (`cuda_direct.compile_fast`) and tried first at every call.
 
 Launch configuration: `TPB` (256) threads per block and `min(ceil(n / TPB), SMs x 32)`
 blocks for a parallel stage of `n` iterations (the kernel loops with a grid stride, so a
@@ -47,7 +48,7 @@ from ..kernels.ops.adstack import PARAM_PREFIX
 from ..kernels.passes.stages import Plan, plan_stages
 from ..kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
 from ..kernels.types import ArrayType
-from .cuda_direct import DirectLaunch, direct_launch, launch_key, layout_key
+from .cuda_direct import DirectLaunch, compile_fast, direct_launch, layout_key
 
 # numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1 before numba is imported): no GPU, no CuPy.
 SIMULATED = bool(numba_config.ENABLE_CUDASIM)  # type: ignore[attr-defined]
@@ -153,10 +154,10 @@ class CudaLauncher(Launcher):
         self.whole_grid = whole_grid_stages(kernel, self.plan)
         self.carries: dict[tuple[int, int], list[Any]] = {}  # by (device, stream)
         self.issuing = threading.Lock()
-        self.is_array = [isinstance(t, ArrayType) for _, t in self.params]
-        # the last launch that `_repeat` may issue again: (cuda_direct.launch_key, device,
-        # stream, its DirectLaunch, grids); None after any other launch
-        self.memo: tuple[Any, int, int, DirectLaunch, list[tuple[int, int]]] | None = None
+        # the launch written out for the layouts of the last direct launch (cuda_direct.
+        # compile_fast), and those of every layout so far by (device index, layouts)
+        self.fast: Any = None
+        self.fasts: dict[tuple[int, tuple[int, ...]], Any] = {}
         # positions of the array arguments of a launch: parameters, carries, error record
         self.arrays = [k for k, (_, t) in enumerate(self.params) if isinstance(t, ArrayType)]
         nparams = len(self.params)
@@ -233,29 +234,26 @@ class CudaLauncher(Launcher):
             return cp.zeros(n, dtype)
 
     def __call__(self, args: Sequence[Any]) -> None:
+        fast = self.fast
+        if fast is not None and fast(args):
+            return
         native = self.pack(args)
         index = self.device.index
         err: Any = None
-        key = None
         try:
-            if not SIMULATED and not self.debug:
-                key = launch_key(native, self.is_array, self.cp.ndarray)
-                if key is not None and self._repeat(key, index):
-                    return
             kargs, env, copies = self._args(native, index)
             self.plan.evaluate_host(env)
             if self.debug:
                 err = self._zeros(RECORD_LENGTH, np.int64, index)
             grids = self._grids(env, index)
             with self.issuing:
-                self.memo = None
                 if self.carry_dtypes:
                     kargs += self._carries(index)
                 if err is not None:
                     kargs.append(err)
                 used = self._launch(kargs, grids, index)
-                if used is not None and key is not None:
-                    self.memo = (key, index, used[1], used[0], grids)
+            if used is not None and not copies:
+                self.fast = self._fast(*used)
             for host, dev in copies:
                 host[...] = self.backend.to_host(dev)
         finally:
@@ -263,24 +261,35 @@ class CudaLauncher(Launcher):
         if err is not None:
             self.check(np.asarray(self.backend.to_host(err)), native)
 
-    def _repeat(self, key: tuple[Any, ...], index: int) -> bool:
-        """Launch the stages again without packing anything when this launch's parameters
-        pack exactly as the last one's did (`key`: cuda_direct.launch_key), on the same
-        device and stream: the parameter buffer still holds them, and the grids and carries
-        follow from them. False (nothing launched) otherwise."""
-        memo = self.memo
-        if memo is None or memo[0] != key or memo[1] != index:
-            return False
+    def _fast(self, key: tuple[int, tuple[int, ...]], direct: DirectLaunch) -> Any:
+        """The launch written out for the layouts `key` (device index, contiguity of each
+        array argument) that `direct` launched (None where the general path must run:
+        debug mode, a 0-d array parameter)."""
+        found = self.fasts.get(key)
+        if found is not None or self.debug:
+            return found
+        index, layouts = key
+        params: list[tuple[int, Any, int]] = []
+        arrays = 0
+        for vid, t in self.params:
+            if isinstance(t, ArrayType):
+                if t.ndim == 0:
+                    return None
+                params.append((vid, None, layouts[arrays]))
+                arrays += 1
+            else:
+                params.append((vid, t._np.type, 0))
+        stages = [(bounds, whole) for bounds, whole in zip(self.bounds, self.whole_grid,
+                                                           strict=True)]
         cp = self.cp
-        if cp.cuda.runtime.getDevice() != index or cp.cuda.get_current_stream().ptr != memo[2]:
-            return False
-        with self.issuing:
-            if self.memo is not memo:  # another thread launched meanwhile
-                return False
-            direct = memo[3]
-            with direct.lock:
-                direct.relaunch(memo[4], memo[2])
-        return True
+        found = self.fasts[key] = compile_fast(
+            pack=self.pack, bump=self.bump, params=params, steps=self.plan.steps,
+            stages=stages, tpb=self.tpb, most=max_blocks(index), index=index, direct=direct,
+            device_array=cp.ndarray, current_device=cp.cuda.runtime.getDevice,
+            current_stream=cp.cuda.get_current_stream,
+            launch_kernel=cp.cuda.driver.launchKernel, carries=self.carries,
+            ncarries=len(self.carry_dtypes), issuing=self.issuing)
+        return found
 
     def _grids(self, env: dict[int, Any], index: int) -> list[tuple[int, int]]:
         """(blocks, threads) of each stage; 0 blocks for a parallel stage without
@@ -302,9 +311,9 @@ class CudaLauncher(Launcher):
         return out
 
     def _launch(self, kargs: list[Any], grids: list[tuple[int, int]], index: int
-                ) -> tuple[DirectLaunch, int] | None:
-        """Run the stages; (the DirectLaunch, the stream) where they were launched directly
-        on the current device (a launch that `_repeat` may issue again), else None."""
+                ) -> tuple[tuple[int, tuple[int, ...]], DirectLaunch] | None:
+        """Run the stages; (its layout key, the DirectLaunch) where they were launched
+        directly on the current device, else None."""
         if SIMULATED:
             self._run_numba([_simulated_array(a) for a in kargs], grids)
             return None
@@ -316,14 +325,14 @@ class CudaLauncher(Launcher):
         return None
 
     def _run(self, kargs: list[Any], grids: list[tuple[int, int]], index: int
-             ) -> tuple[DirectLaunch, int] | None:
+             ) -> tuple[tuple[int, tuple[int, ...]], DirectLaunch] | None:
         """The stages on the current device: directly when this layout has run before."""
         key = (index, layout_key(kargs, self.arrays))
         direct = self.direct.get(key)
         if direct:
             stream = self.cp.cuda.get_current_stream().ptr
             direct(kargs, grids, stream)
-            return direct, stream
+            return key, direct
         with _NUMBA_LOCK:
             numba_args = [_device_array(a) if k in self.arrays else a
                           for k, a in enumerate(kargs)]

@@ -253,17 +253,17 @@ def array_leaves(names: Any, args: Any) -> Any:
     return namespace["leaves"]
 
 
-# -- the guard of one signature (the fastest path) ------------------------------------------
+# -- the test of one signature (the fastest path) ---------------------------------------------
 
 
-def compile_guard(key: tuple[Any, ...], written: Any) -> Any:
-    """`guard(args)`: whether arguments have signature key `key` (one entry per argument,
+def compile_fits(key: tuple[Any, ...], written: Any) -> Any:
+    """`fits(args)`: whether arguments have signature key `key` (one entry per argument,
     as `signature_key` gives them) as far as the launcher compiled for `key` depends on it,
     as straight-line identity tests instead of building and hashing a key. `written`: the
     (argument index, field path) of the arrays the kernel writes, whose memory must still be
     writeable (the key's last item); an array only read may be read-only or not, the same
     compiled code reads both. Any part the tests below do not spell compares whole keys."""
-    lines = ["def guard(args):"]
+    lines = ["def fits(args):"]
     names: dict[str, Any] = {"Array": Array, "BufferView": BufferView, "ndarray": np.ndarray,
                              "_key": signature_key}
     writes = {(index, path) for index, path in written}
@@ -304,5 +304,5 @@ def compile_guard(key: tuple[Any, ...], written: Any) -> Any:
     for k, part in enumerate(key):
         test(part, f"args[{k}]", (k, ()))
     lines.append("    return True")
-    exec(compile("\n".join(lines) + "\n", "<qdarray guard>", "exec"), names)  # noqa: S102
-    return names["guard"]
+    exec(compile("\n".join(lines) + "\n", "<qdarray signature test>", "exec"), names)  # noqa: S102
+    return names["fits"]

@@ -2,7 +2,7 @@
 
 A Kernel compiles once per argument signature (and debug mode) and keeps the launchers in a
 dict keyed by the tuple of per-argument keys. The launcher of the last call is tried first:
-its guard (`args.compile_guard`, written for its signature) tells by identity tests whether
+its test (`args.compile_fits`, written for its signature) tells by identity tests whether
 the arguments have that signature, so a launch repeated with arguments like the last one's
 builds no key. `kernel.grad` is reverse mode's object for the kernel, made through
 the hook reverse mode registers (`set_reverse`).
@@ -16,7 +16,7 @@ from typing import Any
 from .._autodiff import TAPES
 from .._dtypes import DType
 from .._errors import KernelTypeError
-from .args import KEY_FUNCS, compile_guard, signature_key
+from .args import KEY_FUNCS, compile_fits, signature_key
 from .bound_reads import Reads, compile_record, read_paths
 from .debug import _state
 from .env import REBOUND, guards, holds, snapshot
@@ -107,7 +107,7 @@ class Kernel(Function):
             self.environment_changed()
         debug = _state["debug"]
         launcher = self._last[debug]
-        if launcher is None or not launcher.guard(args):
+        if launcher is None or not launcher.fits(args):
             launcher = self._find(args, debug)
         if RECORDERS:
             RECORDERS[-1].record(self, args, None, launcher)
@@ -127,7 +127,7 @@ class Kernel(Function):
         launcher = table.get(key)
         if launcher is None:
             launcher = self._prepare(args, None)
-            launcher.guard = compile_guard(key, launcher.bumps)
+            launcher.fits = compile_fits(key, launcher.bumps)
             table[key] = launcher
         self._last[debug] = launcher
         return launcher

@@ -117,8 +117,8 @@ class Launcher:
     recorder: Any = None  # the tape's recording function (ad/recorder.py; False: none)
     reverses: Any = None  # the reverse launchers of this signature (ad/launch.py)
     # Set by the kernel that compiled it (kernel.py): whether arguments have its signature
-    # (args.compile_guard), and the note of what a launch read (bound_reads.compile_record)
-    guard: Any = None
+    # (args.compile_fits), and the note of what a launch read (bound_reads.compile_record)
+    fits: Any = None
     record_reads: Any = None
 
     # The native values of a launch's arguments: `pack_all`, or the same as straight-line

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import struct
+import threading
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,6 +20,7 @@ from numba.core import types as nt
 
 from qdarray.backends.cuda_direct import (
     DirectLaunch,
+    compile_fast,
     contiguity,
     direct_launch,
     layout_key,
@@ -144,32 +146,69 @@ def test_every_combination_of_small_shapes_agrees_with_numpy():
             assert contiguity(view.shape, view.strides, view.itemsize) == want, view.strides
 
 
-class _DeviceArray:
-    """Stands for a CuPy array: an address, a shape and strides."""
+class _Dev:
+    """A stand-in for a CuPy array over NumPy memory: the attributes a written-out launch
+    reads."""
 
-    def __init__(self, ptr: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> None:
-        self.data = SimpleNamespace(ptr=ptr)
-        self.shape = shape
-        self.strides = strides
+    def __init__(self, host: np.ndarray) -> None:
+        self.host = host
+        self._c_contiguous = host.flags.c_contiguous
+        self._f_contiguous = host.flags.f_contiguous
+        self.data = SimpleNamespace(ptr=host.ctypes.data)
+        self.shape, self.strides = host.shape, host.strides
+        self.size, self.itemsize = host.size, host.itemsize
 
 
-def test_launch_key_tells_launches_that_pack_alike():
-    from qdarray.backends.cuda_direct import launch_key
+def test_a_written_out_launch_packs_and_launches_as_the_general_path():
+    x = _Dev(np.zeros((3, 4), np.float32))
+    y = _Dev(np.zeros(6, np.int64))
+    carry = _Dev(np.zeros(1, np.float64))
+    argtypes = (nt.Array(nt.float32, 2, "C"), nt.float32, nt.Array(nt.int64, 1, "C"),
+                nt.int64, nt.Array(nt.float64, 1, "C"))
+    nslots = (5 + 4) + 1 + (5 + 2) + 1 + (5 + 2)
+    seen: list[Any] = []
 
-    a = _DeviceArray(4096, (16,), (4,))
-    same = _DeviceArray(4096, (16,), (4,))       # another object, the same memory
-    flags = [False, True, False]
+    def launch_kernel(handle, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        assert (gy, gz, by, bz, shared, extra) == (1, 1, 1, 1, 0, 0)
+        seen.append((handle, gx, bx, stream, _read_slots(params, nslots)))
 
-    def key(*native):
-        return launch_key(native, flags, _DeviceArray)
-
-    assert key(2.0, a, 3) == key(2.0, same, 3)
-    assert key(2.0, a, 3) != key(2.0, _DeviceArray(4160, (16,), (4,)), 3)   # moved
-    assert key(2.0, a, 3) != key(2.0, _DeviceArray(4096, (8,), (4,)), 3)    # shorter
-    assert key(2.0, a, 3) != key(2.0, _DeviceArray(4096, (16,), (8,)), 3)   # strided
-    assert key(0.0, a, 3) != key(-0.0, a, 3)                      # they pack differently
-    assert key(np.float32(0.0), a, 3) != key(np.float32(-0.0), a, 3)
-    assert key(complex(1, 0.0), a, 3) != key(complex(1, -0.0), a, 3)
-    assert key(2.0, a, 3) != key(np.float32(2.0), a, 3)          # (conservative)
-    assert key(2.0, a, 3) != key(2.0, a, 4)
-    assert key(2.0, np.zeros(16, np.float32), 3) is None          # copied at each launch
+    direct = DirectLaunch([11, 22, 33, 44], argtypes, lambda a: a.data.ptr, None)
+    bumped: list[Any] = []
+    device = [0]
+    carries = {(0, 77): [carry]}
+    # parameters x (id 1), a (2), y (3), n (4); one host step: v9 = 100 * n
+    fast = compile_fast(
+        pack=lambda args: list(args), bump=bumped.append,
+        params=[(1, None, 1), (2, np.float32, 0), (3, None, 3), (4, np.int64, 0)],
+        steps=[(9, lambda rtype, attrs, n: rtype(n * attrs[0]), np.int64, (100,), [4])],
+        stages=[([(4, 9)], False), ([], False), ([(4, 9)], True), ([(4, 5)], False)],
+        tpb=256, most=8, index=0, direct=direct, device_array=_Dev,
+        current_device=lambda: device[0], current_stream=lambda: SimpleNamespace(ptr=77),
+        launch_kernel=launch_kernel, carries=carries, ncarries=1, issuing=threading.Lock())
+    args = (x, 1.5, y, 30)
+    assert fast(args) is True
+    # 2970 iterations: 12 blocks, capped at 8; serial: one thread; whole: 12 blocks; the
+    # last stage's end (id 5) is computed on the device: the largest grid
+    assert [s[:4] for s in seen] == [(11, 8, 256, 77), (22, 1, 1, 77), (33, 12, 256, 77),
+                                     (44, 8, 256, 77)]
+    assert bumped == [args]
+    q = [struct.unpack("<q", s)[0] for s in seen[0][4]]
+    assert q[:9] == [0, 0, 12, 4, x.data.ptr, 3, 4, 16, 4]
+    assert struct.unpack("<f", seen[0][4][9][:4])[0] == 1.5
+    assert q[10:17] == [0, 0, 6, 8, y.data.ptr, 6, 8]
+    assert q[17] == 30
+    assert q[18:25] == [0, 0, 1, 8, carry.data.ptr, 1, 8]
+    assert fast((x, 1.5, y, 0)) is True  # no iterations: the parallel stages are skipped
+    assert [s[:2] for s in seen[4:]] == [(22, 1), (44, 8)]
+    seen.clear()
+    bumped.clear()
+    # what the general path must launch instead: nothing launched, nothing bumped
+    strided = _Dev(np.zeros((3, 8), np.float32)[:, ::2])
+    assert fast((strided, 1.5, y, 30)) is False                  # another layout
+    assert fast((x.host, 1.5, y, 30)) is False                   # a host array
+    device[0] = 1
+    assert fast(args) is False                                   # another device current
+    device[0] = 0
+    carries.clear()
+    assert fast(args) is False                                   # no carries on this stream
+    assert seen == [] and bumped == []

@@ -156,7 +156,7 @@ def test_writing_read_only_memory_is_rejected(launch):
     np.testing.assert_array_equal(out, [2.0, 2.0, 2.0])
 
 
-# -- the last launch's signature is tried first (args.compile_guard) ---------------------------
+# -- the last launch's signature is tried first (args.compile_fits) ---------------------------
 
 
 @qd.kernel
