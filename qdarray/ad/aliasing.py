@@ -68,3 +68,18 @@ def check_wrappers(kernel: Any, args: Sequence[Any], leaves: Any = None) -> None
                     f"(a separate wrapper of the same memory): the reverse would leave out "
                     f"every derivative through '{name}'. Pass '{other}' itself, or a view of "
                     f"it (views carry its gradient), for '{name}'.")
+
+
+def float_without_gradient(leaves: Sequence[tuple[str, Any]], mask: Sequence[bool]) -> bool:
+    """Whether any Array or BufferView among a launch's `leaves` (`mask`: which have a
+    gradient) is a float or complex array without a gradient: the only arguments
+    `check_wrappers` inspects. Fixed by the signature and the mask, so a caller that keys
+    its reverse launchers by both asks once."""
+    for (_, a), has in zip(leaves, mask, strict=True):
+        t = type(a)
+        if has or t is np.ndarray:
+            continue
+        base = a._base if t is BufferView else a
+        if base._dtype.kind in "fc":
+            return True
+    return False

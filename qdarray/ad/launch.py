@@ -41,12 +41,12 @@ from ..kernels.debug import _state
 from ..kernels.entries import entry_key
 from ..kernels.env import Pinned, Recorder, changed, fingerprint, holds
 from ..kernels.ir import KernelIR, Param, Value
-from ..kernels.launch import compile_ir, packer, signature, written_paths
+from ..kernels.launch import compile_ir, compile_pack, packer, signature, written_paths
 from ..kernels.target import KernelTarget, target_of
 from ..kernels.types import ArrayType, ViewType
 from . import sizer as sizer_mod
 from .adstack import check_overflow, heap_sizes
-from .aliasing import check_wrappers
+from .aliasing import check_wrappers, float_without_gradient
 from .checkpoint_launch import Checkpointer, uncountable
 from .device_buffers import DeviceBuffers
 from .packing import Packed, Packer, TooLarge
@@ -208,6 +208,7 @@ class ReverseLauncher:
             launcher = launcher_of(record, packers, bumps, self.target, self.debug,
                                    self.device)
             if launcher is not None:
+                launcher.pack = compile_pack(packers)
                 return launcher
         ir: KernelIR = getattr(self.rev, which)
         return compile_ir(ir, specs, names, self.target, self.debug, bumps, self.device)
@@ -613,25 +614,28 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
     debug = _state["debug"]
     if kernel._guards and not holds(kernel.fn, kernel._guards):
         kernel.environment_changed()
-    if mask is None or False in mask:  # (every array with a gradient: no wrapper to find)
-        check_wrappers(kernel, args, leaves)
     pinned = (changed(kernel.fn, constants) if constants is not None
               and constants is not kernel.snapshot_constants() else None)
-    if pinned is not None:
-        _launch_pinned(kernel, args, target, debug, pinned, check)
-        return
     fl = kernel.resolved_float()
-    if forward is not None and leaves is not None:
+    if pinned is None and forward is not None and leaves is not None:
         if mask is None:
             mask = tuple([grad_of(a) is not None for _, a in leaves])
         key = (debug, fl, target, mask)
         reverses = forward.reverses
         if reverses is None:
             reverses = forward.reverses = {}
-        launcher = reverses.get(key)
-        if launcher is None:
-            launcher = reverses[key] = _launcher(kernel, args, target, table, debug, fl)
-        launcher(args, check)
+        found = reverses.get(key)
+        if found is None:
+            found = reverses[key] = (_launcher(kernel, args, target, table, debug, fl),
+                                     float_without_gradient(leaves, mask))
+        if found[1]:  # (else no argument check_wrappers looks at)
+            check_wrappers(kernel, args, leaves)
+        found[0](args, check)
+        return
+    if mask is None or False in mask:  # (every array with a gradient: no wrapper to find)
+        check_wrappers(kernel, args, leaves)
+    if pinned is not None:
+        _launch_pinned(kernel, args, target, debug, pinned, check)
         return
     _launcher(kernel, args, target, table, debug, fl)(args, check)
 
