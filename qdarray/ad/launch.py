@@ -186,7 +186,7 @@ class ReverseLauncher:
         # A reverse without stacks, heaps or scratch needs no sizing: after its first launch
         # (which records the statistics it leaves) it runs straight (see `launch`).
         self.straight = not (plan.n_stacks or plan.heaps or plan.outer_slots or checkpointed)
-        self.straight_stats: dict[str, Any] | None = None
+        self.fast: Any = None  # the straight launch written out (compile_straight)
 
     @property
     def rev(self) -> Reverse:
@@ -237,8 +237,9 @@ class ReverseLauncher:
         return counts
 
     def __call__(self, args: Sequence[Any], check: bool = True) -> None:
-        if self.straight_stats is not None:  # no adstacks: no heap buffers to share
-            self.launch(args, check)
+        fast = self.fast
+        if fast is not None:  # no adstacks: no heap buffers to share
+            fast(args, check)
             return
         with _HEAPS_IN_USE:  # one reverse launch at a time uses the shared heap buffers
             self.launch(args, check)
@@ -287,30 +288,36 @@ class ReverseLauncher:
         flat = args if self.flat is None else self.flat(args)
         if self.reads and check:
             self.check_reads(args)
-        stats = self.straight_stats
-        if stats is None:
-            self.execute(args, flat, None)
-            if self.straight:
-                self.straight_stats = {k: STATS[k] for k in _LAUNCH_STATS}
-            return
-        STATS.update(stats)
-        call = list(args)
+        self.execute(args, flat, None)
+        if self.straight:
+            self.fast = self.compile_straight({k: STATS[k] for k in _LAUNCH_STATS}, flat)
+
+    def compile_straight(self, stats: dict[str, Any], flat: Sequence[Any]) -> Any:
+        """`fast(args, check)`: a launch of a reverse without adstacks, heaps or scratch,
+        whose first launch left `stats` (`flat`: its flattened arguments, whose types are
+        the signature's), written out: the read check, the statistics, each gradient
+        argument (refused when read-only) and the launch."""
+        lines = ["def fast(args, check):"]
+        if self.reads:
+            lines.append("    if check: check_reads(args)")
+        lines.append("    update(STATS_OF_LAUNCH)")
+        lines.append("    flat = args" if self.flat is None else "    flat = flatten(args)")
+        grads = []
         for k in self.plan.grads:
-            a = flat[k]
-            g: Any
-            if type(a) is Array:
-                g = a._grad
-                memory = g._data
+            if type(flat[k]) is Array:
+                lines += [f"    g{k} = flat[{k}]._grad", f"    m = g{k}._data"]
             else:
-                g = grad_of(a)
-                memory = g._base._data
-            if type(memory) is np.ndarray:
-                if not memory.flags.writeable:
-                    self.read_only_gradient(k)
-            elif not getattr(getattr(memory, "flags", None), "writeable", True):
-                self.read_only_gradient(k)
-            call.append(g)
-        self.run(call)
+                lines += [f"    g{k} = grad_of(flat[{k}])", f"    m = g{k}._base._data"]
+            lines.append("    if not getattr(getattr(m, 'flags', None), 'writeable', True): "
+                         f"read_only({k})")
+            grads.append(f"g{k}")
+        lines.append(f"    run([*args, {', '.join(grads)}])")
+        names = {"check_reads": self.check_reads, "update": STATS.update,
+                 "STATS_OF_LAUNCH": stats, "flatten": self.flat, "grad_of": grad_of,
+                 "read_only": self.read_only_gradient, "run": self.run}
+        exec(compile("\n".join(lines) + "\n", f"<qdarray reverse of {self.name}>", "exec"),
+             names)  # noqa: S102
+        return names["fast"]
 
     def prepare(self, args: Sequence[Any], flat: Sequence[Any], stride: int | None
                 ) -> tuple[Any, ...]:
@@ -620,7 +627,7 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
     if pinned is None and forward is not None and leaves is not None:
         if mask is None:
             mask = tuple([grad_of(a) is not None for _, a in leaves])
-        key = (debug, fl, target, mask)
+        key = (debug, fl.name, target, mask)  # (a dtype hashes in Python, its name in C)
         reverses = forward.reverses
         if reverses is None:
             reverses = forward.reverses = {}
