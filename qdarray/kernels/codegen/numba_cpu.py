@@ -332,6 +332,7 @@ class NumbaCpuEmitter(PySourceEmitter):
         private = {id_: (accumulator(kk, p), p) for id_, (kk, p) in self.sites.items()
                    if kk == k}
         e = LaneEmitter(TABLE, plan.u, self.width or 1, private=private, runs=self.runs)
+        e.constants = self.constants  # one module, one set of constants
         e.depth = self.depth
         nest = self.nests[id(s)]
         e.function(f"_lanes_{k}", self.args_of(s), nest, nest[-1].body, plan.varying_vars)
@@ -367,6 +368,7 @@ class NumbaCpuEmitter(PySourceEmitter):
         if self.loops:
             self.entry("entry_parallel", True)
         self.work()
+        self.lines += self.constant_lines()
         return self.source()
 
 

@@ -314,6 +314,7 @@ class NumbaCudaEmitter(PySourceEmitter):
             f"TPB = {TPB_SIMULATED if self.simulated else TPB}", "", ""]
         for k, stage in enumerate(self.plan.stages):
             self.stage(k, stage)
+        self.lines += self.constant_lines()
         return self.source()
 
 

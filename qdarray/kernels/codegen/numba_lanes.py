@@ -62,6 +62,7 @@ class _LaneArgs:
         self.lane = lane
         self.line = owner.line
         self.indent = owner.indent
+        self.constant = owner.constant
 
     def val(self, v: Value) -> str:
         return self.owner.lane_value(v, self.lane)

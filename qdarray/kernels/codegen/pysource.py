@@ -177,7 +177,7 @@ def _continue(e: Any, s: Continue) -> None:
 
 
 PY_TABLE: dict[Op, Any] = {
-    Op.CONST: lambda e, i: const(*i.attrs),
+    Op.CONST: lambda e, i: e.constant(*i.attrs),
     Op.CAST: _cast,
     Op.SELECT: "({1} if {0} else {2})",
     Op.ADD: "{0} + {1}", Op.SUB: "{0} - {1}", Op.MUL: "{0} * {1}", Op.TRUEDIV: "{0} / {1}",
@@ -222,6 +222,8 @@ class PySourceEmitter:
         self.loop_depth = 0
         self.in_body = 0  # inside a parallel body: the number of loops of its nest
         self.stage_no = 0  # the launch stage being generated (error_record.STAGE)
+        # module-level names of the kernel's constants, by their literal (`constant`)
+        self.constants: dict[str, str] = {}
 
     # -- names ----------------------------------------------------------------------------
 
@@ -233,6 +235,27 @@ class PySourceEmitter:
     def var(var: Var) -> str:
         name = re.sub(r"\W", "_", var.name)
         return f"l{var.id}_{name}"
+
+    def constant(self, value: Any, dtype: Any) -> str:
+        """A constant of the kernel: a module-level name bound to the literal (booleans stay
+        literals). numba types a module's NumPy scalar as a compile-time constant, where a
+        call `np.float32(0.5)` is a call to resolve at each use: in a long kernel those
+        resolutions were about a third of the compile time."""
+        text = const(value, dtype)
+        if dtype.kind == "b":
+            return text
+        name = self.constants.get(text)
+        if name is None:
+            name = self.constants[text] = f"_K{len(self.constants)}"
+        return name
+
+    def constant_lines(self) -> list[str]:
+        """The module-level bindings of the constants (numba reads a module's globals when a
+        function compiles, at its first call, after the module has loaded)."""
+        if not self.constants:
+            return []
+        return ["", "# the kernel's constants"] + [f"{name} = {text}" for text, name in
+                                                   self.constants.items()]
 
     # -- output ---------------------------------------------------------------------------
 
