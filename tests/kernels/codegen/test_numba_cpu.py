@@ -138,3 +138,30 @@ def test_special_constants(backend_name):
     (constants.interpret if backend_name == "interp" else constants)(out)
     assert out[0] == np.float32(0.1) and out[1] == np.inf and out[2] == -np.inf
     assert np.isnan(out[3])
+
+
+@qd.kernel
+def module_constants(x: qd.Array[qd.float32, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * 0.1 + (-0.0)
+        big = -qd.math.inf
+        if y[i] > 0.5:
+            big = qd.math.inf
+        y[i] = big + 1e-300 * -1.0
+
+
+def test_constants_are_module_level_numpy_scalars():
+    """A kernel's constants are bound once at module level (numba types them as constants;
+    a call `np.float32(0.1)` at each use cost a long kernel a third of its compile time)
+    and keep their exact values: float32 rounding, -0.0, infinities."""
+    x = np.array([0.0, -0.0, 3.0, 1e-40], np.float32)
+    y = np.array([0.0, 1.0, -2.0, 0.75])
+    src = module_constants.generated_source(x, y)
+    body = src[:src.index("# the kernel's constants")]
+    assert "np.float32(0.1)" not in body and "_K0" in body
+    assert "_K0 = " in src[src.index("# the kernel's constants"):]
+    wx, wy = x * np.float32(0.1) + np.float32(-0.0), np.where(y > 0.5, np.inf, -np.inf)
+    module_constants(x, y)
+    np.testing.assert_array_equal(x, wx)
+    assert np.signbit(x[1]) == np.signbit(wx[1])
+    np.testing.assert_array_equal(y, wy)
