@@ -61,25 +61,51 @@ def check_wrappers(kernel: Any, args: Sequence[Any], leaves: Any = None) -> None
             continue
         for other, b in with_grad:
             if a._shared is b._shared and _overlap(a, b):
-                raise AutodiffError(
-                    f"The reverse of kernel '{kernel.__name__}': argument '{name}' views the "
-                    f"memory of argument '{other}', which has a gradient, but has no gradient "
-                    f"itself "
-                    f"(a separate wrapper of the same memory): the reverse would leave out "
-                    f"every derivative through '{name}'. Pass '{other}' itself, or a view of "
-                    f"it (views carry its gradient), for '{name}'.")
+                _refuse(kernel, name, other)
 
 
-def float_without_gradient(leaves: Sequence[tuple[str, Any]], mask: Sequence[bool]) -> bool:
-    """Whether any Array or BufferView among a launch's `leaves` (`mask`: which have a
-    gradient) is a float or complex array without a gradient: the only arguments
-    `check_wrappers` inspects. Fixed by the signature and the mask, so a caller that keys
-    its reverse launchers by both asks once."""
-    for (_, a), has in zip(leaves, mask, strict=True):
+def _refuse(kernel: Any, name: str, other: str) -> None:
+    raise AutodiffError(
+        f"The reverse of kernel '{kernel.__name__}': argument '{name}' views the memory of "
+        f"argument '{other}', which has a gradient, but has no gradient itself (a separate "
+        f"wrapper of the same memory): the reverse would leave out every derivative through "
+        f"'{name}'. Pass '{other}' itself, or a view of it (views carry its gradient), for "
+        f"'{name}'.")
+
+
+def wrapper_pairs(leaves: Sequence[tuple[str, Any]], mask: Sequence[bool]
+                  ) -> tuple[list[int], list[int]] | None:
+    """The positions among a launch's `leaves` (`mask`: which have a gradient) that
+    `check_wrappers` compares: (float or complex Arrays and BufferViews without a gradient,
+    those with one); None when there is no such pair. Fixed by the signature and the mask,
+    so a caller that keys its reverse launchers by both asks once and checks with
+    `check_pairs`."""
+    without, having = [], []
+    for k, ((_, a), has) in enumerate(zip(leaves, mask, strict=True)):
         t = type(a)
-        if has or t is np.ndarray:
+        if t is np.ndarray:
             continue
-        base = a._base if t is BufferView else a
-        if base._dtype.kind in "fc":
-            return True
-    return False
+        if has:
+            having.append(k)
+        elif (a._base if t is BufferView else a)._dtype.kind in "fc":
+            without.append(k)
+    return (without, having) if without and having else None
+
+
+def check_pairs(kernel: Any, leaves: Sequence[tuple[str, Any]],
+                pairs: tuple[list[int], list[int]]) -> None:
+    """`check_wrappers` over the positions `wrapper_pairs` found."""
+    without, having = pairs
+    for i in without:
+        name, a = leaves[i]
+        if type(a) is BufferView:
+            a = a._base
+        shared = a._shared
+        if shared is None:
+            continue
+        for j in having:
+            other, b = leaves[j]
+            if type(b) is BufferView:
+                b = b._base
+            if b._shared is shared and _overlap(a, b):
+                _refuse(kernel, name, other)

@@ -46,7 +46,7 @@ from ..kernels.target import KernelTarget, target_of
 from ..kernels.types import ArrayType, ViewType
 from . import sizer as sizer_mod
 from .adstack import check_overflow, heap_sizes
-from .aliasing import check_wrappers, float_without_gradient
+from .aliasing import check_pairs, check_wrappers, wrapper_pairs
 from .checkpoint_launch import Checkpointer, uncountable
 from .device_buffers import DeviceBuffers
 from .packing import Packed, Packer, TooLarge
@@ -634,9 +634,9 @@ def launch_reverse(kernel: Any, args: Sequence[Any], target: KernelTarget | None
         found = reverses.get(key)
         if found is None:
             found = reverses[key] = (_launcher(kernel, args, target, table, debug, fl),
-                                     float_without_gradient(leaves, mask))
-        if found[1]:  # (else no argument check_wrappers looks at)
-            check_wrappers(kernel, args, leaves)
+                                     wrapper_pairs(leaves, mask))
+        if found[1] is not None:  # (else no pair of arguments check_wrappers compares)
+            check_pairs(kernel, leaves, found[1])
         found[0](args, check)
         return
     if mask is None or False in mask:  # (every array with a gradient: no wrapper to find)
