@@ -248,8 +248,11 @@ def _generate(kernel: Any, names: tuple[str, ...], access: Any, leaf_names: list
             # one parameter read and written: one layout, so the boxes compare directly
             m = (f"meet_boxes({wbox[j]}, {rbox[i]})" if r == w else
                  f"meet_arrays({var[w]}, {wbox[j]}, {var[r]}, {rbox[i]})")
-            emit(f"        if {rbox[i]} is not None and {wbox[j]} is not None and "
-                 f"{buf[r]} is {buf[w]}:")
+            # (the same parameter: boxes that do not overlap, the usual case of a time-indexed
+            # step, are told apart inline, without the call)
+            same = (_overlap(wbox[j], rbox[i], rank[w]) if r == w else
+                    f"{buf[r]} is {buf[w]}")
+            emit(f"        if {rbox[i]} is not None and {wbox[j]} is not None and ({same}):")
             emit(f"            m = {m}")
             emit("            if m is not None:")
             emit("                raise Refused" if rel == "mixed" else
