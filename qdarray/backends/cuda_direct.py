@@ -261,10 +261,11 @@ def compile_fast(*, pack: Any, bump: Any, params: Sequence[tuple[int, Any, int]]
     lines += ["    with issuing:", f"        pack_into(BUF, 0, {', '.join(parts)})",
               "        try:"]
     for handle, grid in zip(direct.handles, grids, strict=True):
-        call = f"launchKernel({handle}, {grid}, 1, 1, {tpb}, 1, 1, 0, stream, PARAMS, 0)"
+        threads = 1 if grid == "1" else tpb  # a serial stage: one thread
+        call = f"launchKernel({handle}, {grid}, 1, 1, {threads}, 1, 1, 0, stream, PARAMS, 0)"
+        # a grid computed at the launch may be 0 blocks: that stage is skipped
         lines.append(f"            if {grid}: {call}" if grid.startswith("g") else
-                     f"            {call}" if grid != "1" else
-                     f"            launchKernel({handle}, 1, 1, 1, 1, 1, 1, 0, stream, PARAMS, 0)")
+                     f"            {call}")
     lines += ["        finally:", "            bump(args)", "    return True"]
     exec(compile("\n".join(lines) + "\n", "<qdarray cuda launch>", "exec"), names)  # noqa: S102
     return names["fast"]

@@ -279,8 +279,7 @@ class CudaLauncher(Launcher):
                 arrays += 1
             else:
                 params.append((vid, t._np.type, 0))
-        stages = [(bounds, whole) for bounds, whole in zip(self.bounds, self.whole_grid,
-                                                           strict=True)]
+        stages = list(zip(self.bounds, self.whole_grid, strict=True))
         cp = self.cp
         found = self.fasts[key] = compile_fast(
             pack=self.pack, bump=self.bump, params=params, steps=self.plan.steps,

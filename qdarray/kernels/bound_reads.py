@@ -67,17 +67,6 @@ class Reads:
     def __bool__(self) -> bool:
         return bool(self.table)
 
-    def record(self, args: Sequence[Any], paths: Sequence[Path]) -> None:
-        """Note the generation of each array at `paths` (after a forward launch)."""
-        table = self.table
-        for index, path in paths:
-            buf = buffer_at(args, index, path)
-            if buf is not None:
-                # A weak reference without a callback is made once per token and reused.
-                table[id(buf)] = (weakref.ref(buf), buf.generation)
-        if len(table) > self.limit:
-            self.prune()
-
     def prune(self) -> None:
         """Drop the entries of arrays that are gone."""
         table = self.table
@@ -94,9 +83,11 @@ class Reads:
 
 
 def compile_record(args: Sequence[Any], paths: Sequence[Path]) -> Any:
-    """`record(reads, args)`: `reads.record(args, paths)` as straight-line code for the
-    signature of `args` (the type of each array at `paths` is part of the signature, so the
-    walk and the tests of `buffer_at` are done here once)."""
+    """`record(reads, args)`, after a forward launch: note in `reads` the generation of each
+    array at `paths`, as straight-line code for the signature of `args` (the type of each
+    array at `paths` is part of the signature, so the walk and the tests of `buffer_at` are
+    done here once). A weak reference without a callback is made once per buffer token and
+    reused."""
     lines = ["def record(reads, args):", "    table = reads.table"]
     for k, (index, path) in enumerate(paths):
         x = args[index]

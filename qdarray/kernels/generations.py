@@ -18,16 +18,6 @@ from ..buffer_view import BufferView
 Path = tuple[int, tuple[str, ...]]
 
 
-def buffer_of(x: Any) -> Any:
-    """The buffer token of an Array or BufferView, None for other arrays (NumPy's)."""
-    t = type(x)
-    if t is Array:
-        return x._buffer
-    if t is BufferView:
-        return x._base._buffer
-    return None
-
-
 def leaf_expr(index: int, path: tuple[str, ...]) -> str:
     """The Python expression of the argument at (index, field path) of `args`."""
     return "".join([f"args[{index}]"] + [f".{name}" for name in path])

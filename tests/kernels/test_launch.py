@@ -243,3 +243,17 @@ def test_arrays_moved_to_another_device_launch_there(stub_device):
     k(Array._new(np.arange(3.0), device), other)  # same dtypes: the device tells them apart
     np.testing.assert_array_equal(other._data, [1.0, 2.0, 3.0])
     assert len(k._launchers[qd.debug_mode()]) == 2
+
+
+def test_the_read_generations_drop_arrays_that_are_gone():
+    k = qd.kernel(read_only.fn)
+    out = qd.zeros(3, dtype=qd.float64)
+    keep = qd.asarray(np.arange(3.0))
+    k(keep, out)
+    for _ in range(2):  # two batches of arrays alive together, the first gone before the second
+        batch = [qd.asarray(np.arange(3.0)) for _ in range(600)]
+        for x in batch:
+            k(x, out)
+        del batch
+    assert len(k._reads.table) < 1000  # 1,201 entries without the pruning of gone arrays
+    assert k._reads.seen(keep._buffer) == keep._buffer.generation  # a live array's is kept
