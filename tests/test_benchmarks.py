@@ -166,3 +166,25 @@ def test_launch_host_cost_reports_every_part_and_checks_gradients(capsys):
         assert row["plain_us"] > 0 and row["recorded_us"] > 0 and row["reverse_us"] > 0
         assert row["recorded_over_plain"] == row["recorded_us"] / row["plain_us"]
     assert "recorded/plain" in capsys.readouterr().out
+
+
+def test_compile_long_kernel_times_first_compiles_in_fresh_processes(capsys, tmp_path):
+    # benchmarks/compile_long_kernel.py: a generated kernel of N statements compiled in a new
+    # process with an empty cache; the kernel computes what its statements say
+    import compile_long_kernel
+
+    path = tmp_path / "long_kernel_of_three.py"
+    path.write_text(compile_long_kernel.kernel_source(3))
+    spec = importlib.util.spec_from_file_location("long_kernel_of_three", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = np.full(4, 2.0, np.float32)
+    y = np.zeros(4, np.float32)
+    module.long(x, y)
+    want = np.float32(2.0)
+    for k in range(3):
+        want = want * np.float32(0.5 + k * 1e-3) + np.float32(0.25 + k * 1e-4)
+    np.testing.assert_allclose(y, want, rtol=1e-6)
+    compile_long_kernel.main(["--statements", "4", "--runs", "1"])
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("4 statements: first compile ") and float(line.split()[4]) > 0
