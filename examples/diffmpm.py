@@ -144,12 +144,7 @@ def p2g(f: qd.int32, ps: Particles, g: Grid, actuation: qd.Array[real, 2]):
 
 @qd.kernel(default_float=real)
 def grid_op(g: Grid):
-    # The original's `for i, j in grid_m_in` is qd.ndrange(n_grid, n_grid); spelled as one
-    # loop here because reverse mode fails on a local assigned in a branch of an ndrange
-    # loop and read in a nested one (`lin` below): tests/ad/test_ndrange_branches.py.
-    for k in range(n_grid * n_grid):
-        i = k // n_grid
-        j = k % n_grid
+    for i, j in qd.ndrange(n_grid, n_grid):  # the original's `for i, j in grid_m_in`
         inv_m = 1 / (g.m_in[i, j] + 1e-10)
         v_out = inv_m * g.v_in[i, j]
         v_out[1] -= dt * gravity

@@ -109,7 +109,11 @@ class _Rewrite:
         if isinstance(s, If):
             return If(s.cond, kids[0], kids[1], s.loc)
         if isinstance(s, For):
-            return For(s.index, s.begin, s.end, kids[0], s.parallel, s.loc)
+            # a task's nest (qd.ndrange): its region is the innermost loop's body
+            body = kids[0]
+            for f in reversed(node.nest[1:] if node.nest else ()):
+                body = block([For(f.index, f.begin, f.end, body, f.parallel, f.loc)])
+            return For(s.index, s.begin, s.end, body, s.parallel, s.loc)
         assert isinstance(s, While)
         return While(s.cond_body, s.cond, kids[0], s.loc)
 
