@@ -14,8 +14,11 @@ function except at the special values below:
 - complex `tanh(±inf + yj)` for finite y: NumPy (C99's ctanh) gives `±1 + copysign(0, sin(2y))j`;
   the standard gives `±1 + copysign(0, y)j` (`1 + 0j` for y > 0, as `tanh(conj(z)) ==
   conj(tanh(z))` requires for y < 0).
-- `sign` on CuPy only: CuPy's gives 0 for NaN (the standard: NaN); array-api-compat fixes that
-  with a boolean-mask assignment, which waits for the GPU, so this one fixes it in place.
+- `sign`: of a complex z, z / |z| with z scaled by its larger part first (array-api-compat's
+  plain z / |z| overflows to inf + inf j for subnormal z, whose |z| rounds); infinite and NaN
+  parts keep the standard's z / |z|. On CuPy its sign of NaN is 0 (the standard: NaN);
+  array-api-compat fixes that with a boolean-mask assignment, which waits for the GPU, so this
+  one fixes it in place.
 - CuPy only, where its kernels differ from NumPy's (and the standard) at special values:
   float `remainder` with an infinite divisor or a zero result (CuPy computes x - floor(x / y)
   * y: `1.0 % -inf` is NaN, `-0.0 % 5.0` is -0.0; NumPy's rule, fmod corrected to the
@@ -59,6 +62,7 @@ def functions(m: types.ModuleType, check_first: bool) -> dict[str, Callable[...,
     copyto = m.copyto
     count_nonzero = m.count_nonzero
     asarray = m.asarray
+    where = m.where
 
     def _any_inf(x: Any) -> bool:
         if type(x) is float:
@@ -105,9 +109,23 @@ def functions(m: types.ModuleType, check_first: bool) -> dict[str, Callable[...,
 
     def sign(x: Any, /) -> Any:
         # The standard's sign without a boolean-mask assignment (array-api-compat's CuPy
-        # version masks NaNs in, which synchronises with the GPU on every call).
+        # version masks NaNs in, which synchronises with the GPU on every call). Complex:
+        # x / |x| of x scaled by its larger part first, so that subnormal inputs (whose |x|
+        # rounds, making x / |x| overflow to inf) and huge ones give a unit result;
+        # infinite or NaN parts keep the standard's x / |x| (complex division's rules).
         if x.dtype.kind == "c":
-            result = asarray(x / m.abs(x))
+            re, im = x.real, x.imag
+            scale = m.maximum(m.abs(re), m.abs(im))
+            scale = where(isfinite(scale) & (scale > 0), scale, 1)
+            re, im = re / scale, im / scale  # parts apart: no complex division to underflow
+            norm = m.hypot(re, im)
+            norm = where(norm > 0, norm, 1)
+            ordinary = isfinite(x)
+            special = where(ordinary, 1, x)
+            result = asarray(special / m.abs(special))  # the standard's, at inf and NaN parts
+            # (zeros signed as complex division signs them: (re + im 0) / n, (im - re 0) / n)
+            copyto(result.real, (re + im * 0.0) / norm, where=ordinary)
+            copyto(result.imag, (im - re * 0.0) / norm, where=ordinary)
             copyto(result, 0, where=x == 0)
             return result
         result = asarray(m.sign(x))
@@ -116,9 +134,8 @@ def functions(m: types.ModuleType, check_first: bool) -> dict[str, Callable[...,
         return result
 
     table: dict[str, Callable[..., Any]] = {
-        "floor_divide": floor_divide, "expm1": expm1, "tanh": tanh}
+        "floor_divide": floor_divide, "expm1": expm1, "tanh": tanh, "sign": sign}
     if not check_first:  # CuPy
-        table["sign"] = sign
         table.update(_cupy_functions(m, tanh))
     return table
 

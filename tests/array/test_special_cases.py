@@ -167,7 +167,31 @@ def test_the_gpu_sign_is_the_standards(dtype: str) -> None:
     with np.errstate(invalid="ignore"):
         got = sign(x)
     assert got.dtype == x.dtype
-    np.testing.assert_array_equal(got, want)
+    if dtype.startswith("complex"):  # z scaled first: within a few ulp of z / |z|
+        np.testing.assert_allclose(got, want, rtol=4 * float(np.finfo(dtype).eps), atol=0)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_sign_of_subnormal_and_huge_values_is_a_unit(dtype: str) -> None:
+    """z / |z| overflows for subnormal z (|z| rounds down): the sign scales z first. The
+    closed forms: sign(t (3 + 4j)) = 0.6 + 0.8j and sign(t (1 + 1j)) = (1 + 1j) / sqrt(2)
+    for every t > 0 (t a power of two, so that the inputs are exact)."""
+    info = np.finfo(dtype)
+    tiny = float(info.smallest_subnormal)
+    ts = [tiny, tiny * 4, float(info.smallest_normal), 1.0, float(info.max) / 8]
+    z = np.array([t * c for t in ts for c in (3 + 4j, 1 + 1j, -1 - 1j, -1j)
+                  if not (t == tiny and c == 3 + 4j)], dtype)
+    units = np.array([c / abs(c) for t in ts for c in (3 + 4j, 1 + 1j, -1 - 1j, -1j)
+                      if not (t == tiny and c == 3 + 4j)])
+    # every device: the CPU's NumPy path, and the kernels' (complex_math.sign) on the others
+    for device in qd.__array_namespace_info__().devices():
+        with np.errstate(all="raise"):  # no overflow on the way either
+            got = np.asarray(qd.sign(qd.asarray(z, device=device)).to_device("cpu"))
+        assert got.dtype == z.dtype
+        np.testing.assert_allclose(got, units, rtol=4 * float(info.eps), atol=0,
+                                   err_msg=str(device))
 
 
 EDGES = [0.0, -0.0, 1.5, -1.5, -1.0, 7.0, INF, -INF, NAN, 5e-324]

@@ -158,9 +158,15 @@ def compare(op: Op) -> Any:
 
 
 def sign(em: Emitter, t: DType, a: list[Value]) -> Value:
-    """z / |z| (a complex quotient, as the standard's special cases say), 0 at 0."""
+    """z / |z| (a complex quotient, as the standard's special cases say), 0 at 0; a finite z
+    is scaled by its larger part first (a subnormal z's |z| rounds, and z / |z| overflows)."""
     re, im = parts(em, a[0])
-    zero = em.const(0.0, part_dtype(t))
+    pt = part_dtype(t)
+    zero = em.const(0.0, pt)
+    scale = _f(em, Op.MAX, _f(em, Op.ABS, re), _f(em, Op.ABS, im))
+    usable = _f(em, Op.BIT_AND, _f(em, Op.ISFINITE, scale), _f(em, Op.GT, scale, zero))
+    scale = _f(em, Op.SELECT, usable, scale, em.const(1.0, pt))
+    re, im = _f(em, Op.TRUEDIV, re, scale), _f(em, Op.TRUEDIV, im, scale)
     qr, qi = quotient(em, re, im, _f(em, Op.HYPOT, re, im), zero)
     at_zero = _f(em, Op.BIT_AND, _f(em, Op.EQ, re, zero), _f(em, Op.EQ, im, zero))
     return make(em, _f(em, Op.SELECT, at_zero, zero, qr), _f(em, Op.SELECT, at_zero, zero, qi))
