@@ -24,11 +24,12 @@ from ..kernels.kernel import set_reverse
 from . import tape as _tape
 from .checkpoint_launch import memory_limit, set_memory_limit
 from .functional import grad, stop_gradient, value_and_grad
+from .gc_pause import pause_gc
 from .snapshots import zero_grad
 from .tape import Tape
 
 __all__ = ["Tape", "AdStackOverflowError", "AdStackSizingError", "AutodiffError", "grad",
-           "memory_limit", "reset_stats", "set_memory_limit", "stats", "stop_gradient",
+           "memory_limit", "pause_gc", "reset_stats", "set_memory_limit", "stats", "stop_gradient",
            "value_and_grad", "zero_grad"]
 
 

@@ -42,6 +42,7 @@ from .._errors import AdStackSizingError, AutodiffError
 from .._indexing import setitem
 from ..buffer_view import BufferView
 from ..kernels.args import array_leaves
+from . import gc_pause
 from .nesting import check_nested
 from .recorder import Launch as _Launch
 from .recorder import make_recorder, record_general
@@ -172,13 +173,17 @@ class Tape:
         self.enclosing = [t for t in TAPES if t.thread == self.thread and t.recording]
         TAPES.append(self)
         self.recording = not self.done
+        gc_pause.enter()
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         TAPES.remove(self)
         self.recording = False
-        if exc_type is None and self.loss is not None and not self.done:
-            self.backward(self.loss)
+        try:
+            if exc_type is None and self.loss is not None and not self.done:
+                self.backward(self.loss)
+        finally:
+            gc_pause.leave()
 
     # -- recording -----------------------------------------------------------------------------
 
@@ -534,7 +539,13 @@ class Tape:
         self.recording = False
         pause = _Paused()
         TAPES.append(pause)
-        finals, generations = final_state(self.records)
+        gc_pause.enter()
+        try:
+            finals, generations = final_state(self.records)
+        except BaseException:
+            TAPES.remove(pause)
+            gc_pause.leave()
+            raise
         try:
             if self.zero_grads:
                 zero_recorded_grads(self.records)
@@ -547,13 +558,17 @@ class Tape:
                 comp._buffer.generation += 1
             self._run()
         finally:
-            # The reverses rewound the arrays the tape copied: give them their final values.
-            for snap in finals:
-                snap.restore()
-            for buf, generation in generations:
-                buf.generation = generation
-            TAPES.remove(pause)
-            self._release()
+            try:
+                # The reverses rewound the arrays the tape copied: give them their final
+                # values.
+                for snap in finals:
+                    snap.restore()
+                for buf, generation in generations:
+                    buf.generation = generation
+                TAPES.remove(pause)
+                self._release()
+            finally:
+                gc_pause.leave()
 
     def _release(self) -> None:
         """Drop what the reverses needed; keep which kernels ran (`launches`) and counts."""
