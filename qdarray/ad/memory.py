@@ -80,15 +80,19 @@ class GradMemory:
             g = em.emit(Op.LOAD, grad, *idx)
             em.emit(Op.STORE, grad, *idx, em.emit(Op.SELECT, won, zero, g))
             return em.emit(Op.SELECT, won, g, zero)  # type: ignore[no-any-return]
-        # An atomic exchange from the atomics every target has: the first claimant's min
-        # with -inf returns the gradient and leaves -inf, which the max with 0 then clears;
-        # a later claimant's min returns -inf or 0, never the gradient. Reading the element
-        # and clearing it in a later stage would race with other claimants' reads instead.
-        # (A gradient of -inf itself is given to no thread.)
+        # An atomic exchange from the atomics every target has: the first claimant's add of
+        # -inf returns the gradient and leaves -inf, which its max with 0 then clears; a
+        # later claimant's add returns -inf or 0, never the gradient (each add is followed
+        # by its thread's max, so the element ends at 0). The add, because an atomic add
+        # returns the value it replaced on every target, where CUDA's float min and max
+        # (numba's compare-and-swap loops) return the value read before the loop, which
+        # other claimants may have replaced meanwhile. Reading the element and clearing it
+        # in a later stage would race with other claimants' reads instead. (A gradient of
+        # -inf is given to no thread; one of +inf to the first claimant, NaN to the others.)
         taken = em.var("taken", dtype)
         em.store_var(taken, zero)
         with em.region() as claim:
-            old = em.emit(Op.ATOMIC_MIN, grad, *idx, em.const(float("-inf"), dtype))
+            old = em.emit(Op.ATOMIC_ADD, grad, *idx, em.const(float("-inf"), dtype))
             em.emit(Op.ATOMIC_MAX, grad, *idx, em.const(0, dtype))
             em.store_var(taken, old)
         em.stmt(If(won, block(claim), block([]), em.loc))

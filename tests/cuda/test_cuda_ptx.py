@@ -69,6 +69,8 @@ test_casts_in_kernels = _ops.test_casts_in_kernels
 test_predicates = _ops.test_predicates
 test_one_element_under_contention = _atomics.test_one_element_under_contention
 test_min_max = _atomics.test_min_max
+test_min_max_return_the_value_they_replaced = \
+    _atomics.test_min_max_return_the_value_they_replaced
 test_multidimensional_atomics = _atomics.test_multidimensional_atomics
 test_loops_break_continue_step_while = _language.test_loops_break_continue_step_while
 test_top_level_statements_run_in_order = _language.test_top_level_statements_run_in_order

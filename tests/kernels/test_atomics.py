@@ -82,6 +82,33 @@ def test_min_max(launch, n, dtype):
     assert (olds <= x.max()).all() and (olds[x == x.max()] < x.max()).all()
 
 
+@qd.kernel
+def raise_and_lower(x: qd.Array, hi: qd.Array, lo: qd.Array, up: qd.Array, down: qd.Array):
+    for i in range(x.shape[0]):
+        up[i] = qd.atomic_max(hi[0], x[i])
+        down[i] = qd.atomic_min(lo[0], x[i])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int64])
+def test_min_max_return_the_value_they_replaced(launch, n, dtype):
+    """Under contention on one element, the stores of atomic_max form a rising chain from
+    the initial value to the maximum; each storing thread must be told the value it
+    replaced, so the old values of the storing threads are the initial value and every
+    stored value but the last, each once (a value read before a retry would repeat one).
+    The same for atomic_min, falling."""
+    x = (np.random.default_rng(11).permutation(n) + 5).astype(dtype)
+    hi, lo = np.array([2], dtype), np.array([n + 9], dtype)
+    up, down = np.zeros(n, dtype), np.zeros(n, dtype)
+    launch(raise_and_lower, x, hi, lo, up, down)
+    assert hi[0] == x.max() and lo[0] == x.min()
+    for told, initial, final, stored in ((up, 2, hi[0], up < x), (down, n + 9, lo[0], down > x)):
+        chain = np.sort(np.concatenate([[initial], x[stored]]).astype(dtype))
+        chain = chain[:-1] if initial < final else chain[1:]
+        np.testing.assert_array_equal(np.sort(told[stored]), chain)
+        assert final in x[stored]
+    assert (up[up >= x] >= x[up >= x]).all() and (down[down <= x] <= x[down <= x]).all()
+
+
 def test_nan_never_wins_min_max(launch):
     x = np.array([3.0, np.nan, 7.0, np.nan, -1.0])
     lo = np.array([5.0])

@@ -146,6 +146,20 @@ def _wrapping(symbol: str) -> Any:
     return spell
 
 
+def _float_extremum(name: str) -> Any:
+    """A GPU atomic min / max: numba's for integers, the runtime's for floats (which return
+    the value they replaced; numba_cuda_runtime.py)."""
+    numba_spelling = _atomic(name)
+
+    def spell(e: Any, i: Instr) -> str:
+        t: Any = i.args[-1].type
+        if t.name not in ("float32", "float64"):
+            return numba_spelling(e, i)  # type: ignore[no-any-return]
+        return (f"atomic_f{name}{t.name[-2:]}({e.val(i.args[0])}, "
+                f"{_element(e, i.args[1:-1])}, {e.val(i.args[-1])})")
+    return spell
+
+
 TABLE: dict[Op, Any] = dict(SIMULATED_TABLE)
 TABLE.update({op: _libdevice(d.c_name) for op, d in OPS.items()  # CUDA's libdevice
               if d.family == "math" and d.c_name is not None})
@@ -154,7 +168,8 @@ TABLE.update({Op.ADD: _wrapping("+"), Op.SUB: _wrapping("-"), Op.MUL: _wrapping(
               Op.ISNAN: "math.isnan({0})",
               Op.ISINF: "math.isinf({0})", Op.ISFINITE: "math.isfinite({0})",
               Op.FLOORDIV: float_divmod(Op.FLOORDIV, False),
-              Op.MOD: float_divmod(Op.MOD, False)})
+              Op.MOD: float_divmod(Op.MOD, False),
+              Op.ATOMIC_MIN: _float_extremum("min"), Op.ATOMIC_MAX: _float_extremum("max")})
 
 
 @functools.cache
@@ -309,8 +324,9 @@ class NumbaCudaEmitter(PySourceEmitter):
             f'({loc.file}:{loc.line}){" (simulator)" if self.simulated else ""}. '
             'Do not edit."""',
             "import math", "", "import numpy as np", "from numba import cuda", libdevice, "",
-            "from qdarray.kernels.codegen.numba_cuda_runtime import fma, ipow, "
-            "report_index_error, upow", "",
+            "from qdarray.kernels.codegen.numba_cuda_runtime import (atomic_fmax32, "
+            "atomic_fmax64,", "    atomic_fmin32, atomic_fmin64, fma, ipow, report_index_error, "
+            "upow)", "",
             f"TPB = {TPB_SIMULATED if self.simulated else TPB}", "", ""]
         for k, stage in enumerate(self.plan.stages):
             self.stage(k, stage)

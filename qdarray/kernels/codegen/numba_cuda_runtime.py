@@ -42,3 +42,81 @@ def report_index_error(err: Any, site: int, depth: int, stage: int, thread: Any,
     later stages of the launch do nothing."""
     if cuda.atomic.cas(err, error_record.SITE, 0, site + 1) == 0:  # type: ignore[attr-defined]
         _fill_record(err, depth, stage, thread, vals)
+
+
+# Float atomic min and max that return the value they replaced (or found, where they store
+# nothing). numba's `cuda.atomic.min` / `max` of floats are compare-and-swap loops that
+# return the value read before the loop, which other threads may have replaced meanwhile:
+# two threads can both be told the same old value. These loop on the bits (an integer view of
+# the array, CUDA's integer compare-and-swap) and return the value the swap compared against.
+# As numba's, they store nothing where the new value or the element is NaN, and compare
+# -0.0 and +0.0 as equal.
+if SIMULATED:  # the simulator runs atomics one at a time: numba's are exact there
+
+    def atomic_fmin32(ary: Any, idx: Any, val: Any) -> Any:
+        return cuda.atomic.min(ary, idx, val)
+
+    atomic_fmin64 = atomic_fmin32
+
+    def atomic_fmax32(ary: Any, idx: Any, val: Any) -> Any:
+        return cuda.atomic.max(ary, idx, val)
+
+    atomic_fmax64 = atomic_fmax32
+else:
+    from numba.cuda import libdevice
+
+    @cuda.jit(**_DEVICE)  # type: ignore[no-untyped-call, untyped-decorator]
+    def atomic_fmin32(ary: Any, idx: Any, val: Any) -> Any:
+        bits = ary.view(np.int32)
+        old = bits[idx]
+        new = libdevice.float_as_int(val)
+        while True:
+            found = libdevice.int_as_float(old)
+            if not val < found:
+                return found
+            seen = cuda.atomic.cas(bits, idx, old, new)
+            if seen == old:
+                return found
+            old = seen
+
+    @cuda.jit(**_DEVICE)  # type: ignore[no-untyped-call, untyped-decorator]
+    def atomic_fmax32(ary: Any, idx: Any, val: Any) -> Any:
+        bits = ary.view(np.int32)
+        old = bits[idx]
+        new = libdevice.float_as_int(val)
+        while True:
+            found = libdevice.int_as_float(old)
+            if not val > found:
+                return found
+            seen = cuda.atomic.cas(bits, idx, old, new)
+            if seen == old:
+                return found
+            old = seen
+
+    @cuda.jit(**_DEVICE)  # type: ignore[no-untyped-call, untyped-decorator]
+    def atomic_fmin64(ary: Any, idx: Any, val: Any) -> Any:
+        bits = ary.view(np.int64)
+        old = bits[idx]
+        new = libdevice.double_as_longlong(val)
+        while True:
+            found = libdevice.longlong_as_double(old)
+            if not val < found:
+                return found
+            seen = cuda.atomic.cas(bits, idx, old, new)
+            if seen == old:
+                return found
+            old = seen
+
+    @cuda.jit(**_DEVICE)  # type: ignore[no-untyped-call, untyped-decorator]
+    def atomic_fmax64(ary: Any, idx: Any, val: Any) -> Any:
+        bits = ary.view(np.int64)
+        old = bits[idx]
+        new = libdevice.double_as_longlong(val)
+        while True:
+            found = libdevice.longlong_as_double(old)
+            if not val > found:
+                return found
+            seen = cuda.atomic.cas(bits, idx, old, new)
+            if seen == old:
+                return found
+            old = seen
