@@ -167,7 +167,8 @@ class Snapshot:
     nbytes: int
 
     def restore(self) -> None:
-        self.array._data[_slices(self.box)] = self.data
+        array = self.array
+        array._device.backend.restore_region(array._data, _slices(self.box), self.data)
 
 
 def restore(snaps: list[Snapshot], before: bool) -> None:
@@ -209,8 +210,8 @@ def _slices(b: Box) -> tuple[slice, ...]:
 
 def take(array: Array, b: Box, before: bool) -> Snapshot:
     """A copy of `array[b]` (as it is now)."""
-    view = array._data[_slices(b)]
-    data = array._device.backend.asarray(view, None, True, array._device)
+    device = array._device
+    data = device.backend.save_region(array._data, _slices(b), device)
     return Snapshot(array, id(array._data), b, data, before, _nbytes(array, b))
 
 

@@ -10,6 +10,7 @@ One backend serves both the array namespace and user kernels on its kind of devi
   `synchronize`; interchange: `from_dlpack`, `cuda_array_interface`
   (the DLPack device code of each kind: `backends/__init__.py`);
 - memory figures: `available_bytes` (the adstack memory guard);
+- reverse mode's copies of what a write overwrites: `save_region` / `restore_region`;
 - capabilities: `supports_dtype`, `capabilities`;
 - kernels: `target` is the device kind's kernel target (`qdarray/kernels/target.py`), which
   compiles and launches kernels for it; None for a kind that has none yet.
@@ -103,6 +104,15 @@ class Backend(Protocol):
         """About how many bytes `device` can allocate now (None: it does not say)."""
         ...
 
+    def save_region(self, native: Any, slices: tuple[slice, ...], device: Any) -> Any:
+        """A copy of `native[slices]` (a tape's snapshot of what a write overwrites), in a
+        form only `restore_region` reads."""
+        ...
+
+    def restore_region(self, native: Any, slices: tuple[slice, ...], saved: Any) -> None:
+        """Put a `save_region` copy back into `native[slices]`."""
+        ...
+
     def from_dlpack(self, obj: Any) -> Any:
         """A native array viewing a DLPack producer's memory on a device of this kind."""
         ...
@@ -129,3 +139,36 @@ class Backend(Protocol):
     def capabilities(self, device: Any) -> dict[str, Any]:
         """The standard's capability flags, plus qdarray's own (``"max dimensions"``, ...)."""
         ...
+
+
+def save_region(backend: Any, native: Any, slices: tuple[slice, ...], device: Any) -> Any:
+    """`Backend.save_region` through the backend's own slicing and `asarray`."""
+    return backend.asarray(native[slices], None, True, device)
+
+
+def restore_region(native: Any, slices: tuple[slice, ...], saved: Any) -> None:
+    """`Backend.restore_region` through the native array's slice assignment."""
+    native[slices] = saved
+
+
+def contiguous_span(shape: tuple[int, ...], itemsize: int, slices: tuple[slice, ...]
+                    ) -> tuple[int, int] | None:
+    """For a C-contiguous array of `shape`: (byte offset, byte count) of the elements
+    `slices` (unit-step slices with set bounds, one per axis) select when they form one
+    run of memory (one row range followed by whole axes), else None (or when empty)."""
+    extents = [s.stop - s.start for s in slices]
+    if any(e <= 0 for e in extents):
+        return None
+    k = len(shape)
+    while k > 0 and extents[k - 1] == shape[k - 1]:
+        k -= 1
+    if any(e != 1 for e in extents[:max(k - 1, 0)]):
+        return None
+    offset, stride = 0, itemsize
+    for n, s in zip(reversed(shape), reversed(slices), strict=True):
+        offset += s.start * stride
+        stride *= n
+    count = itemsize
+    for e in extents:
+        count *= e
+    return offset, count

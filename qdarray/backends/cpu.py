@@ -8,7 +8,7 @@ import numpy as np
 
 from .._devices import CPU, Device
 from ..kernels.target import KernelTarget
-from . import cpu_reductions, cpu_sort, special_cases
+from . import base, cpu_reductions, cpu_sort, special_cases
 from .base import Backend
 from .host_memory import host_available_bytes
 from .quiet import QuietNamespace, quiet
@@ -72,6 +72,12 @@ class CpuBackend:
         if copy is False:
             return np.asarray(obj, dtype=np_dtype)
         return np.array(obj, dtype=np_dtype, copy=copy)
+
+    def save_region(self, native: Any, slices: tuple[slice, ...], device: Device) -> Any:
+        return base.save_region(self, native, slices, device)
+
+    def restore_region(self, native: Any, slices: tuple[slice, ...], saved: Any) -> None:
+        base.restore_region(native, slices, saved)
 
     def empty(self, shape: tuple[int, ...], np_dtype: Any, device: Device) -> np.ndarray:
         return np.empty(shape, np_dtype)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._devices import Device
+from . import base
 from .base import Backend
 from .cuda_kernels import SIMULATED, TARGET, upload
 from .host_memory import host_available_bytes
@@ -136,6 +137,12 @@ class SimulatedCudaBackend(_CudaBase):
     def copy_between(self, native: Any, device: Device) -> Any:
         self.check_device(device)
         return np.array(native, copy=True)
+
+    def save_region(self, native: Any, slices: tuple[slice, ...], device: Device) -> Any:
+        return base.save_region(self, native, slices, device)
+
+    def restore_region(self, native: Any, slices: tuple[slice, ...], saved: Any) -> None:
+        base.restore_region(native, slices, saved)
 
     def empty(self, shape: tuple[int, ...], np_dtype: Any, device: Device) -> Any:
         """Uninitialized device memory (adstack heaps, reduction results)."""
@@ -267,6 +274,30 @@ class CupyBackend(_CudaBase):
         self.check_device(device)
         with self.cp.cuda.Device(device.index):
             return self._peer_copy(native)
+
+    def save_region(self, native: Any, slices: tuple[slice, ...], device: Device) -> Any:
+        """One device-to-device copy into pool memory where the region is one run of a
+        C-contiguous array on the current device (a time step's row, a whole array): no
+        array object, no copy kernel; CuPy's slicing and copy otherwise."""
+        span = self._span(native, slices)
+        if span is None:
+            return base.save_region(self, native, slices, device)
+        offset, count = span
+        saved = self.cp.cuda.alloc(count)
+        saved.copy_from_device_async(native.data + offset, count)
+        return saved
+
+    def restore_region(self, native: Any, slices: tuple[slice, ...], saved: Any) -> None:
+        if type(saved) is self.cp.cuda.MemoryPointer:
+            offset, count = self._span(native, slices)  # type: ignore[misc]
+            (native.data + offset).copy_from_device_async(saved, count)
+        else:
+            base.restore_region(native, slices, saved)
+
+    def _span(self, native: Any, slices: tuple[slice, ...]) -> tuple[int, int] | None:
+        if not native.flags.c_contiguous or native.device.id != self.cp.cuda.runtime.getDevice():
+            return None
+        return base.contiguous_span(native.shape, native.itemsize, slices)
 
     def empty(self, shape: tuple[int, ...], np_dtype: Any, device: Device) -> Any:
         """Uninitialized device memory (adstack heaps, reduction results)."""

@@ -17,6 +17,7 @@ import numpy as np
 import pyopencl as cl
 
 from .._devices import Device
+from . import base
 from .base import Backend
 from .host_memory import host_available_bytes
 from .kernel_xp import copy as copy_ops
@@ -114,6 +115,12 @@ class OpenCLBackend:
         total = native.qd_buffer.size // item
         root = native._view((total,), (item,), 0)
         return root, native.elem_offset
+
+    def save_region(self, native: Any, slices: tuple[slice, ...], device: Device) -> Any:
+        return base.save_region(self, native, slices, device)
+
+    def restore_region(self, native: Any, slices: tuple[slice, ...], saved: Any) -> None:
+        base.restore_region(native, slices, saved)
 
     def empty(self, shape: tuple[int, ...], np_dtype: Any, device: Device) -> ClArray:
         """Uninitialized device memory (adstack heaps, reduction results); a MemoryError

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..._devices import Device
+from .. import base
 from ..base import Backend
 from ..host_memory import host_available_bytes
 from ..kernel_xp import HOST_FUNCTIONS, KernelNamespace
@@ -131,6 +132,12 @@ class VulkanBackend:
         total = native.alloc.size // item
         root = VkArray(native.st, native.alloc, native.dtype, (total,), (item,), 0)
         return root, native.elem_offset
+
+    def save_region(self, native: Any, slices: tuple[slice, ...], device: Device) -> Any:
+        return base.save_region(self, native, slices, device)
+
+    def restore_region(self, native: Any, slices: tuple[slice, ...], saved: Any) -> None:
+        base.restore_region(native, slices, saved)
 
     def empty(self, shape: tuple[int, ...], np_dtype: Any, device: Device) -> VkArray:
         """Uninitialized device memory (adstack heaps, reduction results); a MemoryError

@@ -54,12 +54,12 @@ def report_index_error(err: Any, site: int, depth: int, stage: int, thread: Any,
 if SIMULATED:  # the simulator runs atomics one at a time: numba's are exact there
 
     def atomic_fmin32(ary: Any, idx: Any, val: Any) -> Any:
-        return cuda.atomic.min(ary, idx, val)
+        return cuda.atomic.min(ary, idx, val)  # type: ignore[attr-defined]
 
     atomic_fmin64 = atomic_fmin32
 
     def atomic_fmax32(ary: Any, idx: Any, val: Any) -> Any:
-        return cuda.atomic.max(ary, idx, val)
+        return cuda.atomic.max(ary, idx, val)  # type: ignore[attr-defined]
 
     atomic_fmax64 = atomic_fmax32
 else:
@@ -69,12 +69,12 @@ else:
     def atomic_fmin32(ary: Any, idx: Any, val: Any) -> Any:
         bits = ary.view(np.int32)
         old = bits[idx]
-        new = libdevice.float_as_int(val)
+        new = libdevice.float_as_int(val)  # type: ignore[no-untyped-call]
         while True:
-            found = libdevice.int_as_float(old)
+            found = libdevice.int_as_float(old)  # type: ignore[no-untyped-call]
             if not val < found:
                 return found
-            seen = cuda.atomic.cas(bits, idx, old, new)
+            seen = cuda.atomic.cas(bits, idx, old, new)  # type: ignore[attr-defined]
             if seen == old:
                 return found
             old = seen
@@ -83,12 +83,12 @@ else:
     def atomic_fmax32(ary: Any, idx: Any, val: Any) -> Any:
         bits = ary.view(np.int32)
         old = bits[idx]
-        new = libdevice.float_as_int(val)
+        new = libdevice.float_as_int(val)  # type: ignore[no-untyped-call]
         while True:
-            found = libdevice.int_as_float(old)
+            found = libdevice.int_as_float(old)  # type: ignore[no-untyped-call]
             if not val > found:
                 return found
-            seen = cuda.atomic.cas(bits, idx, old, new)
+            seen = cuda.atomic.cas(bits, idx, old, new)  # type: ignore[attr-defined]
             if seen == old:
                 return found
             old = seen
@@ -97,12 +97,12 @@ else:
     def atomic_fmin64(ary: Any, idx: Any, val: Any) -> Any:
         bits = ary.view(np.int64)
         old = bits[idx]
-        new = libdevice.double_as_longlong(val)
+        new = libdevice.double_as_longlong(val)  # type: ignore[no-untyped-call]
         while True:
-            found = libdevice.longlong_as_double(old)
+            found = libdevice.longlong_as_double(old)  # type: ignore[no-untyped-call]
             if not val < found:
                 return found
-            seen = cuda.atomic.cas(bits, idx, old, new)
+            seen = cuda.atomic.cas(bits, idx, old, new)  # type: ignore[attr-defined]
             if seen == old:
                 return found
             old = seen
@@ -111,12 +111,12 @@ else:
     def atomic_fmax64(ary: Any, idx: Any, val: Any) -> Any:
         bits = ary.view(np.int64)
         old = bits[idx]
-        new = libdevice.double_as_longlong(val)
+        new = libdevice.double_as_longlong(val)  # type: ignore[no-untyped-call]
         while True:
-            found = libdevice.longlong_as_double(old)
+            found = libdevice.longlong_as_double(old)  # type: ignore[no-untyped-call]
             if not val > found:
                 return found
-            seen = cuda.atomic.cas(bits, idx, old, new)
+            seen = cuda.atomic.cas(bits, idx, old, new)  # type: ignore[attr-defined]
             if seen == old:
                 return found
             old = seen
