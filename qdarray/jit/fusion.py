@@ -1,6 +1,8 @@
 """Planning a traced program: runs of elementwise calls become generated kernels.
 
-A maximal run of fusable calls (elementwise.py) on CPU arrays becomes one `Fused` step.
+A maximal run of fusable calls (elementwise.py) on one device's arrays becomes one `Fused`
+step (on devices other than the CPU, without 0-d array operands: the kernel takes those as
+scalar parameters, which would be read back from the device).
 Calls between two elementwise calls that write no memory (namespace functions, `x[key]`,
 `x @ y`: `pure`) and do not read the run's results move before the run; any other call (an
 in-place update, a kernel launch, an indexed write) ends it, since it may write memory that
@@ -62,10 +64,13 @@ def _node_of(step: Call, objects: list[Any]) -> tuple[str, DType, list[Any], lis
     if len(values) != ARITY[name]:
         return None
     out = objects[step.out]
-    if type(out) is not Array or out._device is not CPU or any(v is out for v in values):
+    if type(out) is not Array or any(v is out for v in values):
         return None
-    if any(type(v) is Array and v._device is not CPU for v in values):
+    device = out._device
+    if any(type(v) is Array and v._device is not device for v in values):
         return None
+    if device is not CPU and any(type(v) is Array and v.shape == () for v in values):
+        return None  # a 0-d input is a scalar parameter: reading it would wait for the device
     compute = typing(name, values, out._dtype)
     if compute is None:
         return None
@@ -121,10 +126,15 @@ def plan(steps: list[Call], output: Any, donated: list[int], objects: list[Any]
     order: list[Any] = []  # Calls, and lists of the indices of one run
     run: list[int] = []
     produced: set[int] = set()
+    device = None  # the run's (one device per run)
     for k, step in enumerate(steps):
+        if nodes[k] is not None and run and objects[step.out]._device is not device:
+            order.append(run)
+            run, produced = [], set()
         if nodes[k] is not None:
             run.append(k)
             produced.add(step.out)  # type: ignore[arg-type]
+            device = objects[step.out]._device
         elif run and pure(step) and not produced.intersection(step.reads):
             order.append(step)  # moved before the open run: neither writes, nor reads it
         else:
@@ -187,6 +197,8 @@ def _reduction(step: Call, calls: list[Call], objects: list[Any]
     if k is None or step.out is None:
         return None
     x, out = objects[slot], objects[step.out]
+    if x._device is not CPU:
+        return None  # the joined reduction's partials are summed by NumPy
     if type(out) is not Array or x._dtype.kind != "f" or out._dtype is not x._dtype or \
             out.shape != () or x.size == 0:
         return None
@@ -310,8 +322,11 @@ def _kernel(calls: list[Call], nodes: list[Any], produced: dict[Any, int], outs:
     kernel = FusedKernel(shape, [_slot(calls[k]) for k in outs], dtypes, inputs, scalars, flat,
                          strided)
     kernel.reads = reads
+    kernel.device = device = objects[_slot(calls[outs[0]])]._device
     kernel.contiguous = [c_strides(shape, _input(objects, t)._dtype.itemsize)
                          for t in inputs]
+    if device is not CPU:  # a tape records the calls; inputs keep their memory
+        return kernel
     kernel.reverse = _reverse(flat, strided, shape, scalars, reads, dtypes)
     for d in donors:
         x = objects[d]

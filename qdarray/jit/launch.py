@@ -1,5 +1,8 @@
 """Running fused kernels: their arguments, their results' memory, the CPU entries.
 
+On other devices the same kernels run through the device's kernel target, their results in
+the device's memory (`Backend.empty`), broadcast inputs as the device namespace's views.
+
 `FusedKernel` runs the kernel of one result shape of a fused run (fusion.py): its inputs
 flat (one loop over the elements) when every input has the output's shape and is
 C-contiguous, as broadcast strided views otherwise; 0-d inputs as scalars read at each
@@ -74,7 +77,7 @@ class FusedKernel:
     arrays), scalar values, and the flat and strided specs."""
 
     __slots__ = ("shape", "outs", "dtypes", "inputs", "scalars", "reads", "flat", "strided",
-                 "donor", "spare", "launchers", "contiguous", "reverse")
+                 "donor", "spare", "launchers", "contiguous", "reverse", "device")
 
     def __init__(self, shape: tuple[int, ...], outs: list[int], dtypes: list[Any],
                  inputs: list[Any], scalars: list[Any], flat: FusedSpec, strided: FusedSpec
@@ -94,12 +97,14 @@ class FusedKernel:
         self.contiguous: list[tuple[int, ...]] = []
         # each stored result's VJP plan (reverse.py; None: not floating-point), or None
         self.reverse: list[Any] | None = None
+        self.device: Any = CPU  # where its arrays are
 
     def run(self, env: list[Any]) -> None:
         shape = self.shape
+        device = self.device
         datas = [build(t, env)._data for t in self.inputs]
         # C-contiguous of the result's shape (strides compared: cheaper than `flags`)
-        flat = all(d.shape == shape and d.strides == s
+        flat = all(d.shape == shape and tuple(d.strides) == s
                    for d, s in zip(datas, self.contiguous, strict=True))
         outs = [self._memory(k) for k in range(len(self.dtypes))]
         if self.donor is not None:
@@ -109,7 +114,8 @@ class FusedKernel:
                 [o.reshape(-1) for o in outs] + [d.reshape(-1) for d in datas]
             spec = self.flat
         else:
-            args = outs + [np.broadcast_to(d, shape) for d in datas]
+            spread = np.broadcast_to if device is CPU else device.backend.xp.broadcast_to
+            args = outs + [spread(d, shape) for d in datas]
             spec = self.strided
         scalars = self.scalars
         if self.reads:
@@ -120,10 +126,10 @@ class FusedKernel:
         if size:
             launch = self.launchers.get(flat)
             if launch is None:
-                launch = self.launchers[flat] = _Launch(fused_kernel.launcher(spec, CPU))
+                launch = self.launchers[flat] = _Launch(fused_kernel.launcher(spec, device))
             launch(args + scalars, size)
         for slot, o, spare in zip(self.outs, outs, self.spare, strict=True):
-            env[slot] = Array._new(o, CPU)
+            env[slot] = Array._new(o, device)
             spare.append(o)
 
     def record(self, env: list[Any]) -> None:
@@ -144,7 +150,10 @@ class FusedKernel:
             # three references: `o`, getrefcount's argument, and none else (the list let go)
             if sys.getrefcount(o) <= _FREE:
                 return o
-        return np.empty(self.shape, self.dtypes[k])
+        device = self.device
+        if device is CPU:
+            return np.empty(self.shape, self.dtypes[k])
+        return device.backend.empty(self.shape, self.dtypes[k], device)
 
     def _donated(self, outs: list[Any], datas: list[Any]) -> None:
         k, j = self.donor  # type: ignore[misc]

@@ -1,0 +1,12 @@
+"""qd.jit's fused kernels on the CUDA device (tests/jit/test_jit_devices.py)."""
+
+from __future__ import annotations
+
+from device_harness import shared
+
+globals().update(shared("cuda", "test_jit_devices", (
+    "test_a_chain_is_one_kernel_and_the_eager_result_bit_for_bit",
+    "test_broadcast_inputs_kept_intermediates_and_comparisons",
+    "test_a_result_kept_by_the_caller_is_not_reused",
+    "test_runs_split_by_device_and_zero_d_operands_stay_eager",
+    "test_gradients_through_a_jitted_function_equal_the_eager_tape"), "jit"))
