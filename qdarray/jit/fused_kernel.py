@@ -20,7 +20,7 @@ from typing import Any
 from .. import _dtypes
 from .._dtypes import DType
 from ..kernels.emit import Emitter, block
-from ..kernels.ir import For, If, KernelIR, Op, Param, Value
+from ..kernels.ir import SEPARATE_ROUNDING, For, If, KernelIR, Op, Param, Value
 from ..kernels.library import elementwise as bodies
 from ..kernels.library import reductions
 from ..kernels.types import ArrayType
@@ -110,7 +110,8 @@ class Builder:
         return values
 
     def kernel(self, stmts: list[Any]) -> KernelIR:
-        return KernelIR("qd_jit_fused", tuple(self.params), block(stmts))
+        return KernelIR("qd_jit_fused", tuple(self.params), block(stmts),
+                        meta=((SEPARATE_ROUNDING, True),))
 
 
 @functools.cache

@@ -284,6 +284,13 @@ class Param:
     value: Value
 
 
+# KernelIR.meta key: every float multiply rounds on its own, never contracted with an add into
+# a fused multiply-add (a kernel standing for separate namespace calls, whose values it must
+# give bit for bit: qd.jit's fused runs). Targets whose compilers contract by default (NVVM)
+# spell such multiplies with a rounding of their own.
+SEPARATE_ROUNDING = "separate_rounding"
+
+
 @dataclass(frozen=True, slots=True)
 class KernelIR:
     """A compiled kernel body: parameters in call order, the body, where it was defined."""

@@ -69,8 +69,9 @@ def _numba_type(t: Any) -> Any:
     return numpy_support.from_dtype(t._np)
 
 
-def compile_stages(ir: KernelIR, debug: bool) -> str:
-    """Compile every stage of `ir`'s CUDA module to PTX; return the module's source."""
+def compile_stages(ir: KernelIR, debug: bool, ptx: list[str] | None = None) -> str:
+    """Compile every stage of `ir`'s CUDA module to PTX; return the module's source (and
+    append each stage's PTX to `ptx`)."""
     from numba import cuda
 
     source = render_numba_cuda(ir, debug=debug, simulated=False)
@@ -83,5 +84,8 @@ def compile_stages(ir: KernelIR, debug: bool) -> str:
         params.append(nt.Array(nt.int64, 1, "C"))
     with no_device():
         for k in range(len(p.stages)):
-            cuda.compile_ptx(getattr(module, f"stage{k}").py_func, nt.void(*params), cc=CC)
+            text, _ = cuda.compile_ptx(getattr(module, f"stage{k}").py_func, nt.void(*params),
+                                       cc=CC)
+            if ptx is not None:
+                ptx.append(text)
     return source

@@ -148,3 +148,32 @@ def test_the_single_pass_reducer_compiles_with_one_atomic_per_block():
         source = compile_stages(pipeline(reducer.ir, debug=False, lower=True), False)
         assert "cuda.shared.array(TPB, np.uint64)" in source
         assert source.count("cuda.atomic.max(") == 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_jit_kernels_round_each_multiply_and_user_kernels_contract(dtype):
+    """NVVM contracts a * x + b into a fused multiply-add; a qd.jit fused run stands for
+    separate namespace calls (each rounded), so its multiplies are libdevice's `mul_rn`,
+    which NVVM leaves alone; a user kernel keeps the contraction (docs/cuda.md)."""
+    from qdarray import _dtypes
+    from qdarray.jit.fused_kernel import FusedSpec, Node, fused_ir
+
+    t = getattr(_dtypes, dtype)
+    spec = FusedSpec(1, (t, t, t), (), (
+        Node("multiply", t, t, (("in", 0), ("in", 1))),
+        Node("add", t, t, (("node", 0), ("in", 2)))), (1,))
+    fused: list[str] = []
+    compile_stages(pipeline(fused_ir(spec), debug=False, lower=True), False, fused)
+    suffix = "f32" if dtype == "float32" else "f64"
+    assert f"mul.rn.{suffix}" in fused[0] and "fma" not in fused[0]
+
+    @qd.kernel
+    def axpb(a: qd.Array, x: qd.Array, b: qd.Array, y: qd.Array):
+        for i in range(y.shape[0]):
+            y[i] = a[i] * x[i] + b[i]
+
+    arrays = [np.ones(4, dtype) for _ in range(4)]
+    specs, _ = signature(axpb, arrays)
+    user: list[str] = []
+    compile_stages(build_ir(axpb, specs, debug=False, lower=True)[0], False, user)
+    assert f"fma.rn.{suffix}" in user[0]

@@ -32,7 +32,7 @@ from typing import Any
 from ..._errors import KernelTypeError
 from ..._version import __version__
 from .. import error_record
-from ..ir import For, Instr, KernelIR, Op, Value
+from ..ir import SEPARATE_ROUNDING, For, Instr, KernelIR, Op, Value
 from ..ops import OPS
 from ..passes.flatten import flatten_nests
 from ..passes.stages import Stage, plan_stages
@@ -196,10 +196,17 @@ class NumbaCudaEmitter(PySourceEmitter):
         self.plan = plan_stages(kernel)
         self.flat = flatten_nests(kernel)
         self.sums: dict[int, BlockSum] = {}
+        self.separate = bool(dict(kernel.meta).get(SEPARATE_ROUNDING))
 
     def instr(self, instr: Instr, spelling: Any) -> None:
         s = self.sums.get(id(instr))
         if s is None:
+            if instr.op is Op.MUL and self.separate and not self.simulated:
+                t: Any = instr.result.type  # type: ignore[union-attr]
+                if t.name in ("float32", "float64"):
+                    # libdevice's multiply rounded on its own: NVVM does not contract it
+                    spelling = ("libdevice.fmul_rn({0}, {1})" if t.name == "float32" else
+                                "libdevice.dmul_rn({0}, {1})")
             super().instr(instr, spelling)
         else:  # a block-reduced atomic: its old value is unused
             s.combine(self, f"{s.name}[0]", self.val(instr.args[-1]))
