@@ -269,30 +269,35 @@ def zero_recorded_grads(records: Any) -> None:
 
     seen: set[int] = set()
     arrays_seen: set[int] = set()  # (arrays passed again, as a time-indexed state is)
+
+    def zero(g: Any) -> None:
+        if type(g) is Array and id(g._buffer) not in seen:
+            seen.add(id(g._buffer))
+            g._data[...] = 0
+            g._buffer.generation += 1
+
     for rec in records:
         if type(rec) is Node:
-            grads = [t.companion if type(t) is Node else t for t in rec.targets]
+            for t in rec.targets:
+                zero(t.companion if type(t) is Node else t)
         elif hasattr(rec, "kernel"):
-            leaves = rec.launcher.leaves if rec.launcher is not None else None
+            launcher = rec.launcher
+            leaves = launcher.leaves if launcher is not None else None
             if leaves is not None:
-                arrays: Any = []
-                for _, a in leaves(rec.args):
-                    if id(a) not in arrays_seen:
-                        arrays_seen.add(id(a))
-                        arrays.append(a)
+                arrays: Any = leaves(rec.args)
             else:
                 values: dict[str, Any] = {}
                 _flatten(rec.kernel.param_names, rec.args, values)
-                arrays = values.values()
-            grads = [a._grad_base if type(a) is BufferView else a._grad
-                     for a in arrays if type(a) in (Array, BufferView)]
-        else:
-            continue
-        for g in grads:
-            if type(g) is Array and id(g._buffer) not in seen:
-                seen.add(id(g._buffer))
-                g._data[...] = 0
-                g._buffer.generation += 1
+                arrays = values.items()
+            for _, a in arrays:
+                if id(a) in arrays_seen:
+                    continue
+                arrays_seen.add(id(a))
+                if type(a) is Array:
+                    if a._grad is not None:
+                        zero(a._grad)
+                elif type(a) is BufferView:
+                    zero(a._grad_base)
 
 
 def zero_grad(*arrays: Any) -> None:
