@@ -14,9 +14,12 @@ function except at the special values below:
 - complex `tanh(±inf + yj)` for finite y: NumPy (C99's ctanh) gives `±1 + copysign(0, sin(2y))j`;
   the standard gives `±1 + copysign(0, y)j` (`1 + 0j` for y > 0, as `tanh(conj(z)) ==
   conj(tanh(z))` requires for y < 0).
-- `sign`: of a complex z, z / |z| with z scaled by its larger part first (array-api-compat's
-  plain z / |z| overflows to inf + inf j for subnormal z, whose |z| rounds); infinite and NaN
-  parts keep the standard's z / |z|. On CuPy its sign of NaN is 0 (the standard: NaN);
+- `sign`: of a complex z, each part over |z| as NumPy's `sign`, with z scaled by its larger
+  part first where |z| would lose bits or overflow (array-api-compat's plain z / |z|
+  overflows to inf + inf j for subnormal z, whose |z| rounds); a NaN part gives
+  NaN + NaN j, and infinite parts follow NumPy 2's `sign` (the standard leaves them to complex
+  division's rules): one infinite part gives +-1 there and +0 in the other (`sign(infj)` is
+  1j, also with a NaN beside it), two give NaN + NaN j. On CuPy its sign of NaN is 0 (the standard: NaN);
   array-api-compat fixes that with a boolean-mask assignment, which waits for the GPU, so this
   one fixes it in place.
 - CuPy only, where its kernels differ from NumPy's (and the standard) at special values:
@@ -50,6 +53,16 @@ def _is_float(x: Any) -> bool:
     if dtype is not None:
         return bool(dtype.kind == "f")
     return type(x) is float
+
+
+def _unscaled_range(dtype: Any) -> tuple[float, float]:
+    """The magnitudes between which a complex sign needs no scaling (module docstring): from
+    the smallest normal (below it |z| rounds as a subnormal) to half the largest finite value
+    (above it |z| may overflow)."""
+    import numpy as np
+
+    info = np.finfo(dtype)
+    return float(info.smallest_normal), float(info.max) / 2
 
 
 def functions(m: types.ModuleType, check_first: bool) -> dict[str, Callable[..., Any]]:
@@ -112,21 +125,29 @@ def functions(m: types.ModuleType, check_first: bool) -> dict[str, Callable[...,
         # version masks NaNs in, which synchronises with the GPU on every call). Complex:
         # x / |x| of x scaled by its larger part first, so that subnormal inputs (whose |x|
         # rounds, making x / |x| overflow to inf) and huge ones give a unit result;
-        # infinite or NaN parts keep the standard's x / |x| (complex division's rules).
+        # infinite parts as NumPy's sign takes them (module docstring).
         if x.dtype.kind == "c":
             re, im = x.real, x.imag
+            low, high = _unscaled_range(re.dtype)
             scale = m.maximum(m.abs(re), m.abs(im))
-            scale = where(isfinite(scale) & (scale > 0), scale, 1)
-            re, im = re / scale, im / scale  # parts apart: no complex division to underflow
-            norm = m.hypot(re, im)
-            norm = where(norm > 0, norm, 1)
-            ordinary = isfinite(x)
-            special = where(ordinary, 1, x)
-            result = asarray(special / m.abs(special))  # the standard's, at inf and NaN parts
-            # (zeros signed as complex division signs them: (re + im 0) / n, (im - re 0) / n)
-            copyto(result.real, (re + im * 0.0) / norm, where=ordinary)
-            copyto(result.imag, (im - re * 0.0) / norm, where=ordinary)
+            # scaled only where |x| would lose bits (subnormal) or overflow; elsewhere NumPy's
+            # parts over hypot, bit for bit
+            scale = where(isfinite(scale) & (scale > 0) & ((scale < low) | (scale > high)),
+                          scale, 1)
+            sr, si = re / scale, im / scale  # parts apart: no complex division to underflow
+            norm = m.hypot(sr, si)
+            norm = where(norm == 0, 1, norm)
+            result = asarray(m.empty_like(x))  # each part over |x|, as NumPy's sign
+            copyto(result.real, sr / norm)
+            copyto(result.imag, si / norm)
             copyto(result, 0, where=x == 0)
+            inf_re, inf_im = isinf(re), isinf(im)
+            one_re, one_im = inf_re & ~inf_im, inf_im & ~inf_re
+            copyto(result.real, m.copysign(1.0, re), where=one_re)
+            copyto(result.imag, 0.0, where=one_re)
+            copyto(result.real, 0.0, where=one_im)
+            copyto(result.imag, m.copysign(1.0, im), where=one_im)
+            copyto(result, complex(math.nan, math.nan), where=inf_re & inf_im)
             return result
         result = asarray(m.sign(x))
         if x.dtype.kind == "f":

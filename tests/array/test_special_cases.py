@@ -194,6 +194,25 @@ def test_complex_sign_of_subnormal_and_huge_values_is_a_unit(dtype: str) -> None
                                    err_msg=str(device))
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_sign_is_numpys_at_special_and_ordinary_values(dtype: str) -> None:
+    """NumPy 2's sign, signs of zeros included, on every device except where its |z| rounds
+    (subnormal z, the test above): one infinite part gives +-1 there and +0 in the other (a
+    NaN beside it too), two give NaN, a NaN part alone NaN + NaN j, finite z its parts over
+    |z| (Vulkan's division and hypot round within a few ulp: checked to that)."""
+    parts = [0.0, -0.0, 2.0, -3.0, 0.1, -0.7, 1e30, INF, -INF, NAN]
+    z = np.array([complex(a, b) for a in parts for b in parts], dtype)
+    with np.errstate(all="ignore"):
+        want = np.sign(z)
+    for device in qd.__array_namespace_info__().devices():
+        got = np.asarray(qd.sign(qd.asarray(z, device=device)).to_device("cpu"))
+        if str(device).startswith("vulkan"):
+            np.testing.assert_allclose(got, want, rtol=4 * float(np.finfo(dtype).eps),
+                                       atol=0, err_msg=str(device))
+        else:
+            same_complex(got, want)
+
+
 EDGES = [0.0, -0.0, 1.5, -1.5, -1.0, 7.0, INF, -INF, NAN, 5e-324]
 
 

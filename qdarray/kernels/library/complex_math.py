@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..._dtypes import DType
 from ..emit import Emitter
 from ..ir import Op, Value
@@ -158,18 +160,37 @@ def compare(op: Op) -> Any:
 
 
 def sign(em: Emitter, t: DType, a: list[Value]) -> Value:
-    """z / |z| (a complex quotient, as the standard's special cases say), 0 at 0; a finite z
-    is scaled by its larger part first (a subnormal z's |z| rounds, and z / |z| overflows)."""
-    re, im = parts(em, a[0])
+    """z / |z| (each part over |z|, as NumPy's sign), 0 at 0, NaN + NaN j for a NaN part; z is
+    scaled by its larger part first where |z| would lose bits (subnormal) or overflow. Infinite
+    parts as NumPy 2's sign: one gives +-1 there and +0 in the other part, two give NaN."""
+    z_re, z_im = parts(em, a[0])
     pt = part_dtype(t)
-    zero = em.const(0.0, pt)
-    scale = _f(em, Op.MAX, _f(em, Op.ABS, re), _f(em, Op.ABS, im))
-    usable = _f(em, Op.BIT_AND, _f(em, Op.ISFINITE, scale), _f(em, Op.GT, scale, zero))
-    scale = _f(em, Op.SELECT, usable, scale, em.const(1.0, pt))
-    re, im = _f(em, Op.TRUEDIV, re, scale), _f(em, Op.TRUEDIV, im, scale)
-    qr, qi = quotient(em, re, im, _f(em, Op.HYPOT, re, im), zero)
-    at_zero = _f(em, Op.BIT_AND, _f(em, Op.EQ, re, zero), _f(em, Op.EQ, im, zero))
-    return make(em, _f(em, Op.SELECT, at_zero, zero, qr), _f(em, Op.SELECT, at_zero, zero, qi))
+    zero, one = em.const(0.0, pt), em.const(1.0, pt)
+    scale = _f(em, Op.MAX, _f(em, Op.ABS, z_re), _f(em, Op.ABS, z_im))
+    info = np.finfo(pt._np)
+    low = em.const(float(info.smallest_normal), pt)
+    high = em.const(float(info.max) / 2, pt)
+    # scaled only where |z| would lose bits (subnormal) or overflow: NumPy's values elsewhere
+    outside = _f(em, Op.BIT_OR, _f(em, Op.LT, scale, low), _f(em, Op.GT, scale, high))
+    usable = _f(em, Op.BIT_AND, _f(em, Op.BIT_AND, _f(em, Op.ISFINITE, scale),
+                                   _f(em, Op.GT, scale, zero)), outside)
+    scale = _f(em, Op.SELECT, usable, scale, one)
+    re, im = _f(em, Op.TRUEDIV, z_re, scale), _f(em, Op.TRUEDIV, z_im, scale)
+    norm = _f(em, Op.HYPOT, re, im)
+    at_zero = _f(em, Op.EQ, norm, zero)
+    norm = _f(em, Op.SELECT, at_zero, one, norm)
+    qr, qi = _f(em, Op.TRUEDIV, re, norm), _f(em, Op.TRUEDIV, im, norm)  # NumPy's: parts / |z|
+    qr, qi = _f(em, Op.SELECT, at_zero, zero, qr), _f(em, Op.SELECT, at_zero, zero, qi)
+    inf_re, inf_im = _f(em, Op.ISINF, z_re), _f(em, Op.ISINF, z_im)
+    one_re = _f(em, Op.BIT_AND, inf_re, _f(em, Op.NOT, inf_im))
+    one_im = _f(em, Op.BIT_AND, inf_im, _f(em, Op.NOT, inf_re))
+    nan = em.const(float("nan"), pt)
+    both = _f(em, Op.BIT_AND, inf_re, inf_im)
+    qr = _f(em, Op.SELECT, one_re, _f(em, Op.COPYSIGN, one, z_re),
+            _f(em, Op.SELECT, one_im, zero, _f(em, Op.SELECT, both, nan, qr)))
+    qi = _f(em, Op.SELECT, one_im, _f(em, Op.COPYSIGN, one, z_im),
+            _f(em, Op.SELECT, one_re, zero, _f(em, Op.SELECT, both, nan, qi)))
+    return make(em, qr, qi)
 
 
 def _round(em: Emitter, t: DType, a: list[Value]) -> Value:
