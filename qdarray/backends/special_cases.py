@@ -19,9 +19,9 @@ function except at the special values below:
   overflows to inf + inf j for subnormal z, whose |z| rounds); a NaN part gives
   NaN + NaN j, and infinite parts follow NumPy 2's `sign` (the standard leaves them to complex
   division's rules): one infinite part gives +-1 there and +0 in the other (`sign(infj)` is
-  1j, also with a NaN beside it), two give NaN + NaN j. On CuPy its sign of NaN is 0 (the standard: NaN);
-  array-api-compat fixes that with a boolean-mask assignment, which waits for the GPU, so this
-  one fixes it in place.
+  1j, also with a NaN beside it), two give NaN + NaN j. On CuPy its sign of NaN is 0 (the
+  standard: NaN); array-api-compat fixes that with a boolean-mask assignment, which waits for
+  the GPU, so this one fixes it in place.
 - CuPy only, where its kernels differ from NumPy's (and the standard) at special values:
   float `remainder` with an infinite divisor or a zero result (CuPy computes x - floor(x / y)
   * y: `1.0 % -inf` is NaN, `-0.0 % 5.0` is -0.0; NumPy's rule, fmod corrected to the
