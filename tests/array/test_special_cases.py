@@ -269,3 +269,25 @@ def test_the_gpu_remainder_is_numpys(dtype: str) -> None:
         np.testing.assert_array_equal(np.signbit(g[zeros]), np.signbit(want[zeros]))
     ints = np.arange(-5, 6)
     np.testing.assert_array_equal(remainder(ints, 3), np.remainder(ints, 3))
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float64"])
+def test_prod_multiplies_by_the_identity_once_as_numpy(dtype: str) -> None:
+    """NumPy's prod is 1 * x0 * x1 * ...: the identity once, first, which fixes the signs of
+    zero results ((1 + 0j)(-0 - 0j) is 0 - 0j; a second 1 * would make it 0 + 0j). Every
+    device gives NumPy's values and zero signs, also over rows long enough to split into
+    partial products."""
+    rows = [[complex(-0.0, -0.0)], [0j, complex(-0.0, -0.0)],
+            [complex(-0.0, 0.0), complex(0.0, -0.0), complex(-0.0, -0.0)], [-0.0], [2.0, -0.5]]
+    if dtype == "float64":
+        rows = [[-0.0], [-0.0, -0.0], [2.0, -0.0, 3.0], [-2.0, 0.0]]
+    long_row = np.ones(5000, dtype)
+    long_row[0] = -0.0
+    for device in qd.__array_namespace_info__().devices():
+        for row in [np.array(r, dtype) for r in rows] + [long_row]:
+            got = np.asarray(qd.prod(qd.asarray(row, device=device)).to_device("cpu"))
+            want = np.prod(row)
+            if dtype.startswith("complex"):
+                same_complex(got.reshape(1), np.asarray(want).reshape(1))
+            else:
+                same_values(got.reshape(1), np.asarray(want).reshape(1))

@@ -144,13 +144,10 @@ _POW64 = "up to ~100 ulp off where |y log x| is large (exp(y log|x|) in plain fl
          "as docs/vulkan.md says): pow(1.8e308, -1.0) is 5.562684646268137e-309, NumPy " \
          "5.562684646268003e-309; pow(2.2250738585072014e-308, 1.0) is " \
          "2.2250738585072626e-308; off the sweep, pow(1e300, 1.0) is 107 ulp low"
-_PROD = "prod([0j, -0-0j]) is 0j, the CPU's (NumPy's) -0j: each element is multiplied by the " \
-        "identity 1+0j first, and 1 * (-0-0j) is 0-0j"
 _FMA = "subnormal operands round the product first: fma(tiny, 0.5, tiny) is tiny, not 2 tiny, " \
        "and fma(tiny, -tiny, 0.0) is +0.0, not -0.0 (tiny: the smallest subnormal)"
 WRONG: tuple[Wrong, ...] = (
     Wrong("vulkan:0", "pow", "float64", _POW64), Wrong("vulkan:0", "POW", "float64", _POW64),
-    *(Wrong(dev, "prod", d, _PROD) for dev in DEVICES for d in S.COMPLEX),
     *(Wrong("vulkan:0", "FMA", d, _FMA) for d in S.FLOATS),
 )
 

@@ -116,7 +116,7 @@ def reduce(op: str, x: Any, axis: tuple[int, ...] | None, keepdims: bool,
     partial_op = "sum" if op == "count_nonzero" else op
     while g > FINAL:  # partials of partials until one work-item can combine a row
         g2 = _groups(dev, m, g)
-        spec2 = lib.ReduceSpec(partial_op, dt(acc), dt(acc))
+        spec2 = lib.ReduceSpec(partial_op, dt(acc), dt(acc), seeded=False)
         nxt = dev.empty((m, g2), acc)
         launch(dev, spec2, functools.partial(lib.partials_kernel, spec2),
                [part.window(), nxt.window()])

@@ -80,6 +80,9 @@ class ReduceSpec:
     src: DType
     acc: DType
     m_fast: bool = False
+    # prod: whether part[m, 0] starts from the identity (the first level of partials) or
+    # from its first element (partials of partials), see `partials_kernel`
+    seeded: bool = True
 
 
 class _Kernel:
@@ -152,6 +155,20 @@ def partials_kernel(spec: ReduceSpec) -> KernelIR:
 
     def body(m: Value, j: Value) -> None:
         acc = k.local("acc", acc_t, complex_math.constant(em, identity(spec.op, acc_t), acc_t))
+        count = _strided_count(em, n, j, g)
+        start = k.local("start", _dtypes.int64, em.i64(0))
+        if spec.op == "prod":
+            # A product multiplies by the identity once, first, as NumPy's does: 1 * (-0 - 0j)
+            # is (0 - 0j), and a second multiplication would make it (0 + 0j). So only the
+            # first partial of the first level starts from 1; every other partial starts
+            # from its first element (there is one: the caller's G is at most the row).
+            seeded = em.emit(Op.EQ, j, em.i64(0)) if spec.seeded else em.const(False,
+                                                                             _dtypes.bool)
+            with em.region() as from_first:
+                em.store_var(acc, em.cast(em.emit(Op.LOAD, x, m, j), acc_t))
+                em.store_var(start, em.i64(1))
+            em.stmt(If(em.emit(Op.BIT_AND, em.emit(Op.NOT, seeded),
+                                em.emit(Op.GT, count, em.i64(0))), block(from_first), block([])))
 
         def step(t: Value) -> None:
             i = em.emit(Op.ADD, j, em.emit(Op.MUL, t, g))
@@ -160,7 +177,7 @@ def partials_kernel(spec: ReduceSpec) -> KernelIR:
                 v = em.cast(v, acc_t)
             em.store_var(acc, combine(em, acc_t, em.load_var(acc), v))
 
-        k.loop(em.i64(0), _strided_count(em, n, j, g), step)
+        k.loop(em.load_var(start), count, step)
         em.emit(Op.STORE, part, m, j, em.load_var(acc))
 
     k.nest(rows, g, spec.m_fast, body)
@@ -178,8 +195,13 @@ def final_kernel(op: str, acc_t: DType, out_t: DType) -> KernelIR:
     combine = COMBINE["sum" if op == "count_nonzero" else op]
 
     def body(m: Value) -> None:
-        acc = k.local("acc", acc_t, complex_math.constant(em, identity(op, acc_t), acc_t))
-        k.loop(em.i64(0), g, lambda j: em.store_var(
+        if op == "prod":  # the identity is in part[m, 0] already (partials_kernel)
+            acc = k.local("acc", acc_t, em.emit(Op.LOAD, part, m, em.i64(0)))
+            first = em.i64(1)
+        else:
+            acc = k.local("acc", acc_t, complex_math.constant(em, identity(op, acc_t), acc_t))
+            first = em.i64(0)
+        k.loop(first, g, lambda j: em.store_var(
             acc, combine(em, acc_t, em.load_var(acc), em.emit(Op.LOAD, part, m, j))))
         em.emit(Op.STORE, out, m, em.cast(em.load_var(acc), out_t))
 
