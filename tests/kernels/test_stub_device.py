@@ -15,6 +15,7 @@ import pytest
 
 import qdarray as qd
 from qdarray._array import Array
+from qdarray.backends import base
 from qdarray.kernels.interp import InterpLauncher
 from qdarray.kernels.ir import KernelIR, format_kernel
 from qdarray.kernels.target import DeviceKernels, ReductionLayout
@@ -102,6 +103,13 @@ class StubBackend:
     def window_root(self, native: Any) -> tuple[Any, int]:
         return native, 0
 
+    def save_region(self, native: Any, slices: tuple[slice, ...], device: Any) -> Any:
+        self.saved_regions = getattr(self, "saved_regions", 0) + 1
+        return base.save_region(self, native, slices, device)
+
+    def restore_region(self, native: Any, slices: tuple[slice, ...], saved: Any) -> None:
+        base.restore_region(native, slices, saved)
+
     def synchronize(self, device: Any) -> None:
         return None
 
@@ -172,6 +180,34 @@ def test_a_reverse_runs_on_the_stub_device(stub):
     assert qd.ad.stats()["max_reducer_dispatches"] == 1
     assert "adstack_max" in backend.target.launched and "decay_reverse" in backend.target.launched
     assert backend.allocated >= 1
+
+
+@qd.kernel
+def square_in_place(x: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * x[i]
+
+
+@qd.kernel
+def total(x: qd.Array[qd.float64, 1], y: qd.Array[qd.float64, 1]):
+    for i in range(x.shape[0]):
+        y[0] += x[i]
+
+
+def test_a_tape_keeps_what_an_in_place_update_overwrites_through_the_backend(stub):
+    """x squared twice in place: the first square's reverse needs x before the second
+    overwrote it, so the tape copies it through the backend's save_region (and puts it back
+    with restore_region); d/dx of sum(x^4) is 4 x^3."""
+    x_host = np.array([0.5, -1.5, 2.0])
+    x, y = on(stub, x_host, True), on(stub, np.zeros(1), True)
+    with qd.ad.Tape(loss=y):
+        square_in_place(x)
+        square_in_place(x)
+        total(x, y)
+    np.testing.assert_allclose(np.asarray(x.grad.to_device("cpu")), 4 * x_host ** 3,
+                               rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(x.to_device("cpu")), x_host ** 4, rtol=1e-12)
+    assert stub.backend.saved_regions >= 1
 
 
 def test_the_stub_devices_adstack_overflow_is_reported(stub, monkeypatch):
