@@ -47,6 +47,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 
 def _is_float(x: Any) -> bool:
     dtype = getattr(x, "dtype", None)
@@ -59,8 +61,6 @@ def _unscaled_range(dtype: Any) -> tuple[float, float]:
     """The magnitudes between which a complex sign needs no scaling (module docstring): from
     the smallest normal (below it |z| rounds as a subnormal) to half the largest finite value
     (above it |z| may overflow)."""
-    import numpy as np
-
     info = np.finfo(dtype)
     return float(info.smallest_normal), float(info.max) / 2
 

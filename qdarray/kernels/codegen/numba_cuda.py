@@ -155,8 +155,8 @@ def _float_extremum(name: str) -> Any:
         t: Any = i.args[-1].type
         if t.name not in ("float32", "float64"):
             return numba_spelling(e, i)  # type: ignore[no-any-return]
-        return (f"atomic_f{name}{t.name[-2:]}({e.val(i.args[0])}, "
-                f"{_element(e, i.args[1:-1])}, {e.val(i.args[-1])})")
+        return (f"atomic_fextremum{t.name[-2:]}({e.val(i.args[0])}, "
+                f"{_element(e, i.args[1:-1])}, {e.val(i.args[-1])}, {name == 'max'})")
     return spell
 
 
@@ -331,9 +331,8 @@ class NumbaCudaEmitter(PySourceEmitter):
             f'({loc.file}:{loc.line}){" (simulator)" if self.simulated else ""}. '
             'Do not edit."""',
             "import math", "", "import numpy as np", "from numba import cuda", libdevice, "",
-            "from qdarray.kernels.codegen.numba_cuda_runtime import (atomic_fmax32, "
-            "atomic_fmax64,", "    atomic_fmin32, atomic_fmin64, fma, ipow, report_index_error, "
-            "upow)", "",
+            "from qdarray.kernels.codegen.numba_cuda_runtime import (atomic_fextremum32, "
+            "atomic_fextremum64,", "    fma, ipow, report_index_error, upow)", "",
             f"TPB = {TPB_SIMULATED if self.simulated else TPB}", "", ""]
         for k, stage in enumerate(self.plan.stages):
             self.stage(k, stage)

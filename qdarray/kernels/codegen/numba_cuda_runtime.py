@@ -45,34 +45,30 @@ def report_index_error(err: Any, site: int, depth: int, stage: int, thread: Any,
 
 
 # Float atomic min and max that return the value they replaced (or found, where they store
-# nothing). numba's `cuda.atomic.min` / `max` of floats are compare-and-swap loops that
-# return the value read before the loop, which other threads may have replaced meanwhile:
-# two threads can both be told the same old value. These loop on the bits (an integer view of
-# the array, CUDA's integer compare-and-swap) and return the value the swap compared against.
-# As numba's, they store nothing where the new value or the element is NaN, and compare
-# -0.0 and +0.0 as equal.
+# nothing): `atomic_fextremum{32,64}(ary, idx, val, larger)` is atomic max with `larger`,
+# atomic min without. numba's `cuda.atomic.min` / `max` of floats are compare-and-swap loops
+# that return the value read before the loop, which other threads may have replaced
+# meanwhile: two threads can both be told the same old value. These loop on the bits (an
+# integer view of the array, CUDA's integer compare-and-swap) and return the value the swap
+# compared against. As numba's, they store nothing where the new value or the element is
+# NaN, and compare -0.0 and +0.0 as equal.
 if SIMULATED:  # the simulator runs atomics one at a time: numba's are exact there
 
-    def atomic_fmin32(ary: Any, idx: Any, val: Any) -> Any:
-        return cuda.atomic.min(ary, idx, val)  # type: ignore[attr-defined]
+    def atomic_fextremum32(ary: Any, idx: Any, val: Any, larger: bool) -> Any:
+        return (cuda.atomic.max if larger else cuda.atomic.min)(ary, idx, val)  # type: ignore[attr-defined]
 
-    atomic_fmin64 = atomic_fmin32
-
-    def atomic_fmax32(ary: Any, idx: Any, val: Any) -> Any:
-        return cuda.atomic.max(ary, idx, val)  # type: ignore[attr-defined]
-
-    atomic_fmax64 = atomic_fmax32
+    atomic_fextremum64 = atomic_fextremum32
 else:
     from numba.cuda import libdevice
 
     @cuda.jit(**_DEVICE)  # type: ignore[no-untyped-call, untyped-decorator]
-    def atomic_fmin32(ary: Any, idx: Any, val: Any) -> Any:
+    def atomic_fextremum32(ary: Any, idx: Any, val: Any, larger: bool) -> Any:
         bits = ary.view(np.int32)
         old = bits[idx]
         new = libdevice.float_as_int(val)  # type: ignore[no-untyped-call]
         while True:
             found = libdevice.int_as_float(old)  # type: ignore[no-untyped-call]
-            if not val < found:
+            if not (val > found if larger else val < found):
                 return found
             seen = cuda.atomic.cas(bits, idx, old, new)  # type: ignore[attr-defined]
             if seen == old:
@@ -80,41 +76,13 @@ else:
             old = seen
 
     @cuda.jit(**_DEVICE)  # type: ignore[no-untyped-call, untyped-decorator]
-    def atomic_fmax32(ary: Any, idx: Any, val: Any) -> Any:
-        bits = ary.view(np.int32)
-        old = bits[idx]
-        new = libdevice.float_as_int(val)  # type: ignore[no-untyped-call]
-        while True:
-            found = libdevice.int_as_float(old)  # type: ignore[no-untyped-call]
-            if not val > found:
-                return found
-            seen = cuda.atomic.cas(bits, idx, old, new)  # type: ignore[attr-defined]
-            if seen == old:
-                return found
-            old = seen
-
-    @cuda.jit(**_DEVICE)  # type: ignore[no-untyped-call, untyped-decorator]
-    def atomic_fmin64(ary: Any, idx: Any, val: Any) -> Any:
+    def atomic_fextremum64(ary: Any, idx: Any, val: Any, larger: bool) -> Any:
         bits = ary.view(np.int64)
         old = bits[idx]
         new = libdevice.double_as_longlong(val)  # type: ignore[no-untyped-call]
         while True:
             found = libdevice.longlong_as_double(old)  # type: ignore[no-untyped-call]
-            if not val < found:
-                return found
-            seen = cuda.atomic.cas(bits, idx, old, new)  # type: ignore[attr-defined]
-            if seen == old:
-                return found
-            old = seen
-
-    @cuda.jit(**_DEVICE)  # type: ignore[no-untyped-call, untyped-decorator]
-    def atomic_fmax64(ary: Any, idx: Any, val: Any) -> Any:
-        bits = ary.view(np.int64)
-        old = bits[idx]
-        new = libdevice.double_as_longlong(val)  # type: ignore[no-untyped-call]
-        while True:
-            found = libdevice.longlong_as_double(old)  # type: ignore[no-untyped-call]
-            if not val > found:
+            if not (val > found if larger else val < found):
                 return found
             seen = cuda.atomic.cas(bits, idx, old, new)  # type: ignore[attr-defined]
             if seen == old:
