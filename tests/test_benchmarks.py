@@ -188,3 +188,16 @@ def test_compile_long_kernel_times_first_compiles_in_fresh_processes(capsys, tmp
     compile_long_kernel.main(["--statements", "4", "--runs", "1"])
     line = capsys.readouterr().out.strip()
     assert line.startswith("4 statements: first compile ") and float(line.split()[4]) > 0
+
+
+def test_gc_pause_alternates_the_pause_and_restores_it(capsys):
+    # benchmarks/gc_pause.py: iterations alternate with and without the tapes' pause
+    import gc_pause
+
+    import qdarray as qd
+
+    out = gc_pause.main(["--programs", "electric", "--iters", "4", "--steps", "8"])
+    assert [len(out["electric"][on]) for on in (True, False)] == [2, 2]
+    assert qd.ad.pause_gc() is True
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("electric: pause on  median") and "pause off" in lines[1]
