@@ -201,3 +201,12 @@ def test_gc_pause_alternates_the_pause_and_restores_it(capsys):
     assert qd.ad.pause_gc() is True
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("electric: pause on  median") and "pause off" in lines[1]
+
+
+def test_jit_devices_compares_fused_and_eager_calls(capsys):
+    # benchmarks/jit_devices.py on the CPU (the other devices where present run the same code)
+    import jit_devices
+
+    out = jit_devices.main(["--device", "cpu", "--n", "1000", "--calls", "2"])
+    assert out["eager"] > 0 and out["jit"] > 0
+    assert "eager / qd.jit" in capsys.readouterr().out

@@ -70,9 +70,8 @@ def _node_of(step: Call, objects: list[Any]) -> tuple[str, DType, list[Any], lis
     if any(type(v) is Array and v._device is not device for v in values):
         return None
     if device.kind == "cuda":
-        # Not yet on CUDA: on an H200 the replayed fused launches timed below their own
-        # memory traffic and the checked results matched values they could not have had
-        # (see docs/jit.md), so CUDA replays its calls eagerly until that is understood.
+        # Not yet on CUDA: the fused kernels compile for it (their multiplies uncontracted),
+        # but their values and speed have not been checked on a GPU since (docs/jit.md).
         return None
     if device is not CPU and any(type(v) is Array and v.shape == () for v in values):
         return None  # a 0-d input is a scalar parameter: reading it would wait for the device

@@ -50,7 +50,11 @@ from .program import (
     shape_of,
 )
 
-QD_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# The package's folder as its code objects spell their files (`co_filename` is the path the
+# module was imported by, "x/../qdarray/..." when a sys.path entry has ".." in it), and
+# normalised: a call is qdarray's when its file starts with either.
+QD_ROOTS = tuple(dict.fromkeys(
+    os.path.dirname(os.path.dirname(p)) + os.sep for p in (__file__, os.path.abspath(__file__))))
 _ACTIVE = threading.local()
 
 
@@ -199,7 +203,7 @@ class Tracer:
                 else:
                     self._finish(arg)
             return
-        if event == "call" and frame.f_code.co_filename.startswith(QD_ROOT):
+        if event == "call" and frame.f_code.co_filename.startswith(QD_ROOTS):
             if frame.f_code in _NOT_CALLS or frame.f_code.co_name == "__del__":
                 # a finalizer or weak-reference callback run by the garbage collector: not
                 # a call of the function's, and nothing it does is recorded

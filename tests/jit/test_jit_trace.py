@@ -227,3 +227,30 @@ def test_numpy_arrays_are_inputs_as_in_jax():
 
     with pytest.raises(TypeError, match="hashable"):
         g(a, np.ones(2))
+
+
+def test_a_package_imported_through_a_path_with_dotdot_is_traced():
+    """qdarray imported by a sys.path entry with ".." in it (a script's `sys.path.insert(0,
+    "../..")`): its code objects name their files through that path, and the trace must still
+    see the calls. It once recorded none, so every replay returned the traced call's result."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    child = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(repo / 'tests' / '..')!r})\n"
+        "import numpy as np, qdarray as qd\n"
+        "assert '..' in qd.__file__, qd.__file__\n"
+        "jf = qd.jit(lambda a, x: (a * x + 1.0) * 2.0)\n"
+        "a, x = qd.asarray(np.arange(4.0)), qd.asarray(np.ones(4))\n"
+        "jf(a, x)\n"
+        "got = jf(a, x * 3.0)\n"
+        "(program,) = jf.programs.values()\n"
+        "assert program.steps, 'nothing was traced'\n"
+        "np.testing.assert_array_equal(np.asarray(got), (np.arange(4.0) * 3.0 + 1.0) * 2.0)\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                         cwd="/", check=False)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
