@@ -1,7 +1,7 @@
 """Planning a traced program: runs of elementwise calls become generated kernels.
 
 A maximal run of fusable calls (elementwise.py) on one device's arrays (the CPU, OpenCL,
-Vulkan; not yet CUDA) becomes one `Fused` step (off the CPU without 0-d array operands: the
+Vulkan, CUDA) becomes one `Fused` step (off the CPU without 0-d array operands: the
 kernel takes those as scalar parameters, which would be read back from the device).
 Calls between two elementwise calls that write no memory (namespace functions, `x[key]`,
 `x @ y`: `pure`) and do not read the run's results move before the run; any other call (an
@@ -68,10 +68,6 @@ def _node_of(step: Call, objects: list[Any]) -> tuple[str, DType, list[Any], lis
         return None
     device = out._device
     if any(type(v) is Array and v._device is not device for v in values):
-        return None
-    if device.kind == "cuda":
-        # Not yet on CUDA: the fused kernels compile for it (their multiplies uncontracted),
-        # but their values and speed have not been checked on a GPU since (docs/jit.md).
         return None
     if device is not CPU and any(type(v) is Array and v.shape == () for v in values):
         return None  # a 0-d input is a scalar parameter: reading it would wait for the device

@@ -1,7 +1,7 @@
 """qd.jit on devices other than the CPU: runs of elementwise calls fuse into one generated
 kernel compiled by the device's own kernel target (OpenCL C, SPIR-V), with the eager results
-bit for bit for exact operations; results stay on the device. CUDA replays the calls
-eagerly for now (docs/jit.md)."""
+bit for bit for exact operations; results stay on the device. tests/cuda/device/test_cuda_jit.py
+runs them on CUDA."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from qdarray.jit.fusion import Fused
 
 
 def _other_devices():
-    # (CUDA replays its calls eagerly for now: test_cuda_replays_eagerly below)
+    # (CUDA: tests/cuda/device/test_cuda_jit.py runs these tests with its own fixture)
     first = {}
     for d in qd.__array_namespace_info__().devices():
         first.setdefault(str(d).split(":")[0], d)

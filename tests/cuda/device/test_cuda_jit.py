@@ -1,26 +1,15 @@
-"""qd.jit on CUDA: the calls replay eagerly for now (no fused kernels: docs/jit.md says why),
-with the eager results, on the device."""
+"""qd.jit on CUDA: runs of elementwise calls fuse into one generated kernel compiled by numba
+for the GPU (multiplies uncontracted, so exact chains equal the eager results bit for bit);
+results stay on the device. The tests are tests/jit/test_jit_devices.py's."""
 
 from __future__ import annotations
 
-import numpy as np
+from device_harness import shared
 
-import qdarray as qd
-from qdarray.jit.fusion import Fused
-
-
-def test_a_chain_replays_its_calls_with_the_eager_results(device):
-    def f(a, x, b):
-        return ((a * x + b) * x - a) * 0.5 + b
-
-    rng = np.random.default_rng(3)
-    jf = qd.jit(f)
-    for _ in range(4):  # the trace, then replays
-        a, x, b = (qd.asarray(rng.standard_normal(256).astype(np.float32), device=device)
-                   for _ in range(3))
-        got = jf(a, x, b)
-        assert got.device == qd.Device(device)
-        np.testing.assert_array_equal(np.asarray(got.to_device("cpu")),
-                                      np.asarray(f(a, x, b).to_device("cpu")))
-    (program,) = jf.programs.values()
-    assert jf.traces == 1 and not [s for s in program.steps if type(s) is Fused]
+globals().update(shared("cuda", "test_jit_devices", [
+    "test_a_chain_is_one_kernel_and_the_eager_result_bit_for_bit",
+    "test_broadcast_inputs_kept_intermediates_and_comparisons",
+    "test_a_result_kept_by_the_caller_is_not_reused",
+    "test_runs_split_by_device_and_zero_d_operands_stay_eager",
+    "test_gradients_through_a_jitted_function_equal_the_eager_tape",
+], "jit"))
