@@ -12,8 +12,9 @@ PyTorch, measured in one run.
    `v = v - 0.1*v*v + 0.01` repeated a[i] times (a[i] uniform in [0, 64)), and a reduction
    (sum of squares plus a vector norm), float32, N = 1e6, value and gradient with respect to
    the raw data and two weights. qdarray: `qd.ad.value_and_grad` (the tape records the
-   namespace operations and the kernel launch). JAX: `jit(value_and_grad)` of the masked-loop
-   formulation (64 steps, as JAX cannot differentiate a loop whose trip count is data).
+   namespace operations and the kernel launch), and the same under `qd.jit`. JAX:
+   `jit(value_and_grad)` of the masked-loop formulation (64 steps, as JAX cannot
+   differentiate a loop whose trip count is data).
    PyTorch: autograd over the same masked loop. Each repeat runs every library once, in
    rotating order; a ratio is the median of the per-repeat ratios qdarray / peer (below 1,
    qdarray is faster). Gradients are compared with qdarray's float64 gradient.
@@ -125,9 +126,12 @@ class Skipped(Exception):
     pass
 
 
-def qd_case(data: dict[str, np.ndarray], device: str) -> tuple[Callable[[], Any], Any]:
+def qd_case(data: dict[str, np.ndarray], device: str,
+            jit: bool = False) -> tuple[Callable[[], Any], Any]:
     raw, w, a, t = (qd.asarray(data[k], device=device) for k in ("raw", "w", "a", "t"))
     vg = qd.ad.value_and_grad(qd_program, argnums=(0, 1))
+    if jit:
+        vg = qd.jit(vg)
 
     def run() -> Any:
         value, grads = vg(raw, w, a, t)
@@ -138,6 +142,11 @@ def qd_case(data: dict[str, np.ndarray], device: str) -> tuple[Callable[[], Any]
         return [np.asarray(g.to_device("cpu")) for g in run()]
 
     return run, gradient
+
+
+def qd_jit_case(data: dict[str, np.ndarray], device: str) -> tuple[Callable[[], Any], Any]:
+    """The same value and gradient under `qd.jit` (traced by its first call)."""
+    return qd_case(data, device, jit=True)
 
 
 def jax_case(data: dict[str, np.ndarray], device: str) -> tuple[Callable[[], Any], Any]:
@@ -215,7 +224,8 @@ def mixed(n: int, repeat: int, device: str) -> dict[str, Any]:
     ref_np = [np.asarray(g) for g in ref]
     cases: dict[str, tuple[Callable[[], Any], Any]] = {}
     skipped: dict[str, str] = {}
-    for name, make in (("qdarray", qd_case), ("jax", jax_case), ("torch", torch_case)):
+    for name, make in (("qdarray", qd_case), ("qd.jit", qd_jit_case), ("jax", jax_case),
+                       ("torch", torch_case)):
         try:
             cases[name] = make(data, device)
         except Skipped as exc:
@@ -236,14 +246,15 @@ def mixed(n: int, repeat: int, device: str) -> dict[str, Any]:
             times[name].append(time.perf_counter() - t0)
     print(f"\nmixed program, N = {n:.0e} float32, a[i] in [0, {TRIPS}), on {device}, "
           f"median of {repeat} repeats:")
-    base = times["qdarray"]
     for name in names:
         t = sorted(times[name])[len(times[name]) // 2]
         line = f"  {name:8s} {t * 1e3:9.2f} ms   gradient error {errors[name]:.1e}"
-        if name != "qdarray":
-            ratios = sorted(q / p for q, p in zip(base, times[name], strict=True))
+        for mine in ("qdarray", "qd.jit"):
+            if name in ("qdarray", "qd.jit") or mine not in times:
+                continue
+            ratios = sorted(q / p for q, p in zip(times[mine], times[name], strict=True))
             quart = (ratios[3 * len(ratios) // 4] - ratios[len(ratios) // 4]) / 2
-            line += f"   qdarray / {name} = {ratios[len(ratios) // 2]:.2f} ±{quart:.2f}"
+            line += f"   {mine} / {name} = {ratios[len(ratios) // 2]:.2f} ±{quart:.2f}"
         print(line)
     for name, why in skipped.items():
         print(f"  {name:8s} skipped: {why}")

@@ -35,8 +35,9 @@ from .program import Call, Const, Slot, slots_in
 from .reverse import ReversePlan, ReverseSpec, differentiable
 
 MIN_RUN = 2  # a single elementwise call stays the namespace's own
-# Whether functions computed by scalar libm calls in generated CPU code fuse (elementwise.LIBM;
-# off: NumPy's SIMD loops are faster; tests turn it on to check their fused semantics).
+# Whether functions computed by scalar libm calls in generated CPU code fuse on the CPU
+# (elementwise.LIBM; off: NumPy's SIMD loops are faster; tests turn it on to check their fused
+# semantics). Other devices fuse them: their eager functions are kernels of the same maths.
 FUSE_LIBM = False
 # Whether a sum, mean, max or min over every element of a run's result joins the run's kernel
 # (ReduceKernel). Off: on this CPU `qd.sum((a * x + b) * x - a)` at N = 1e7 float32 takes
@@ -54,8 +55,6 @@ def _node_of(step: Call, objects: list[Any]) -> tuple[str, DType, list[Any], lis
     if entry is None or step.kwargs.items or step.out is None or step.items:
         return None
     name, reflected = entry
-    if name in LIBM and not FUSE_LIBM:
-        return None
     templates = list(step.args.items)
     values = [objects[t.index] if type(t) is Slot else t.value for t in templates]
     if reflected:
@@ -68,6 +67,8 @@ def _node_of(step: Call, objects: list[Any]) -> tuple[str, DType, list[Any], lis
         return None
     device = out._device
     if any(type(v) is Array and v._device is not device for v in values):
+        return None
+    if name in LIBM and device is CPU and not FUSE_LIBM:
         return None
     if device is not CPU and any(type(v) is Array and v.shape == () for v in values):
         return None  # a 0-d input is a scalar parameter: reading it would wait for the device

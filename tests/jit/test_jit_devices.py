@@ -60,6 +60,19 @@ def test_a_chain_is_one_kernel_and_the_eager_result_bit_for_bit(device):
     np.testing.assert_array_equal(host(got), host(f(a, x, b)))
 
 
+def test_transcendental_functions_fuse_with_the_eager_values(device):
+    def f(x, y):
+        return qd.tanh(x * 0.5 + y) * qd.exp(-x * x) + qd.log1p(y * y) - qd.sin(x)
+
+    jf = qd.jit(f)
+    jf(*arrays(device, 500, 500))
+    x, y = arrays(device, 500, 500)
+    got = jf(x, y)
+    (fused,) = fused_steps(jf)
+    assert len(fused.calls) == 12
+    np.testing.assert_array_equal(host(got), host(f(x, y)))
+
+
 def test_broadcast_inputs_kept_intermediates_and_comparisons(device):
     def f(x, y):
         t = x * 2.0 + y
