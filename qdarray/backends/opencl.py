@@ -17,19 +17,21 @@ import numpy as np
 import pyopencl as cl
 
 from .._devices import Device
-from . import base
 from .base import Backend
 from .host_memory import host_available_bytes
-from .kernel_xp import copy as copy_ops
+from .kernel_xp.backend import KernelBuiltBackend
 from .opencl_kernels import TARGET
 from .opencl_xp import HOST_FUNCTIONS, ClArray, OpenCLNamespace
 from .opencl_xp import _runtime as runtime
 
 
-class OpenCLBackend:
+class OpenCLBackend(KernelBuiltBackend):
     """OpenCL devices through pyopencl (see the module docstring)."""
 
     kind = "opencl"
+    label = "OpenCL"
+    dlpack_hint = ("pyopencl exports none: use np.asarray on the producer's host copy, or a "
+                   "CPU or CUDA producer.")
     target = TARGET
     xp = OpenCLNamespace()
     native_type = ClArray
@@ -54,73 +56,10 @@ class OpenCLBackend:
             return runtime.has_fp64(self.state(device))
         return True
 
-    def placement(self, device: Device) -> dict[str, Any]:
-        return {"device": device}
-
-    def normalize(self, result: Any) -> Any:
-        if isinstance(result, ClArray):
-            return result
-        raise TypeError(f"an OpenCL namespace function returned {type(result).__name__}")
-
-    def _check_dtype(self, dtype: np.dtype, device: Device) -> None:
-        if not self.supports_dtype(dtype, device):
-            st = self.state(device)
-            raise TypeError(
-                f"Device {device} ({st.name}) does not support dtype {dtype.name}: it reports "
-                "no double precision. Use float32 (or complex64), or another device."
-            )
-
-    def asarray(self, obj: Any, np_dtype: np.dtype | None, copy: bool | None,
-                device: Device) -> ClArray:
-        st = self.state(device)
-        if isinstance(obj, ClArray):
-            if obj.qd_state is not st:
-                return self.asarray(obj.to_host(), np_dtype, True, device)
-            if np_dtype is not None and np.dtype(np_dtype) != obj.dtype:
-                # As on the CPU (np.asarray), a dtype change converts; the namespace decides
-                # beforehand whether the caller's copy=False allows it.
-                self._check_dtype(np.dtype(np_dtype), device)
-                converted: ClArray = copy_ops.astype(obj, np.dtype(np_dtype))
-                return converted
-            return copy_ops.contiguous(obj, force=True) if copy else obj
-        if copy is False:
-            raise ValueError(
-                f"asarray(copy=False) cannot place host data on {device} without a copy; "
-                "use copy=None or copy=True.")
-        with np.errstate(over="ignore"):
-            host = np.asarray(obj, dtype=np_dtype)
-        if host.dtype == np.float16:
-            host = host.astype(np.float32)
-        self._check_dtype(host.dtype, device)
-        return ClArray.from_host(st, host)
-
-    def index_add(self, native: ClArray, key: tuple[Any, ...], values: Any) -> None:
-        # On the host, as the OpenCL namespace's other writes through index arrays.
-        host = native.to_host()
-        hkey = tuple(k.to_host() if isinstance(k, ClArray) else k for k in key)
-        np.add.at(host, hkey, values.to_host() if isinstance(values, ClArray) else values)
-        copy_ops.write_host(native, host)
-
-    def to_host(self, native: Any) -> np.ndarray:
-        return native.to_host()  # type: ignore[no-any-return]
-
-    def byte_layout(self, native: ClArray) -> tuple[int, tuple[int, ...]]:
-        return int(native.offset), tuple(native.strides)
-
-    def window_root(self, native: ClArray) -> tuple[ClArray, int]:
-        """The whole buffer as a 1-D array, and `native`'s element offset in it."""
-        item = native.dtype.itemsize
-        if native.base_data is None:
-            return native, 0
-        total = native.qd_buffer.size // item
-        root = native._view((total,), (item,), 0)
-        return root, native.elem_offset
-
-    def save_region(self, native: Any, slices: tuple[slice, ...], device: Device) -> Any:
-        return base.save_region(self, native, slices, device)
-
-    def restore_region(self, native: Any, slices: tuple[slice, ...], saved: Any) -> None:
-        base.restore_region(native, slices, saved)
+    def _dtype_refusal(self, dtype: np.dtype, device: Device) -> str:
+        return (f"Device {device} ({self.state(device).name}) does not support dtype "
+                f"{dtype.name}: it reports no double precision. Use float32 (or complex64), "
+                "or another device.")
 
     def empty(self, shape: tuple[int, ...], np_dtype: Any, device: Device) -> ClArray:
         """Uninitialized device memory (adstack heaps, reduction results); a MemoryError
@@ -145,22 +84,6 @@ class OpenCLBackend:
             if host is not None:
                 figures.append(host)
         return max(min(figures), 0)
-
-    def copy_between(self, native: ClArray, device: Device) -> ClArray:
-        return self.asarray(native.to_host(), None, True, device)
-
-    def from_dlpack(self, obj: Any) -> ClArray:
-        """A qdarray array on an OpenCL device (its memory, no copy); no other producer's
-        OpenCL memory can be read."""
-        native = getattr(obj, "_data", None)
-        if isinstance(native, ClArray):
-            return native
-        raise BufferError(
-            "qdarray cannot import OpenCL memory through DLPack (pyopencl exports none). Use "
-            "np.asarray on the producer's host copy, or a CPU or CUDA producer.")
-
-    def cuda_array_interface(self, native: ClArray) -> None:
-        return None
 
     def synchronize(self, device: Device) -> None:
         self.state(device).queue.finish()

@@ -26,32 +26,15 @@ from .._dtypes import DType
 from .._errors import KernelTypeError
 from ..kernels.codegen.opencl_c import render_opencl_c
 from ..kernels.error_record import LENGTH as RECORD_LENGTH
-from ..kernels.ir import For, KernelIR, walk
+from ..kernels.ir import KernelIR
 from ..kernels.passes.stages import plan_stages
-from ..kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
+from ..kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout, float64_use
 from ..kernels.types import ArrayType
 from .opencl_xp import _runtime as runtime
 from .opencl_xp._clarray import ClArray
 
 # The float64 scratch of a reverse kernel (qdarray/ad/transform.py, `Gen.params`).
 _SCRATCH = "@adj_outer"
-
-
-def _uses_float64(kernel: KernelIR) -> str | None:
-    """A description of where `kernel` uses float64, or None."""
-    for p in kernel.params:
-        t = p.value.type
-        dt = t.dtype if isinstance(t, ArrayType) else t
-        assert isinstance(dt, DType)  # views are lowered to arrays before code generation
-        if dt.name in ("float64", "complex128"):
-            return f"parameter '{p.name}'"
-    for s in walk(kernel.body):
-        result = getattr(s, "result", None)
-        if result is not None and getattr(result.type, "name", "") in ("float64", "complex128"):
-            return f"a float64 value at {s.loc.file}:{s.loc.line}"
-        if isinstance(s, For) and getattr(s.index.type, "name", "") == "float64":
-            return "a float64 loop index"
-    return None
 
 
 def caps_of(device: Device) -> dict[str, Any]:
@@ -70,7 +53,7 @@ class OpenCLLauncher(Launcher):
         self.debug = debug
         self.st = runtime.state(device.index)
         st = self.st
-        where = _uses_float64(kernel)
+        where = float64_use(kernel)
         if where == f"parameter '{_SCRATCH}'" and not runtime.has_fp64(st):
             name = kernel.name.removesuffix("_reverse")
             raise TypeError(

@@ -28,9 +28,10 @@ from .. import _autodiff
 from .._array import Array
 from .._devices import CPU
 from .._dtypes import DType
+from ..backends.kernel_xp.layout import c_strides
 from .elementwise import ARITY, FUSABLE, LIBM, scalar, typing
 from .fused_kernel import FusedSpec, Node
-from .launch import FusedKernel, ReduceKernel, c_strides
+from .launch import FusedKernel, ReduceKernel
 from .program import Call, Const, Slot, slots_in
 from .reverse import ReversePlan, ReverseSpec, differentiable
 

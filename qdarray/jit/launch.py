@@ -37,17 +37,6 @@ def _references() -> int:
 _FREE = _references()  # the count of an array that only `_memory` refers to
 
 
-def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    """The strides of a C-contiguous array of `shape` (NumPy's, axes of length 0 counting as
-    1)."""
-    out = []
-    step = itemsize
-    for n in reversed(shape):
-        out.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(out))
-
-
 class _Launch:
     """A fused kernel's launcher. The CPU target's launchers run a serial entry below
     `PARALLEL_MIN` iterations and a parallel one above, choosing by a trip count they

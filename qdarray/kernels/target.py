@@ -21,7 +21,7 @@ import numpy as np
 from . import debug as debug_mod
 from . import error_record
 from .generations import compile_bump
-from .ir import KernelIR, Op, instrs
+from .ir import For, KernelIR, Op, instrs, walk
 
 
 @dataclass(frozen=True)
@@ -240,3 +240,21 @@ def target_of(device: Any) -> KernelTarget:
             f"Kernels on {device} need a kernel target for its device kind, which qdarray "
             "does not have yet. Use a CPU array (x.to_device('cpu')) or kernel.interpret(...).")
     return target
+
+
+def float64_use(kernel: KernelIR) -> str | None:
+    """Where `kernel` first uses float64 or complex128 (a parameter, a value, a loop index),
+    for the error of a device without double precision; None where it does not."""
+    wide = ("float64", "complex128")
+    for p in kernel.params:
+        t = p.value.type
+        dt = getattr(t, "dtype", t)  # an array's element type, or the scalar's
+        if getattr(dt, "name", "") in wide:
+            return f"parameter '{p.name}'"
+    for s in walk(kernel.body):
+        result = getattr(s, "result", None)
+        if result is not None and getattr(result.type, "name", "") in wide:
+            return f"a float64 value at {s.loc.file}:{s.loc.line}"
+        if isinstance(s, For) and getattr(s.index.type, "name", "") == "float64":
+            return "a float64 loop index"
+    return None

@@ -3,9 +3,10 @@
 A native array is (buffer, dtype, shape, strides and offset in bytes, device). Basic indexing
 gives views of any strides (negative ones included), `x.T` and `x.swapaxes` are views, 0-d
 arrays convert with `int()` / `float()`, `x[key] = value` broadcasts and casts (array keys go
-through `indexing`). A backend's array class mixes this in and supplies `_view`, `to_host`
-and the attributes listed on the class. Every array has strides and an offset that are
-multiples of its item size, which the kernels rely on (they address elements).
+through `indexing`). A backend's array class mixes this in and supplies `_view`,
+`_read_span` (a host copy of a range of its buffer) and the attributes listed on the class.
+Every array has strides and an offset that are multiples of its item size, which the kernels
+rely on (they address elements).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ class StridedArray:
     """The view logic shared by the native arrays of IR-kernel backends (module docstring).
 
     A subclass provides `shape`, `strides` and `offset` (bytes), `dtype` (a NumPy dtype),
-    `size`, `ndim`, `base_data` (the buffer; None when empty), `qd_device` (its
-    `KernelDevice`), `_view(shape, strides, offset)` and `to_host()`.
+    `size`, `ndim`, `base_data` (the buffer; None when empty), `buffer_nbytes` (its size),
+    `qd_state` (the backend's state of its device), `qd_device` (its `KernelDevice`),
+    `_view(shape, strides, offset)` and `_read_span(lo, hi)`.
     """
 
     qd_readonly = False
@@ -39,11 +41,36 @@ class StridedArray:
     ndim: Any
     base_data: Any
 
+    @property
+    def buffer_nbytes(self) -> int:
+        """The size of the buffer in bytes."""
+        raise NotImplementedError
+
     def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Any:
         raise NotImplementedError
 
-    def to_host(self) -> np.ndarray:
+    def _read_span(self, lo: int, hi: int) -> np.ndarray:
+        """A host copy of elements [lo, hi) of the buffer (1-D, this array's dtype), after
+        the work queued on the device before."""
         raise NotImplementedError
+
+    def to_host(self) -> np.ndarray:
+        """A C-contiguous NumPy copy (waits for the device)."""
+        if self.size == 0:
+            return np.empty(self.shape, self.dtype)
+        lo, hi = self.span()
+        raw = self._read_span(lo, hi)
+        view = np.lib.stride_tricks.as_strided(raw[self.elem_offset - lo:], shape=self.shape,
+                                               strides=self.strides)
+        return np.array(view, copy=True, order="C")
+
+    def root(self) -> tuple[Any, int]:
+        """The whole buffer as a 1-D array of this dtype, and this array's element offset in
+        it (a `BufferView`'s base)."""
+        item = self.dtype.itemsize
+        if self.base_data is None:
+            return self, 0
+        return self._view((self.buffer_nbytes // item,), (item,), 0), self.elem_offset
 
     # -- layout ------------------------------------------------------------------------------
 

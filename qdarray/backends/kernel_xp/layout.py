@@ -7,6 +7,17 @@ from typing import Any
 from .device import Window
 
 
+def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """The byte strides of a C-contiguous array of `shape` (NumPy's: axes of length 0 count
+    as 1)."""
+    strides = []
+    step = itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     ndim = max((len(s) for s in shapes), default=0)
     out = []

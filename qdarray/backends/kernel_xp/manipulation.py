@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .copy import assign, contiguous
-from .layout import broadcast_shapes, broadcast_to
+from .layout import broadcast_shapes, broadcast_to, c_strides
 
 
 def _resolve_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
@@ -23,15 +23,6 @@ def _resolve_shape(shape: tuple[int, ...], size: int) -> tuple[int, ...]:
     if math.prod(shape) != size:
         raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
     return shape
-
-
-def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    strides = []
-    step = itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 def nocopy_strides(old_shape: tuple[int, ...], old_strides: tuple[int, ...],

@@ -17,20 +17,12 @@ import pyopencl.array as cla
 from pyopencl.compyte.array import ArrayFlags
 
 from ..kernel_xp.array import StridedArray
+from ..kernel_xp.layout import c_strides
 
 if TYPE_CHECKING:
     from ._runtime import DeviceState
 
 DL_OPENCL = 4
-
-
-def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    strides = []
-    step = itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 class Flags(ArrayFlags):
@@ -111,20 +103,17 @@ class ClArray(StridedArray, cla.Array):
         """
         return cast("cl.Buffer", self.base_data)
 
+    @property
+    def buffer_nbytes(self) -> int:
+        return int(self.qd_buffer.size)
+
     # -- host transfer -----------------------------------------------------------------------
 
-    def to_host(self) -> np.ndarray:
-        """A C-contiguous NumPy copy (blocking)."""
-        if self.size == 0:
-            return np.empty(self.shape, self.dtype)
-        item = self.dtype.itemsize
-        lo, hi = self.span()
+    def _read_span(self, lo: int, hi: int) -> np.ndarray:
         raw = np.empty(hi - lo, self.dtype)
-        cl.enqueue_copy(self.qd_state.queue, raw, self.qd_buffer, src_offset=lo * item,
-                        is_blocking=True)
-        view = np.lib.stride_tricks.as_strided(
-            raw[self.elem_offset - lo:], shape=self.shape, strides=self.strides)
-        return np.array(view, copy=True, order="C")
+        cl.enqueue_copy(self.qd_state.queue, raw, self.qd_buffer,
+                        src_offset=lo * self.dtype.itemsize, is_blocking=True)
+        return raw
 
     def get(self, queue: Any = None, ary: Any = None, **kwargs: Any) -> np.ndarray:
         if ary is not None or kwargs:

@@ -20,11 +20,10 @@ from typing import Any
 import numpy as np
 
 from ..._devices import Device
-from .. import base
 from ..base import Backend
 from ..host_memory import host_available_bytes
 from ..kernel_xp import HOST_FUNCTIONS, KernelNamespace
-from ..kernel_xp import copy as copy_ops
+from ..kernel_xp.backend import KernelBuiltBackend
 from . import _instance
 from ._array import VkArray, VulkanDevice, device_of
 from ._binding import VulkanUnavailableError
@@ -37,10 +36,12 @@ def _kernel_device(device: Device) -> VulkanDevice:
     return device_of(_instance.state(device.index))
 
 
-class VulkanBackend:
+class VulkanBackend(KernelBuiltBackend):
     """Vulkan devices through the `vulkan` binding (see the module docstring)."""
 
     kind = "vulkan"
+    label = "Vulkan"
+    dlpack_hint = "Use the producer's host copy (np.asarray), or a CPU or CUDA producer."
     target = TARGET
     xp = KernelNamespace(_kernel_device)
     native_type = VkArray
@@ -71,73 +72,10 @@ class VulkanBackend:
             return features["int64"]
         return True
 
-    def _check_dtype(self, dtype: np.dtype, device: Device) -> None:
-        if not self.supports_dtype(dtype, device):
-            st = self.state(device)
-            need = "shaderFloat64" if dtype.kind in "fc" else "shaderInt64"
-            raise TypeError(
-                f"Device {st.label} does not support dtype {dtype.name}: it reports no "
-                f"{need}. Use a 32-bit dtype, or another device.")
-
-    def placement(self, device: Device) -> dict[str, Any]:
-        return {"device": device}
-
-    def normalize(self, result: Any) -> Any:
-        if isinstance(result, VkArray):
-            return result
-        raise TypeError(f"a Vulkan namespace function returned {type(result).__name__}")
-
-    def asarray(self, obj: Any, np_dtype: np.dtype | None, copy: bool | None,
-                device: Device) -> VkArray:
-        st = self.state(device)
-        if isinstance(obj, VkArray):
-            if obj.st is not st:
-                return self.asarray(obj.to_host(), np_dtype, True, device)
-            if np_dtype is not None and np.dtype(np_dtype) != obj.dtype:
-                # As on the CPU (np.asarray), a dtype change converts; the namespace decides
-                # beforehand whether the caller's copy=False allows it.
-                self._check_dtype(np.dtype(np_dtype), device)
-                converted: VkArray = copy_ops.astype(obj, np.dtype(np_dtype))
-                return converted
-            return copy_ops.contiguous(obj, force=True) if copy else obj
-        if copy is False:
-            raise ValueError(
-                f"asarray(copy=False) cannot place host data on {device} without a copy; "
-                "use copy=None or copy=True.")
-        with np.errstate(over="ignore"):
-            host = np.asarray(obj, dtype=np_dtype)
-        if host.dtype == np.float16:
-            host = host.astype(np.float32)
-        self._check_dtype(host.dtype, device)
-        return VkArray.from_host(st, host)
-
-    def to_host(self, native: Any) -> np.ndarray:
-        return native.to_host()  # type: ignore[no-any-return]
-
-    def index_add(self, native: VkArray, key: tuple[Any, ...], values: Any) -> None:
-        # On the host, as on OpenCL (a scatter-add with repeated indices).
-        host = native.to_host()
-        hkey = tuple(k.to_host() if isinstance(k, VkArray) else k for k in key)
-        np.add.at(host, hkey, values.to_host() if isinstance(values, VkArray) else values)
-        copy_ops.write_host(native, host)
-
-    def byte_layout(self, native: VkArray) -> tuple[int, tuple[int, ...]]:
-        return int(native.offset), tuple(native.strides)
-
-    def window_root(self, native: VkArray) -> tuple[VkArray, int]:
-        """The whole buffer as a 1-D array, and `native`'s element offset in it."""
-        item = native.dtype.itemsize
-        if native.alloc is None:
-            return native, 0
-        total = native.alloc.size // item
-        root = VkArray(native.st, native.alloc, native.dtype, (total,), (item,), 0)
-        return root, native.elem_offset
-
-    def save_region(self, native: Any, slices: tuple[slice, ...], device: Device) -> Any:
-        return base.save_region(self, native, slices, device)
-
-    def restore_region(self, native: Any, slices: tuple[slice, ...], saved: Any) -> None:
-        base.restore_region(native, slices, saved)
+    def _dtype_refusal(self, dtype: np.dtype, device: Device) -> str:
+        need = "shaderFloat64" if dtype.kind in "fc" else "shaderInt64"
+        return (f"Device {self.state(device).label} does not support dtype {dtype.name}: it "
+                f"reports no {need}. Use a 32-bit dtype, or another device.")
 
     def empty(self, shape: tuple[int, ...], np_dtype: Any, device: Device) -> VkArray:
         """Uninitialized device memory (adstack heaps, reduction results); a MemoryError
@@ -161,22 +99,6 @@ class VulkanBackend:
             if host is not None:
                 figures.append(host + p.cached_bytes)
         return max(min(figures), 0)
-
-    def copy_between(self, native: VkArray, device: Device) -> VkArray:
-        return self.asarray(native.to_host(), None, True, device)
-
-    def from_dlpack(self, obj: Any) -> VkArray:
-        """A qdarray array on a Vulkan device (its memory, no copy); no other producer's
-        Vulkan memory can be read."""
-        native = getattr(obj, "_data", None)
-        if isinstance(native, VkArray):
-            return native
-        raise BufferError(
-            "qdarray cannot import another library's Vulkan memory through DLPack. Use the "
-            "producer's host copy (np.asarray), or a CPU or CUDA producer.")
-
-    def cuda_array_interface(self, native: VkArray) -> None:
-        return None
 
     def synchronize(self, device: Device) -> None:
         stream(self.state(device)).finish()

@@ -26,20 +26,12 @@ from ..._devices import Device
 from ...kernels.ir import KernelIR
 from ..kernel_xp.array import StridedArray
 from ..kernel_xp.device import Launcher, target_launcher
+from ..kernel_xp.layout import c_strides
 from ._instance import DeviceState
 from ._memory import Allocation, pool
 from ._stream import stream
 
 DL_VULKAN = 7  # kDLVulkan in dlpack.h
-
-
-def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    strides = []
-    step = itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 def read_bytes(st: DeviceState, a: Allocation, offset: int, nbytes: int) -> np.ndarray:
@@ -124,6 +116,14 @@ class VkArray(StridedArray):
         """The buffer (None when empty), under the name kernel arguments use for it."""
         return self.alloc
 
+    @property
+    def buffer_nbytes(self) -> int:
+        return self.alloc.size if self.alloc is not None else 0
+
+    @property
+    def qd_state(self) -> DeviceState:
+        return self.st
+
     # -- layout ------------------------------------------------------------------------------
 
     @property
@@ -144,22 +144,10 @@ class VkArray(StridedArray):
 
     # -- host transfer -----------------------------------------------------------------------
 
-    def _span_host(self) -> tuple[np.ndarray, int]:
-        """(host copy of the touched span as elements, its first element index)."""
-        lo, hi = self.span()
+    def _read_span(self, lo: int, hi: int) -> np.ndarray:
         item = self.dtype.itemsize
         assert self.alloc is not None
-        raw = read_bytes(self.st, self.alloc, lo * item, (hi - lo) * item)
-        return raw.view(self.dtype), lo
-
-    def to_host(self) -> np.ndarray:
-        """A C-contiguous NumPy copy (waits for the device)."""
-        if self.size == 0:
-            return np.empty(self.shape, self.dtype)
-        raw, lo = self._span_host()
-        view = np.lib.stride_tricks.as_strided(raw[self.elem_offset - lo:], shape=self.shape,
-                                               strides=self.strides)
-        return np.array(view, copy=True, order="C")
+        return read_bytes(self.st, self.alloc, lo * item, (hi - lo) * item).view(self.dtype)
 
     def write_host(self, values: Any) -> None:
         """`self[...] = values` from host data (broadcast and cast as NumPy does)."""
@@ -175,8 +163,8 @@ class VkArray(StridedArray):
             assert self.alloc is not None
             write_bytes(self.st, self.alloc, self.offset, host)
             return
-        raw, lo = self._span_host()
-        raw = raw.copy()
+        lo, hi = self.span()
+        raw = self._read_span(lo, hi)
         view = np.lib.stride_tricks.as_strided(raw[self.elem_offset - lo:], shape=self.shape,
                                                strides=self.strides)
         with np.errstate(all="ignore"):

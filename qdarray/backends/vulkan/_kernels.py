@@ -32,8 +32,8 @@ from ..._dtypes import DType
 from ..._errors import KernelTypeError, LoopLimitError
 from ...kernels.codegen.spirv import CUT_SLOT, LOCAL, SpirvProgram, render_spirv
 from ...kernels.error_record import LENGTH as RECORD_LENGTH
-from ...kernels.ir import For, KernelIR, walk
-from ...kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout
+from ...kernels.ir import KernelIR
+from ...kernels.target import DeviceKernels, Launcher, ReductionLayout, StackLayout, float64_use
 from ...kernels.types import ArrayType
 from . import _instance, _pipelines
 from ._array import VkArray, unit_last
@@ -49,22 +49,6 @@ from ._stream import stream
 GROUPS = 65535
 _FORMATS = {"int64": "q", "uint64": "Q", "int32": "i", "uint32": "I", "float32": "f",
             "float64": "d"}
-
-
-def _uses_float64(kernel: KernelIR) -> str | None:
-    """Where `kernel` first uses float64, or None."""
-    for p in kernel.params:
-        t = p.value.type
-        dt = t.dtype if isinstance(t, ArrayType) else t
-        if getattr(dt, "name", "") == "float64":
-            return f"parameter '{p.name}'"
-    for s in walk(kernel.body):
-        result = getattr(s, "result", None)
-        if result is not None and getattr(result.type, "name", "") == "float64":
-            return f"a float64 value at {s.loc.file}:{s.loc.line}"
-        if isinstance(s, For) and getattr(s.index.type, "name", "") == "float64":
-            return "a float64 loop index"
-    return None
 
 
 def caps_of(st: _instance.DeviceState) -> dict[str, Any]:
@@ -168,7 +152,7 @@ class VulkanLauncher(Launcher):
         super().__init__(kernel, packers, bumps)
         self.debug = debug
         st = self.st = _instance.state(device.index)
-        where = _uses_float64(kernel)
+        where = float64_use(kernel)
         if where is not None and not st.features["float64"]:
             raise TypeError(
                 f"Kernel '{kernel.name}' uses float64 ({where}), which device {st.label} "
