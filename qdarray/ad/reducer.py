@@ -306,11 +306,7 @@ class _Builder:
 
     def decode(self, q: Value) -> list[Value]:
         """The index along each axis (from 0) of flattened position `q`."""
-        out = []
-        for j in range(len(self.chain.axes) - 1, 0, -1):
-            out.append(self.op(Op.MOD, q, self.extents[j]))
-            q = self.op(Op.FLOORDIV, q, self.extents[j])
-        return [q] + out[::-1]
+        return self.em.unravel(q, self.extents)
 
     def odometer(self, c: Value) -> tuple[list[Any], list[Value]]:
         """Per-axis index locals set to position c, and the per-axis step."""
@@ -359,13 +355,8 @@ class _Builder:
             start = self.op(Op.MUL, r, length)
             s = self.op(Op.SUB, self.op(Op.MAX, lo, start), start)
             e = self.op(Op.SUB, self.op(Op.MIN, hi, self.op(Op.ADD, start, length)), start)
-            q = r
-            for j in range(k - 2, 0, -1):
-                n = self.extents[j]
-                self.env[self.chain.axes[j][0].id] = self.op(
-                    Op.ADD, self.begins[j], self.op(Op.MOD, q, n))
-                q = self.op(Op.FLOORDIV, q, n)
-            self.env[self.chain.axes[0][0].id] = self.op(Op.ADD, self.begins[0], q)
+            for j, q in enumerate(em.unravel(r, self.extents[:k - 1])):
+                self.env[self.chain.axes[j][0].id] = self.op(Op.ADD, self.begins[j], q)
             self.inner_loop(m, s, e, None)
         em.stmt(For(r, r0, r1, block(rows), False))
 

@@ -611,14 +611,8 @@ class Gen:
         """Define the nest's loop indices from a thread number (`thread_index` inverted)."""
         em = self.em
         i64 = _dtypes.int64
-        rest = thread
-        for k, f in reversed(list(enumerate(nest))):
-            if k:
-                extent = em.cast(em.emit(Op.SUB, f.end, f.begin), i64)
-                q = em.emit(Op.MOD, rest, extent)
-                rest = em.emit(Op.FLOORDIV, rest, extent)
-            else:
-                q = rest
+        extents = [em.cast(em.emit(Op.SUB, f.end, f.begin), i64) for f in nest]
+        for f, q in zip(nest, em.unravel(thread, extents), strict=True):
             at = em.emit(Op.ADD, em.cast(f.begin, i64), q)
             if f.index.type is i64:
                 em.emit_into(f.index, Op.ADD, at, em.i64(0))

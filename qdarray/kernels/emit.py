@@ -137,6 +137,18 @@ class Emitter:
     def i64(self, value: int) -> Value:
         return self.const(value, _dtypes.int64)
 
+    def unravel(self, flat: Value, extents: list[Value]) -> list[Value]:
+        """The index along each axis (from 0; the last axis fastest) of position `flat` of a
+        nest of `extents`, in their dtype: the one flat-index decode of parallel nests,
+        reverse kernels and reducers. Each extent after the first must be positive."""
+        out = []
+        rest = flat
+        for n in reversed(extents[1:]):
+            out.append(self.emit(Op.MOD, rest, n))
+            rest = self.emit(Op.FLOORDIV, rest, n)
+        out.append(rest)
+        return out[::-1]
+
 
 def block(stmts: list[Stmt]) -> Block:
     return Block(tuple(stmts))

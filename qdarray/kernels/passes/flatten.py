@@ -50,16 +50,15 @@ def _flatten(em: Emitter, loops: list[For]) -> FlatNest:
             total = em.emit(Op.MUL, total, n)
     flat = em.value(i64)
     with em.region() as decode:
-        rest = em.cast(flat, u64) if len(loops) > 1 else flat
-        threads: list[Value] = []
-        for d in range(len(loops) - 1, 0, -1):
-            n = em.cast(extents[d], u64)
-            threads.append(em.emit(Op.ADD, begins[d], em.cast(em.emit(Op.MOD, rest, n), i64)))
-            rest = em.emit(Op.FLOORDIV, rest, n)
-        threads.append(em.emit(Op.ADD, begins[0], em.cast(rest, i64)))
+        if len(loops) > 1:
+            wide = extents[:1] + [em.cast(n, u64) for n in extents[1:]]  # (the first: unused)
+            at = em.unravel(em.cast(flat, u64), wide)
+        else:
+            at = [flat]
+        threads = [em.emit(Op.ADD, b, em.cast(k, i64)) for b, k in zip(begins, at, strict=True)]
     assert all(isinstance(s, Instr) for s in sizes + decode)
     return FlatNest(tuple(loops), tuple(sizes), tuple(extents), total, flat,  # type: ignore[arg-type]
-                    tuple(decode), tuple(threads[::-1]))  # type: ignore[arg-type]
+                    tuple(decode), tuple(threads))  # type: ignore[arg-type]
 
 
 def flatten_nests(kernel: KernelIR) -> dict[int, FlatNest]:
