@@ -22,11 +22,8 @@ is more than any heap holds, and the host refuses it instead of letting a sum wr
 
 from __future__ import annotations
 
-from typing import Any
-
-from .. import _dtypes
-from ..kernels.emit import Emitter, block
-from ..kernels.ir import For, If, KernelIR, Op, Param, Value, Var
+from ..kernels.emit import KernelBuilder
+from ..kernels.ir import KernelIR, Op, Value, Var
 from ..kernels.types import ArrayType
 from .adstack import POS_BITS
 
@@ -34,28 +31,15 @@ BIG = 1 << 61
 PER_WORD = 64 // POS_BITS  # thread ranks per int64 of the rows array
 
 
-class _Kernel:
-    """Emission helpers for one kernel."""
+class _Kernel(KernelBuilder):
+    """Emission helpers for one int64 kernel."""
 
     def __init__(self, name: str) -> None:
+        super().__init__()
         self.name = name
-        self.em = Emitter(0, 0)
-        self.i64 = _dtypes.int64
-        self.params: list[Param] = []
 
     def array(self, name: str) -> Value:
         return self.param(name, ArrayType(self.i64, 1))
-
-    def param(self, name: str, t: Any) -> Value:
-        v = self.em.value(t)
-        self.params.append(Param(name, v))
-        return v
-
-    def c(self, value: int) -> Value:
-        return self.em.i64(value)
-
-    def op(self, op: Op, *args: Value) -> Value:
-        return self.em.emit(op, *args)  # type: ignore[no-any-return]
 
     def load(self, mem: Value, at: Value) -> Value:
         return self.op(Op.LOAD, mem, at)
@@ -64,9 +48,7 @@ class _Kernel:
         self.em.emit(Op.STORE, mem, at, value)
 
     def var(self, name: str, start: Value) -> Var:
-        v = self.em.var(name, self.i64)
-        self.em.store_var(v, start)
-        return v
+        return self.local(name, self.i64, start)
 
     def get(self, v: Var) -> Value:
         return self.em.load_var(v)
@@ -79,22 +61,8 @@ class _Kernel:
         big = self.c(BIG)
         return self.op(Op.MIN, self.op(Op.ADD, a, self.op(Op.MIN, b, big)), big)
 
-    def loop(self, begin: Value, end: Value, body: Any, parallel: bool = False) -> None:
-        """`for i in range(begin, end): body(i)`."""
-        em = self.em
-        i = em.value(self.i64)
-        with em.region() as inner:
-            body(i)
-        em.stmt(For(i, begin, end, block(inner), parallel))
-
-    def when(self, cond: Value, then: Any) -> None:
-        em = self.em
-        with em.region() as inner:
-            then()
-        em.stmt(If(cond, block(inner), block([])))
-
     def kernel(self) -> KernelIR:
-        return KernelIR(self.name, tuple(self.params), block(self.em.blocks[0]))
+        return self.ir(self.name)
 
 
 def fill() -> KernelIR:

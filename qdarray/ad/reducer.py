@@ -59,8 +59,8 @@ from .. import _dtypes
 from .._array import Array
 from ..buffer_view import BufferView
 from ..kernels.args import ArgSpec
-from ..kernels.emit import Emitter, block
-from ..kernels.ir import For, If, KernelIR, Op, Param, Value, format_kernel
+from ..kernels.emit import KernelBuilder, block
+from ..kernels.ir import For, If, KernelIR, Op, Value, format_kernel
 from ..kernels.launch import compile_ir
 from ..kernels.target import KernelTarget, ReductionLayout
 from ..kernels.types import ArrayType, ViewType
@@ -186,17 +186,16 @@ def _collect(e: Expr, axis_of: dict[int, int], chain: Chain, names: dict[str, No
 # -- the kernel ----------------------------------------------------------------------------
 
 
-class _Builder:
+class _Builder(KernelBuilder):
     """Emits the reducer kernel of one chain (module docstring)."""
 
     def __init__(self, chain: Chain, types: dict[str, Any], strided: bool,
                  single: bool = False) -> None:
+        super().__init__()
         self.chain = chain
         self.strided = strided or single
         self.single = single
-        self.em = Emitter(0, 0)
-        self.i64 = i64 = _dtypes.int64
-        self.params: list[Param] = []
+        i64 = self.i64
         self.args: dict[str, Value] = {}
         for k, name in enumerate(chain.names):
             self.args[name] = self.param(f"arg{k}", types[name])
@@ -212,17 +211,6 @@ class _Builder:
             self.partial = self.param("@partial", ArrayType(i64, 1))  # nchunks + 1 elements
         self.env: dict[int, Value] = {}
         self.unsized: Any = None  # single pass: a local set to INT64_MAX by a read outside
-
-    def param(self, name: str, t: Any) -> Value:
-        v = self.em.value(t)
-        self.params.append(Param(name, v))
-        return v
-
-    def c(self, value: int) -> Value:
-        return self.em.i64(value)
-
-    def op(self, op: Op, *args: Value) -> Value:
-        return self.em.emit(op, *args)  # type: ignore[no-any-return]
 
     def kernel(self) -> KernelIR:
         em = self.em

@@ -1,19 +1,34 @@
 """IR emission: fresh ids, nested regions, typed instructions; the one IR builder.
 
-The frontend, the compile passes, the reverse-mode passes (`qdarray.ad`), the max-reducer and
-the namespace kernels (`kernels/library/`) build IR through an `Emitter`, which hands out
-Value and Var ids above those of the kernel it started from (`Emitter.after`), so the ids of a
-forward kernel stay valid. Result types come from each op's own type rule (`emit`), or from
-the caller that derived them (`emit_typed`: the frontend).
+The frontend, the compile passes, the reverse-mode passes (`qdarray.ad`), and the internal
+kernels (the namespace's in `kernels/library/`, the max-reducer's, over a `KernelBuilder`) build
+IR through an `Emitter`, which hands out Value and Var ids above those of the kernel it
+started from (`Emitter.after`), so the ids of a forward kernel stay valid. Result types come
+from each op's own type rule (`emit`), or from the caller that derived them (`emit_typed`: the
+frontend).
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from .. import _dtypes
-from .ir import UNKNOWN_LOC, Block, Instr, KernelIR, Op, SourceLoc, Stmt, Value, Var, instrs
+from .ir import (
+    UNKNOWN_LOC,
+    Block,
+    For,
+    If,
+    Instr,
+    KernelIR,
+    Op,
+    Param,
+    SourceLoc,
+    Stmt,
+    Value,
+    Var,
+    instrs,
+)
 from .ir import max_ids as _max_ids
 from .ops import OPS
 
@@ -152,3 +167,68 @@ class Emitter:
 
 def block(stmts: list[Stmt]) -> Block:
     return Block(tuple(stmts))
+
+
+class KernelBuilder:
+    """An internal kernel built in IR (the namespace's kernels in `kernels/library/`, reverse
+    mode's reducers and packing kernels): its parameters in order, and helpers over its
+    `Emitter` for int64 constants, instructions, loops, parallel nests, guarded blocks and
+    locals; `ir(name)` gives the KernelIR of what was emitted at the top level."""
+
+    def __init__(self) -> None:
+        self.em = Emitter(0, 0)
+        self.params: list[Param] = []
+        self.i64 = _dtypes.int64
+
+    def param(self, name: str, t: Any) -> Value:
+        v = self.em.value(t)
+        self.params.append(Param(name, v))
+        return v
+
+    def c(self, value: int) -> Value:
+        """An int64 constant."""
+        return self.em.i64(value)
+
+    def op(self, op: Op, *args: Value) -> Value:
+        return self.em.emit(op, *args)  # type: ignore[no-any-return]
+
+    def shape(self, mem: Value, axis: int) -> Value:
+        return self.em.emit(Op.SHAPE, mem, attrs=(axis,))  # type: ignore[no-any-return]
+
+    def local(self, name: str, t: Any, init: Value) -> Var:
+        var = self.em.var(name, t)
+        self.em.store_var(var, init)
+        return var
+
+    def loop(self, begin: Value, end: Value, body: Callable[[Value], None],
+             parallel: bool = False) -> None:
+        """`for i in range(begin, end): body(i)` (int64 i)."""
+        em = self.em
+        i = em.value(self.i64)
+        with em.region() as inner:
+            body(i)
+        em.stmt(For(i, begin, end, block(inner), parallel))
+
+    def nest(self, ends: list[Value], body: Callable[[list[Value]], None]) -> None:
+        """A parallel nest over [0, ends[0]) x [0, ends[1]) x ..., the last axis innermost;
+        `body(indices)` emits the body."""
+        em = self.em
+        idx = [em.value(self.i64) for _ in ends]
+        zero = em.i64(0)
+        with em.region() as inner:
+            body(idx)
+        stmts = block(inner)
+        for d in range(len(ends) - 1, -1, -1):
+            stmts = block([For(idx[d], zero, ends[d], stmts, True)])
+        for s in stmts.stmts:
+            em.stmt(s)
+
+    def when(self, cond: Value, then: Callable[[], None]) -> None:
+        """`if cond: then()`."""
+        em = self.em
+        with em.region() as inner:
+            then()
+        em.stmt(If(cond, block(inner), block([])))
+
+    def ir(self, name: str) -> KernelIR:
+        return KernelIR(name, tuple(self.params), block(self.em.blocks[0]))

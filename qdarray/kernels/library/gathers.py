@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
 
 from ... import _dtypes
 from ..._dtypes import DType
-from ..emit import Emitter, block
-from ..ir import For, If, KernelIR, Op, Param, Value
+from ..emit import KernelBuilder, block
+from ..ir import If, KernelIR, Op, Value
 from ..types import ArrayType
 
 
@@ -42,38 +41,11 @@ class IndexSpec:
     value: DType | None = None
 
 
-class _Builder:
-    def __init__(self) -> None:
-        self.em = Emitter(0, 0)
-        self.params: list[Param] = []
-
-    def param(self, name: str, t: Any) -> Value:
-        v = self.em.value(t)
-        self.params.append(Param(name, v))
-        return v
-
-    def nest(self, shape_of: Value, ndim: int, body: Any) -> None:
-        em = self.em
-        ends = [em.emit(Op.SHAPE, shape_of, attrs=(d,)) for d in range(ndim)]
-        idx = [em.value(_dtypes.int64) for _ in range(ndim)]
-        zero = em.i64(0)
-        with em.region() as inner:
-            body(idx)
-        stmts = block(inner)
-        for d in range(ndim - 1, -1, -1):
-            stmts = block([For(idx[d], zero, ends[d], stmts, True)])
-        for s in stmts.stmts:
-            em.stmt(s)
-
-    def kernel(self, name: str) -> KernelIR:
-        return KernelIR(name, tuple(self.params), block(self.em.out))
-
-
 @functools.cache
 def index_kernel(spec: IndexSpec) -> KernelIR:
     """The gather or scatter `spec` (module docstring). Parameters: `x`, then `out` (gather)
     or `value` (scatter; broadcast to the selection), then the index arrays."""
-    b = _Builder()
+    b = KernelBuilder()
     em = b.em
     i64 = _dtypes.int64
     x = b.param("x", ArrayType(spec.x, len(spec.axes)))
@@ -97,8 +69,8 @@ def index_kernel(spec: IndexSpec) -> KernelIR:
         else:
             em.emit(Op.STORE, sel, *o, em.emit(Op.LOAD, x, *where))
 
-    b.nest(sel, spec.sel_ndim, body)
-    return b.kernel("qd_scatter" if scatter else "qd_gather")
+    b.nest([b.shape(sel, d) for d in range(spec.sel_ndim)], body)
+    return b.ir("qd_scatter" if scatter else "qd_gather")
 
 
 @functools.cache
@@ -106,7 +78,7 @@ def nonzero_kernel(ndim: int) -> KernelIR:
     """coords[d, rank[i] - 1] = coordinate d of flat position i, for every true flags[i];
     params flags (N,) bool, rank (N,) int64 (inclusive scan of flags), coords (ndim, count),
     and the extents n_1 ... n_{ndim-1} of the flattened C-ordered array."""
-    b = _Builder()
+    b = KernelBuilder()
     em = b.em
     i64 = _dtypes.int64
     flags = b.param("flags", ArrayType(_dtypes.bool, 1))
@@ -125,5 +97,5 @@ def nonzero_kernel(ndim: int) -> KernelIR:
             em.emit(Op.STORE, coords, em.i64(0), p, r)
         em.stmt(If(em.emit(Op.LOAD, flags, i), block(then), block([])))
 
-    b.nest(flags, 1, body)
-    return b.kernel("qd_nonzero")
+    b.nest([b.shape(flags, 0)], body)
+    return b.ir("qd_nonzero")

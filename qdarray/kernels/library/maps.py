@@ -22,8 +22,8 @@ from typing import Any
 
 from ... import _dtypes
 from ..._dtypes import DType
-from ..emit import Emitter, block
-from ..ir import For, If, KernelIR, Op, Param, Value
+from ..emit import Emitter, KernelBuilder, block
+from ..ir import For, If, KernelIR, Op, Value
 from ..types import ArrayType
 from . import complex_math, elementwise
 
@@ -143,20 +143,14 @@ def _apply(em: Emitter, spec: MapSpec, vals: list[Value], idx: list[Value]) -> V
     return elementwise.body(spec.body)(em, spec.compute, vals)
 
 
-class _Map:
+class _Map(KernelBuilder):
     def __init__(self, spec: MapSpec) -> None:
+        super().__init__()
         self.spec = spec
-        self.em = Emitter(0, 0)
-        self.params: list[Param] = []
         self.out = self.param("out", ArrayType(spec.out, spec.ndim))
         self.operands = [self.param(f"x{j}", ArrayType(o.dtype, spec.ndim) if o.array
                                     else o.dtype)
                          for j, o in enumerate(spec.operands)]
-
-    def param(self, name: str, t: Any) -> Value:
-        v = self.em.value(t)
-        self.params.append(Param(name, v))
-        return v
 
     def element(self, idx: list[Value]) -> None:
         """out[idx] = f(operands at idx)."""
@@ -167,19 +161,10 @@ class _Map:
             vals.append(em.cast(x, o.compute))
         em.emit(Op.STORE, self.out, *idx, em.cast(_apply(em, spec, vals, idx), spec.out))
 
-    def nest(self) -> list[Any]:
-        em = self.em
-        with em.region() as top:
-            ends = [em.emit(Op.SHAPE, self.out, attrs=(d,)) for d in range(self.spec.ndim)]
-            zero = em.i64(0)
-            idx = [em.value(_dtypes.int64) for _ in ends]
-            with em.region() as inner:
-                self.element(idx)
-            body = block(inner)
-            for d in range(len(ends) - 1, -1, -1):
-                loop = For(idx[d], zero, ends[d], body, True)
-                body = block([loop])
-            top.extend(body.stmts)
+    def each(self) -> list[Any]:
+        """One work-item per element of `out`."""
+        with self.em.region() as top:
+            self.nest([self.shape(self.out, d) for d in range(self.spec.ndim)], self.element)
         return top
 
     def unrolled(self) -> list[Any]:
@@ -200,7 +185,7 @@ class _Map:
         return top
 
     def kernel(self) -> KernelIR:
-        stmts = self.unrolled() if self.spec.unroll > 1 else self.nest()
+        stmts = self.unrolled() if self.spec.unroll > 1 else self.each()
         return KernelIR(f"qd_map_{self.spec.body}", tuple(self.params), block(stmts))
 
 

@@ -27,8 +27,8 @@ import numpy as np
 
 from ... import _dtypes
 from ..._dtypes import DType
-from ..emit import Emitter, block
-from ..ir import For, If, KernelIR, Op, Param, Value
+from ..emit import Emitter, KernelBuilder, block
+from ..ir import For, If, KernelIR, Op, Value
 from ..types import ArrayType
 from . import complex_math, elementwise
 
@@ -85,24 +85,12 @@ class ReduceSpec:
     seeded: bool = True
 
 
-class _Kernel:
-    """Parameters and a 2-D parallel nest over (rows, columns) of one array's shape."""
+class _Kernel(KernelBuilder):
+    """A kernel over the (rows, columns) of one array's shape."""
 
-    def __init__(self) -> None:
-        self.em = Emitter(0, 0)
-        self.params: list[Param] = []
-        self.i64 = _dtypes.int64
-
-    def param(self, name: str, t: Any) -> Value:
-        v = self.em.value(t)
-        self.params.append(Param(name, v))
-        return v
-
-    def shape(self, mem: Value, axis: int) -> Value:
-        return self.em.emit(Op.SHAPE, mem, attrs=(axis,))  # type: ignore[no-any-return]
-
-    def nest(self, rows: Value, cols: Value, m_fast: bool, body: Callable[[Value, Value], None]
+    def grid(self, rows: Value, cols: Value, m_fast: bool, body: Callable[[Value, Value], None]
              ) -> None:
+        """A 2-D parallel nest `body(m, j)`; the row index m innermost when `m_fast`."""
         em = self.em
         m, j = em.value(self.i64), em.value(self.i64)
         zero = em.i64(0)
@@ -114,26 +102,7 @@ class _Kernel:
         em.stmt(For(outer_index, zero, outer_end, block([loop]), True))
 
     def rows(self, rows: Value, body: Callable[[Value], None]) -> None:
-        em = self.em
-        m = em.value(self.i64)
-        with em.region() as inner:
-            body(m)
-        em.stmt(For(m, em.i64(0), rows, block(inner), True))
-
-    def loop(self, begin: Value, end: Value, body: Callable[[Value], None]) -> None:
-        em = self.em
-        i = em.value(self.i64)
-        with em.region() as inner:
-            body(i)
-        em.stmt(For(i, begin, end, block(inner), False))
-
-    def local(self, name: str, t: DType, init: Value) -> Any:
-        var = self.em.var(name, t)
-        self.em.store_var(var, init)
-        return var
-
-    def kernel(self, name: str) -> KernelIR:
-        return KernelIR(name, tuple(self.params), block(self.em.out))
+        self.loop(self.c(0), rows, body, parallel=True)
 
 
 def _strided_count(em: Emitter, n: Value, j: Value, g: Value) -> Value:
@@ -180,8 +149,8 @@ def partials_kernel(spec: ReduceSpec) -> KernelIR:
         k.loop(em.load_var(start), count, step)
         em.emit(Op.STORE, part, m, j, em.load_var(acc))
 
-    k.nest(rows, g, spec.m_fast, body)
-    return k.kernel(f"qd_reduce_{spec.op}")
+    k.grid(rows, g, spec.m_fast, body)
+    return k.ir(f"qd_reduce_{spec.op}")
 
 
 @functools.cache
@@ -206,7 +175,7 @@ def final_kernel(op: str, acc_t: DType, out_t: DType) -> KernelIR:
         em.emit(Op.STORE, out, m, em.cast(em.load_var(acc), out_t))
 
     k.rows(k.shape(part, 0), body)
-    return k.kernel(f"qd_reduce_final_{op}")
+    return k.ir(f"qd_reduce_final_{op}")
 
 
 # -- argmax / argmin ---------------------------------------------------------------------------
@@ -260,8 +229,8 @@ def arg_partials_kernel(op: str, t: DType, m_fast: bool) -> KernelIR:
         em.emit(Op.STORE, pv, m, j, em.load_var(best))
         em.emit(Op.STORE, pi, m, j, em.load_var(where))
 
-    k.nest(k.shape(x, 0), g, m_fast, body)
-    return k.kernel(f"qd_{op}")
+    k.grid(k.shape(x, 0), g, m_fast, body)
+    return k.ir(f"qd_{op}")
 
 
 @functools.cache
@@ -291,8 +260,8 @@ def arg_merge_kernel(op: str, t: DType) -> KernelIR:
         em.emit(Op.STORE, pv2, m, j, em.load_var(best))
         em.emit(Op.STORE, pi2, m, j, em.load_var(where))
 
-    k.nest(k.shape(pv, 0), g, False, body)
-    return k.kernel(f"qd_{op}_merge")
+    k.grid(k.shape(pv, 0), g, False, body)
+    return k.ir(f"qd_{op}_merge")
 
 
 @functools.cache
@@ -319,7 +288,7 @@ def arg_final_kernel(op: str, t: DType) -> KernelIR:
         em.emit(Op.STORE, out, m, em.load_var(where))
 
     k.rows(k.shape(pv, 0), body)
-    return k.kernel(f"qd_{op}_final")
+    return k.ir(f"qd_{op}_final")
 
 
 # -- scans -------------------------------------------------------------------------------------
@@ -358,8 +327,8 @@ def scan_totals_kernel(op: str, src: DType, t: DType) -> KernelIR:
             em, t, em.load_var(acc), em.cast(em.emit(Op.LOAD, x, m, i), t))))
         em.emit(Op.STORE, tot, m, j, em.load_var(acc))
 
-    k.nest(k.shape(x, 0), k.shape(tot, 1), False, body)
-    return k.kernel(f"qd_scan_totals_{op}")
+    k.grid(k.shape(x, 0), k.shape(tot, 1), False, body)
+    return k.ir(f"qd_scan_totals_{op}")
 
 
 @functools.cache
@@ -381,7 +350,7 @@ def scan_offsets_kernel(op: str, t: DType) -> KernelIR:
         k.loop(em.i64(0), k.shape(tot, 1), step)
 
     k.rows(k.shape(tot, 0), body)
-    return k.kernel(f"qd_scan_offsets_{op}")
+    return k.ir(f"qd_scan_offsets_{op}")
 
 
 @functools.cache
@@ -413,5 +382,5 @@ def scan_kernel(op: str, src: DType, t: DType, initial: bool) -> KernelIR:
 
         k.loop(lo, hi, step)
 
-    k.nest(k.shape(x, 0), k.shape(tot, 1), False, body)
-    return k.kernel(f"qd_scan_{op}")
+    k.grid(k.shape(x, 0), k.shape(tot, 1), False, body)
+    return k.ir(f"qd_scan_{op}")

@@ -14,8 +14,8 @@ import functools
 
 from ... import _dtypes
 from ..._dtypes import DType
-from ..emit import Emitter, block
-from ..ir import For, If, KernelIR, Op, Param, Value, While
+from ..emit import Emitter, KernelBuilder, block
+from ..ir import For, If, KernelIR, Op, Value, While
 from ..types import ArrayType
 
 
@@ -41,35 +41,10 @@ def _pair_before(em: Emitter, a: Value, ia: Value, b: Value, ib: Value, n: Value
     return em.emit(Op.SELECT, pad, by_index, by_value)  # type: ignore[no-any-return]
 
 
-class _Kernel:
-    def __init__(self) -> None:
-        self.em = Emitter(0, 0)
-        self.params: list[Param] = []
-
-    def param(self, name: str, t: object) -> Value:
-        v = self.em.value(t)
-        self.params.append(Param(name, v))
-        return v
-
-    def grid(self, of: Value, body: object) -> None:
-        """A parallel nest over the two axes of `of`."""
-        em = self.em
-        i64 = _dtypes.int64
-        rows, cols = (em.emit(Op.SHAPE, of, attrs=(d,)) for d in (0, 1))
-        r, i = em.value(i64), em.value(i64)
-        with em.region() as inner:
-            body(r, i)  # type: ignore[operator]
-        zero = em.i64(0)
-        em.stmt(For(r, zero, rows, block([For(i, zero, cols, block(inner), True)]), True))
-
-    def kernel(self, name: str) -> KernelIR:
-        return KernelIR(name, tuple(self.params), block(self.em.out))
-
-
 @functools.cache
 def sort_init_kernel(t: DType) -> KernelIR:
     """keys[r, i] = x[r, i] (i < n), pos[r, i] = i; params x (R, n), keys, pos (R, p)."""
-    k = _Kernel()
+    k = KernelBuilder()
     em = k.em
     x = k.param("x", ArrayType(t, 2))
     keys = k.param("keys", ArrayType(t, 2))
@@ -82,15 +57,15 @@ def sort_init_kernel(t: DType) -> KernelIR:
         n = em.emit(Op.SHAPE, x, attrs=(1,))
         em.stmt(If(em.emit(Op.LT, i, n), block(then), block([])))
 
-    k.grid(keys, body)
-    return k.kernel("qd_sort_init")
+    k.nest([k.shape(keys, 0), k.shape(keys, 1)], lambda at: body(*at))
+    return k.ir("qd_sort_init")
 
 
 @functools.cache
 def bitonic_kernel(t: DType, descending: bool) -> KernelIR:
     """One compare-exchange step (j, k) of the bitonic network over each row; params keys,
     pos (R, p), n, j, k."""
-    kb = _Kernel()
+    kb = KernelBuilder()
     em = kb.em
     i64 = _dtypes.int64
     keys = kb.param("keys", ArrayType(t, 2))
@@ -113,15 +88,15 @@ def bitonic_kernel(t: DType, descending: bool) -> KernelIR:
             em.stmt(If(swap, block(then), block([])))
         em.stmt(If(em.emit(Op.GT, partner, i), block(exchange), block([])))
 
-    kb.grid(keys, body)
-    return kb.kernel("qd_bitonic_step")
+    kb.nest([kb.shape(keys, 0), kb.shape(keys, 1)], lambda at: body(*at))
+    return kb.ir("qd_bitonic_step")
 
 
 @functools.cache
 def search_kernel(t: DType, right: bool) -> KernelIR:
     """out[g] = the insertion point of v[g] in sorted s (left: before equal values, right:
     after them); params s (n,), v (total,), out (total,)."""
-    k = _Kernel()
+    k = KernelBuilder()
     em = k.em
     i64 = _dtypes.int64
     s = k.param("s", ArrayType(t, 1))
@@ -149,4 +124,4 @@ def search_kernel(t: DType, right: bool) -> KernelIR:
         em.emit(Op.STORE, out, g, em.load_var(lo))
     n = em.emit(Op.SHAPE, v, attrs=(0,))
     em.stmt(For(g, em.i64(0), n, block(body), True))
-    return k.kernel("qd_searchsorted")
+    return k.ir("qd_searchsorted")
