@@ -33,11 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtypes
-from ..kernels.args import ArgSpec
-from ..kernels.launch import compile_ir
+from ..kernels.launch import internal_launcher
 from ..kernels.target import KernelTarget
-from ..kernels.types import ArrayType
 from . import reorder as reorder_mod
 from .adstack import LAYOUT_FIELDS
 from .device_buffers import DeviceBuffers
@@ -115,9 +112,6 @@ class _Item:
         return -(-self.n // self.group)
 
 
-_COMPILED: dict[tuple[str, str, str], Any] = {}
-
-
 class Packer:
     """Packs the stacks of one reverse launcher on `target`, for arrays on `device`."""
 
@@ -139,16 +133,8 @@ class Packer:
 
     def run(self, name: str, *args: Any) -> None:
         """Launch pack kernel `name` (compiled once per target and device)."""
-        key = (name, self.target.name, str(self.device))
-        launcher: Any = _COMPILED.get(key)
-        if launcher is None:
-            ir = BUILDERS[name]()
-            i64 = _dtypes.int64
-            specs = [ArgSpec("array", p.value.type) if isinstance(p.value.type, ArrayType)
-                     else ArgSpec("scalar", i64) for p in ir.params]
-            launcher = compile_ir(ir, specs, [p.name for p in ir.params], self.target, False,
-                                  [], self.device)
-            _COMPILED[key] = launcher
+        launcher: Any = internal_launcher(f"qdarray.ad.pack_kernels.{name}", BUILDERS[name],
+                                          self.target, self.device)
         launcher(list(args))
 
     def empty(self, n: int) -> Any:

@@ -58,12 +58,11 @@ import numpy as np
 from .. import _dtypes
 from .._array import Array
 from ..buffer_view import BufferView
-from ..kernels.args import ArgSpec
 from ..kernels.emit import KernelBuilder, block
 from ..kernels.ir import For, If, KernelIR, Op, Value, format_kernel
-from ..kernels.launch import compile_ir
+from ..kernels.launch import internal_launcher
 from ..kernels.target import KernelTarget, ReductionLayout
-from ..kernels.types import ArrayType, ViewType
+from ..kernels.types import ArrayType
 from .device_buffers import DeviceBuffers
 from .sizing import (
     BIN_OPS,
@@ -460,19 +459,6 @@ class _Builder(KernelBuilder):
                        em.load_var(acc), self.c(0))
 
 
-def _spec(t: Any) -> ArgSpec:
-    if isinstance(t, ArrayType):
-        return ArgSpec("array", t)
-    if isinstance(t, ViewType):
-        return ArgSpec("view", t)
-    return ArgSpec("scalar", t)
-
-
-# Compiled reducers by (kernel text, target, device): identical reducers of different kernels
-# share one compile (and the disk cache shares them between processes).
-_COMPILED: dict[tuple[str, str, str], Any] = {}
-
-
 class Reducer:
     """The max-reduction kernel of one chain, compiled on first use for `target` and arrays
     on `device` (None: host arrays); laid out as the target's `ReductionLayout` says, unless
@@ -498,14 +484,9 @@ class Reducer:
 
     def compiled(self) -> Any:
         if self.launcher is None:
-            key = (format_kernel(self.ir), self.target.name, str(self.device))
-            launcher = _COMPILED.get(key)
-            if launcher is None:
-                specs = [_spec(p.value.type) for p in self.ir.params]
-                names = [p.name for p in self.ir.params]
-                launcher = _COMPILED[key] = compile_ir(self.ir, specs, names, self.target,
-                                                       False, [], self.device)
-            self.launcher = launcher
+            ir = self.ir
+            self.launcher = internal_launcher(format_kernel(ir), lambda: ir, self.target,
+                                              self.device)
         return self.launcher
 
     def check(self, values: dict[str, Any], begins: list[int], extents: list[int]) -> None:

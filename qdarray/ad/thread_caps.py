@@ -20,7 +20,7 @@ import numpy as np
 
 from ..kernels.emit import block
 from ..kernels.ir import For, KernelIR, Op, format_kernel
-from ..kernels.launch import compile_ir
+from ..kernels.launch import internal_launcher
 from ..kernels.target import KernelTarget
 from ..kernels.types import ArrayType
 from .device_buffers import DeviceBuffers
@@ -31,7 +31,6 @@ from .reducer import (
     Chain,
     Unsized,
     _Builder,
-    _spec,
     chain_over,
     check_axes,
 )
@@ -58,9 +57,6 @@ class _MapBuilder(_Builder):
         return KernelIR("adstack_caps", tuple(self.params), block(body))
 
 
-_COMPILED: dict[tuple[str, str, str], Any] = {}
-
-
 class _Map:
     """The map kernel of one stack's per-thread capacity."""
 
@@ -74,13 +70,9 @@ class _Map:
 
     def compiled(self) -> Any:
         if self.launcher is None:
-            key = (format_kernel(self.ir), self.target.name, str(self.device))
-            launcher = _COMPILED.get(key)
-            if launcher is None:
-                launcher = _COMPILED[key] = compile_ir(
-                    self.ir, [_spec(p.value.type) for p in self.ir.params],
-                    [p.name for p in self.ir.params], self.target, False, [], self.device)
-            self.launcher = launcher
+            ir = self.ir
+            self.launcher = internal_launcher(format_kernel(ir), lambda: ir, self.target,
+                                              self.device)
         return self.launcher
 
 

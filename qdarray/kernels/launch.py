@@ -462,3 +462,32 @@ def compile_ir(ir: KernelIR, specs: Sequence[ArgSpec], names: Sequence[str],
     launcher = target.launcher(ir, packers, bumps, debug=debug, device=device)
     launcher.pack = compile_pack(packers)
     return launcher
+
+
+def _internal_spec(t: Any) -> ArgSpec:
+    if isinstance(t, T.ArrayType):
+        return ArgSpec("array", t)
+    if isinstance(t, T.ViewType):
+        return ArgSpec("view", t)
+    return ArgSpec("scalar", t)
+
+
+# Launchers of internal kernels by (key, target, device): identical kernels of different users
+# share one compile (and the disk cache shares them between processes).
+_INTERNAL: dict[tuple[str, str, str], Launcher] = {}
+
+
+def internal_launcher(key: str, build: Callable[[], KernelIR], target: KernelTarget,
+                      device: Any) -> Launcher:
+    """The launcher of an internal kernel (reverse mode's reducers, capacity maps and packing
+    kernels) on `target` for arrays on `device`, compiled once per `key` (the kernel's text,
+    or a name that fixes it), target and device; `build()` gives its IR on first use. Its
+    parameters take what their types say: arrays, views, scalars of their dtype."""
+    at = (key, target.name, str(device))
+    launcher = _INTERNAL.get(at)
+    if launcher is None:
+        ir = build()
+        specs = [_internal_spec(p.value.type) for p in ir.params]
+        launcher = _INTERNAL[at] = compile_ir(ir, specs, [p.name for p in ir.params], target,
+                                              False, [], device)
+    return launcher
