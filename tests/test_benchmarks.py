@@ -210,3 +210,17 @@ def test_jit_devices_compares_fused_and_eager_calls(capsys):
     out = jit_devices.main(["--device", "cpu", "--n", "1000", "--calls", "2"])
     assert out["eager"] > 0 and out["jit"] > 0
     assert "eager / qd.jit" in capsys.readouterr().out
+
+
+def test_thread_wakeup_times_spinning_and_sleeping_workers(capsys, tmp_path):
+    # benchmarks/thread_wakeup.py; a peer Python without taichi is reported as skipped
+    import thread_wakeup
+
+    missing = tmp_path / "python"
+    missing.write_text("#!/bin/sh\nexit 1\n")
+    missing.chmod(0o755)
+    thread_wakeup.main(["--peer-python", str(missing)])
+    lines = capsys.readouterr().out.strip().splitlines()
+    figures = [float(w) for w in lines[0].replace(",", " ").split() if w[:1].isdigit()]
+    assert lines[0].startswith("numba prange") and len(figures) == 4 and min(figures) > 0
+    assert lines[1].startswith("taichi: skipped")

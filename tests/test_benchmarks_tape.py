@@ -20,7 +20,7 @@ def test_overhead_rows_time_both_paths() -> None:
 
 def test_mixed_program_gradients_agree_and_peers_are_timed_or_skipped() -> None:
     result = compare_tape.mixed(n=3000, repeat=2, device="cpu")
-    assert set(result["times"]) | set(result["skipped"]) == {"qdarray", "jax", "torch"}
-    assert "qdarray" in result["times"]
+    assert set(result["times"]) | set(result["skipped"]) == {"qdarray", "qd.jit", "jax", "torch"}
+    assert "qdarray" in result["times"] and "qd.jit" in result["times"]
     for name, error in result["errors"].items():
         assert error < 1e-5, (name, error)

@@ -20,13 +20,10 @@ from typing import Any
 
 from ..kernels.ops.adstack import AdStack
 from ..kernels.records import KernelRecord, launcher_of, record_of
-from .sizing import Expr, LoopVar, free_vars
+from .sizing import COUNT_SLOTS, Expr, LoopVar, free_vars
 
-# Slots per stack in the counting kernel's output (`reverse.counting_kernel` writes them; the
-# sizer and the thread capacities read them).
-COUNT_SLOTS = 1024
-
-__all__ = ["KernelRecord", "ReversePlan", "StackRecord", "launcher_of", "plan_of", "record_of"]
+__all__ = ["COUNT_SLOTS", "KernelRecord", "ReversePlan", "StackRecord", "launcher_of", "plan_of",
+           "record_of"]
 
 
 @dataclass(frozen=True)

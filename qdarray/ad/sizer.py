@@ -34,8 +34,8 @@ from ..buffer_view import BufferView
 from ..kernels.ir import Instr, KernelIR, Op, Param, operands, walk
 from ..kernels.target import KernelTarget
 from ..kernels.types import ArrayType, ViewType
-from .plan import COUNT_SLOTS as SLOTS
 from .reducer import Chain, Reducer, Unsized, chain_of, shape_of
+from .sizing import COUNT_SLOTS as SLOTS
 from .sizing import (
     Arg,
     Bin,

@@ -27,6 +27,10 @@ from ..kernels.ops import OPS
 from ..kernels.types import is_int
 from .structure import Node, Structure
 
+# Slots per stack in the counting kernel's output (`reverse.counting_kernel` writes them; the
+# sizer and the thread capacities read them).
+COUNT_SLOTS = 1024
+
 
 class Expr:
     """A symbolic integer."""

@@ -1,5 +1,5 @@
 """scikit-learn's and SciPy's own Array API tests, with qdarray as the backend and each device
-as the default device (the CPU, and the first OpenCL and Vulkan devices present).
+as the default device (the CPU, and the first OpenCL, Vulkan and CUDA devices present).
 
 Each run is a separate pytest process over the installed suites (`--pyargs`), with the plugin
 `qdarray_backend.py` adding qdarray to the backends they know and `-k qdarray` selecting the
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 
 DEVICES = ["cpu"]
-for _kind in ("opencl", "vulkan"):
+for _kind in ("opencl", "vulkan", "cuda"):
     DEVICES += [str(d) for d in qd.__array_namespace_info__().devices() if d.kind == _kind][:1]
 
 # scikit-learn's test modules with Array API tests (those that parametrize with its
@@ -119,3 +119,4 @@ def test_client_suite_passes_with_the_default_device(suite: str, device: str,
     passed = int(found.group(1)) if found else 0
     floor = MINIMUM[(suite, "cpu" if device == "cpu" else "device")]
     assert passed >= floor, f"{suite} on {device}: only {passed} passed\n{tail}"
+    print(f"\n{suite} on {device}: {done.stdout.strip().splitlines()[-1]}")  # (shown by -s)
