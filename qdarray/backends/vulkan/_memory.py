@@ -104,6 +104,9 @@ class Pool:
         # Called before kept buffers are destroyed (the stream's descriptor cache forgets
         # the sets that name them).
         self.on_release: list[Callable[[], None]] = []
+        # Called when the driver refuses a buffer, before trying once more (the device's
+        # stream waits for its queued work, whose finished batches give their buffers back).
+        self.on_exhausted: list[Callable[[], None]] = []
 
     # -- allocation --------------------------------------------------------------------------
 
@@ -123,9 +126,8 @@ class Pool:
             block = self._create(size, staging)
         except MemoryError:
             self.release_cached()
-            from ._stream import stream
-
-            stream(self.st).finish()  # buffers held by finished work come back
+            for wait in self.on_exhausted:
+                wait()
             self.release_cached()
             try:
                 block = self._create(size, staging)

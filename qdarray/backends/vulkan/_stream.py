@@ -165,6 +165,7 @@ class Stream:
         self._region = vk.ffi.new("VkBufferCopy*")
         self.descriptors = DescriptorCache(st, self._retire)
         pool(st).on_release.append(self._forget_sets)
+        pool(st).on_exhausted.append(self.finish)
         # The timeline semaphore every submission signals with the next value (`ticket`);
         # `reached`: the highest value seen signalled. A wait reads the counter (a cheap
         # call, no fence to reset) and retires every batch up to what it shows.

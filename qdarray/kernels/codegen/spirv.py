@@ -44,14 +44,18 @@ from .regions import free_values
 from .spirv_blocks import Accumulators
 from .spirv_blocks import plan as plan_blocks
 from .spirv_control import LoopGuard
-from .spirv_ctx import _I64, Ctx, _dt, _itype, bound_arrays
+from .spirv_ctx import _I64, Ctx, Spellings, _dt, _itype, bound_arrays
 from .spirv_enums import SC, BuiltIn, Dec
 from .spirv_enums import Op as S
+from .spirv_ops import convert, emit
 
 LOCAL = 256  # invocations per workgroup: a power of two (workgroup reductions halve it)
 # The slot of the error-record buffer (binding n+1) where a stage whose loops the driver cut
 # writes caps["loop_guard"] (spirv_control.LoopGuard): the one after the debug record.
 CUT_SLOT = RECORD_LENGTH
+
+SPELLINGS = Spellings(emit, convert)
+
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,8 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
                   fields: list[tuple[str, str]], push: bool, caps: dict[str, Any],
                   debug: bool, wide: frozenset[int], narrow: bool,
                   unit: frozenset[int], aliased: frozenset[int], bound: tuple[int, ...]) -> bytes:
-    ctx = Ctx(kernel, fields, block_layout(fields)[0], push, caps, debug, wide, bound)
+    ctx = Ctx(SPELLINGS, kernel, fields, block_layout(fields)[0], push, caps, debug, wide,
+              bound)
     ctx.narrow = narrow
     ctx.unit = unit
     ctx.stage_no = k
@@ -197,11 +202,11 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
     body = stage.loops[-1].body.stmts if stage.loops else tuple(stage.stmts)
     carried = {var.id: _load_carried(ctx, scalar_type(var.dtype), p.slot(var))
                for var in p.carried_vars}
-    grid = None
+    grid = acc = None
     if stage.loops:
         outside = {v.id for v in free_values(Block(tuple(body)),
                                              [lp.index for lp in stage.loops])[0]}
-        ctx.acc = Accumulators(ctx, plan_blocks(ctx, Block(tuple(body)), outside))
+        ctx.acc = acc = Accumulators(ctx, plan_blocks(ctx, Block(tuple(body)), outside))
         counter = f.var(ctx.ptr(SC.Function, ctx.i64))
         m.name(counter, "qd_flat")  # 64 bits: the index space may pass 2**31
         f.store(counter, first)
@@ -244,9 +249,9 @@ def _stage_module(kernel: KernelIR, p: Plan, stage: Stage, k: int,
         ctx.loops.pop()
         grid.__exit__(None, None, None)
         ctx.grid = None
-        assert ctx.acc is not None
-        if ctx.acc.sums:
-            ctx.acc.finish(lid, LOCAL)
+        assert acc is not None
+        if acc.sums:
+            acc.finish(lid, LOCAL)
     else:
         for v in p.carried_values:
             if v.id in defined_here:

@@ -1,17 +1,18 @@
 """The state of one SPIR-V stage module under construction (`Ctx`): the module writer, the
 current function, the maps from IR values and locals to SPIR-V ids, the open loops, and the
-emission of statements and structured control flow; the instructions' spellings are
-spirv_ops.py's. The stage's entry code and the program around it are spirv.py's."""
+emission of statements and structured control flow. The instructions' spellings (spirv_ops.py's
+`emit` and `convert`) come in at construction as its op table (`Spellings`), so the modules
+that spell instructions import this one and not the other way round. The stage's entry code and
+the program around it are spirv.py's."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from ..._dtypes import DType
 from ..ir import Block, Break, Continue, For, If, Instr, KernelIR, Op, Value, While, walk
 from ..types import ArrayType
-from .spirv_blocks import Accumulators
 from .spirv_control import Loop
 from .spirv_enums import SC, Cap, Dec
 from .spirv_enums import Op as S
@@ -20,13 +21,30 @@ from .spirv_module import Function, Module
 _ARRAY_SLOT = re.compile(r"a\d+_(off|s\d+)$")  # an array's offset or stride slot
 
 
+class Spellings(NamedTuple):
+    """How instructions are written: `emit(ctx, instr)` and `convert(ctx, id, src, dst)`."""
+
+    emit: Any
+    convert: Any
+
+
+class Folder(Protocol):
+    """What a stage's workgroup-reduced atomics (spirv_blocks.Accumulators) offer the
+    statement loop."""
+
+    def fold(self, s: Instr) -> bool:
+        """Whether `s` was taken into a workgroup accumulator (nothing else to emit)."""
+        ...
+
+
 class Ctx:
     """One stage module under construction: the writer, the current function, the maps from
     IR values and locals to SPIR-V ids, the open loops."""
 
-    def __init__(self, kernel: KernelIR, prog_fields: list[tuple[str, str]],
+    def __init__(self, spell: Spellings, kernel: KernelIR, prog_fields: list[tuple[str, str]],
                  offsets: list[int], push: bool, caps: dict[str, Any], debug: bool,
                  wide: frozenset[int], bound: tuple[int, ...]) -> None:
+        self.spell = spell
         self.kernel = kernel
         self.wide = wide
         self.narrow = False  # element offsets in 32 bits (every buffer below 2 GiB)
@@ -41,7 +59,7 @@ class Ctx:
         self.vars: dict[int, int] = {}
         self.loops: list[Loop] = []
         self.grid: Loop | None = None  # a parallel stage's grid-stride loop
-        self.acc: Accumulators | None = None  # its workgroup-reduced atomics
+        self.acc: Folder | None = None  # its workgroup-reduced atomics
         self.nest = 0
         self.stage_no = 0
         self.i32 = m.t_int(32, True)
@@ -170,9 +188,7 @@ class Ctx:
 
     def convert(self, x: int, src: DType, dst: DType) -> int:
         """`x` of dtype `src` as dtype `dst` (C casts; bool as 0/1)."""
-        from .spirv_ops import convert
-
-        return convert(self, x, src, dst)
+        return self.spell.convert(self, x, src, dst)  # type: ignore[no-any-return]
 
     def element(self, mem: Value, idx: tuple[Value, ...]) -> tuple[int, int, DType]:
         """(pointer to the element of array `mem` at `idx`, its storage type, its dtype)."""
@@ -257,10 +273,8 @@ class Ctx:
     def stmt(self, s: Any) -> None:
         f = self.f
         if isinstance(s, Instr):
-            from .spirv_ops import emit
-
             if self.acc is None or not self.acc.fold(s):
-                emit(self, s)
+                self.spell.emit(self, s)
         elif isinstance(s, If):
             with f.if_(self.val(s.cond)) as sel:
                 self.block_(s.then_body)

@@ -20,7 +20,8 @@ from ..ir import Instr
 from . import spirv_libm as libm
 from .spirv_enums import GLSL
 from .spirv_enums import Op as S
-from .spirv_numerics import _b, _copysign, _rt, _sel
+from .spirv_libm import _copysign
+from .spirv_numerics import _b, _rt, _sel
 
 if TYPE_CHECKING:
     from .spirv_ctx import Ctx

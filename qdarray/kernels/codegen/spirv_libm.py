@@ -373,10 +373,19 @@ def pow32(ctx: Ctx, t: DType, ax: int, y: int) -> int:
     return mag
 
 
-def _copysign(ctx: Ctx, t: DType, x: int, y: int) -> int:
-    from .spirv_numerics import _copysign as copysign
+def _bits(ctx: Ctx, t: DType) -> tuple[int, int]:
+    """(unsigned type of t's width, the sign bit constant)."""
+    width = t.itemsize * 8
+    u = ctx.m.t_int(width, False)
+    return u, ctx.m.const(u, 1 << (width - 1))
 
-    return copysign(ctx, t, x, y)
+
+def _copysign(ctx: Ctx, t: DType, x: int, y: int) -> int:
+    f = ctx.f
+    u, sign = _bits(ctx, t)
+    mag = f.op(S.BitwiseAnd, u, f.op(S.Bitcast, u, x), f.op(S.Not, u, sign))
+    sgn = f.op(S.BitwiseAnd, u, f.op(S.Bitcast, u, y), sign)
+    return f.op(S.Bitcast, ctx.scalar(t), f.op(S.BitwiseOr, u, mag, sgn))
 
 
 UNARY = {"sin": sin, "cos": cos, "tan": tan, "sinh": sinh, "cosh": cosh, "tanh": tanh,

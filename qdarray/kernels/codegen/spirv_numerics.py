@@ -14,6 +14,7 @@ from ..ir import Instr, Op, Value
 from . import spirv_libm as libm
 from .spirv_enums import GLSL, SC, Cap
 from .spirv_enums import Op as S
+from .spirv_libm import _copysign
 
 if TYPE_CHECKING:
     from .spirv_ctx import Ctx
@@ -157,21 +158,6 @@ def _fmod(ctx: Ctx, t: DType, a: int, b: int) -> int:
 
 def fmod(ctx: Ctx, i: Instr) -> int:
     return _fmod(ctx, _rt(i), *(ctx.val(x) for x in i.args))
-
-
-def _bits(ctx: Ctx, t: DType) -> tuple[int, int]:
-    """(unsigned type of t's width, the sign bit constant)."""
-    width = t.itemsize * 8
-    u = ctx.m.t_int(width, False)
-    return u, ctx.m.const(u, 1 << (width - 1))
-
-
-def _copysign(ctx: Ctx, t: DType, x: int, y: int) -> int:
-    f = ctx.f
-    u, sign = _bits(ctx, t)
-    mag = f.op(S.BitwiseAnd, u, f.op(S.Bitcast, u, x), f.op(S.Not, u, sign))
-    sgn = f.op(S.BitwiseAnd, u, f.op(S.Bitcast, u, y), sign)
-    return f.op(S.Bitcast, ctx.scalar(t), f.op(S.BitwiseOr, u, mag, sgn))
 
 
 def round_even(ctx: Ctx, t: DType, x: int) -> int:

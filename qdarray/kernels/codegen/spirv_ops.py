@@ -197,7 +197,7 @@ def _glsl(inst: GLSL) -> Any:
             return num.round_even(ctx, t, ctx.val(i.args[0]))
         r = ctx.f.ext(inst, ctx.scalar(t), *(ctx.val(a) for a in i.args))
         if t.itemsize == 8 and inst in _SIGNED_ROUNDING:
-            return num._copysign(ctx, t, r, ctx.val(i.args[0]))
+            return libm._copysign(ctx, t, r, ctx.val(i.args[0]))
         return r
     return spell
 

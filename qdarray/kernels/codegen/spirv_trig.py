@@ -14,7 +14,8 @@ from . import spirv_libm as libm
 from . import spirv_pio2 as pio2
 from .spirv_enums import GLSL, SC
 from .spirv_enums import Op as S
-from .spirv_numerics import _b, _bits, _copysign, _f32, _sel
+from .spirv_libm import _bits, _copysign
+from .spirv_numerics import _b, _f32, _sel
 
 if TYPE_CHECKING:
     from .spirv_ctx import Ctx
