@@ -9,7 +9,7 @@ and adds the rest. Strides and offsets are in bytes, as in NumPy and pyopencl.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 import pyopencl as cl
@@ -19,8 +19,20 @@ from pyopencl.compyte.array import ArrayFlags
 from ..kernel_xp.array import StridedArray
 from ..kernel_xp.layout import c_strides
 
-if TYPE_CHECKING:
-    from ._runtime import DeviceState
+
+class ClDevice(Protocol):
+    """What an array needs of its OpenCL device: the namespace's view of it (`KernelDevice`)
+    and pyopencl's context, queue, allocator and device (`_runtime.DeviceState` is one)."""
+
+    index: int
+    cl_device: cl.Device
+    context: cl.Context
+    queue: cl.CommandQueue
+    allocator: Any
+    max_alloc: int
+
+    @property
+    def name(self) -> str: ...
 
 DL_OPENCL = 4
 
@@ -36,10 +48,10 @@ class Flags(ArrayFlags):
 class ClArray(StridedArray, cla.Array):
     """A pyopencl array on one qdarray OpenCL device (see the module docstring)."""
 
-    qd_state: DeviceState
+    qd_state: ClDevice
 
     @property
-    def qd_device(self) -> DeviceState:  # type: ignore[override]
+    def qd_device(self) -> Any:  # type: ignore[override]  # (_runtime.DeviceState)
         return self.qd_state
 
     @property
@@ -49,7 +61,7 @@ class ClArray(StridedArray, cla.Array):
     # -- construction ------------------------------------------------------------------------
 
     @classmethod
-    def wrap(cls, st: DeviceState, data: Any, shape: tuple[int, ...], strides: tuple[int, ...],
+    def wrap(cls, st: ClDevice, data: Any, shape: tuple[int, ...], strides: tuple[int, ...],
              offset: int, dtype: np.dtype) -> ClArray:
         size = 1
         for n in shape:
@@ -61,7 +73,7 @@ class ClArray(StridedArray, cla.Array):
         return self
 
     @classmethod
-    def empty(cls, st: DeviceState, shape: tuple[int, ...], dtype: Any) -> ClArray:
+    def empty(cls, st: ClDevice, shape: tuple[int, ...], dtype: Any) -> ClArray:
         dtype = np.dtype(dtype)
         shape = tuple(int(n) for n in shape)
         size = 1
@@ -81,7 +93,7 @@ class ClArray(StridedArray, cla.Array):
         return cls.wrap(st, data, shape, c_strides(shape, dtype.itemsize), 0, dtype)
 
     @classmethod
-    def from_host(cls, st: DeviceState, host: np.ndarray) -> ClArray:
+    def from_host(cls, st: ClDevice, host: np.ndarray) -> ClArray:
         host = np.asarray(host, order="C")
         out = cls.empty(st, host.shape, host.dtype)
         if host.size:
