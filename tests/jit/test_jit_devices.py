@@ -73,6 +73,29 @@ def test_transcendental_functions_fuse_with_the_eager_values(device):
     np.testing.assert_array_equal(host(got), host(f(x, y)))
 
 
+def test_integer_division_remainder_and_mixed_dtypes_keep_numpy_semantics(device):
+    # negative operands, zero divisors (NumPy gives 0), int32 with float64 promotion
+    def f(a, b, x):
+        q = a // b + a % b
+        return q * 3 - (a >> 1), qd.where(a > b, x * 2.0, x - 1.0) + q
+
+    jf = qd.jit(f)
+    a = qd.asarray(RNG.integers(-50, 50, 300).astype(np.int32), device=device)
+    b = qd.asarray(RNG.integers(-4, 5, 300).astype(np.int32), device=device)
+    (x,) = arrays(device, 300)
+    jf(a, b, x)
+    got = jf(a, b, x)
+    want = f(a, b, x)
+    assert fused_steps(jf)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(host(g), host(w))
+    ha, hb = host(a), host(b)
+    with np.errstate(divide="ignore"):
+        q = ha // hb + ha % hb
+    np.testing.assert_array_equal(host(got[0]), q * 3 - (ha >> 1))
+
+
 def test_broadcast_inputs_kept_intermediates_and_comparisons(device):
     def f(x, y):
         t = x * 2.0 + y

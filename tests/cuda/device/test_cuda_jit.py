@@ -9,6 +9,7 @@ from device_harness import shared
 globals().update(shared("cuda", "test_jit_devices", [
     "test_a_chain_is_one_kernel_and_the_eager_result_bit_for_bit",
     "test_transcendental_functions_fuse_with_the_eager_values",
+    "test_integer_division_remainder_and_mixed_dtypes_keep_numpy_semantics",
     "test_broadcast_inputs_kept_intermediates_and_comparisons",
     "test_a_result_kept_by_the_caller_is_not_reused",
     "test_runs_split_by_device_and_zero_d_operands_stay_eager",
