@@ -18,7 +18,7 @@ from ..func import Func, Function, unknown_keyword
 from ..ir import Op
 from ..ops import OPS
 from ..vector_types import VectorType
-from . import exprs, stmts, vector_calls, vectors, views
+from . import exprs, scalars, stmts, vector_calls, vectors, views
 from .builder import Builder, Visit
 from .scope import FuncCtx, ReturnState, Scope
 from .values import MemRef, PartialIndex, TVal, VecVal, ViewMethod, describe, is_const
@@ -146,7 +146,7 @@ def visit_Call(kb: Builder, node: ast.Call) -> Any:
     if callee is builtins.len:
         (x,) = call_args(kb, node, 1)
         if type(x) is MemRef:
-            return exprs.shape(kb, x, 0)
+            return scalars.shape(kb, x, 0)
         if type(x) is VecVal:
             return x.vtype.shape[0]
         if isinstance(x, tuple):
@@ -226,7 +226,7 @@ def explicit_cast(
             node,
         )
     x = kb.expr(arg_nodes[0])
-    exprs.require_scalar(kb, x, arg_nodes[0])
+    scalars.require_scalar(kb, x, arg_nodes[0])
     if is_const(x) and python is not None:
         return python(x)
     if is_const(x):
@@ -239,11 +239,11 @@ def explicit_cast(
 def minmax(kb: Builder, op: Op, a: Any, b: Any, node: ast.AST) -> Any:
     if type(a) is VecVal or type(b) is VecVal:
         return vectors.componentwise(kb, lambda x, y: minmax(kb, op, x, y, node), [a, b], node)
-    exprs.require_scalar(kb, a, node)
-    exprs.require_scalar(kb, b, node)
+    scalars.require_scalar(kb, a, node)
+    scalars.require_scalar(kb, b, node)
     if is_const(a) and is_const(b):
         return min(a, b) if op is Op.MIN else max(a, b)
-    dtype, weak = exprs.common(kb, a, b)
+    dtype, weak = scalars.common(kb, a, b)
     if dtype.kind == "b":
         kb.type_fail("min/max of two bools is not supported.", "Use `and` / `or`.", node)
     va, vb = kb.cast_to(a, dtype), kb.cast_to(b, dtype)
@@ -263,7 +263,7 @@ def math_values(kb: Builder, op: Op, vals: list[Any], node: ast.Call) -> Any:
     """A math function of scalar values (of each component, for vectors)."""
     binary = len(vals) == 2
     for v, a in zip(vals, node.args, strict=True):
-        exprs.require_scalar(kb, v, a)
+        scalars.require_scalar(kb, v, a)
     if op in (Op.MIN, Op.MAX):
         return minmax(kb, op, vals[0], vals[1], node)
     if op is Op.POW:
@@ -271,7 +271,7 @@ def math_values(kb: Builder, op: Op, vals: list[Any], node: ast.Call) -> Any:
     if all(is_const(v) for v in vals):
         return fold_math(kb, op, vals, node)
     if binary:
-        dtype, weak = exprs.common(kb, vals[0], vals[1])
+        dtype, weak = scalars.common(kb, vals[0], vals[1])
     else:
         x = vals[0]
         dtype, weak = x.dtype, x.weak
@@ -347,11 +347,11 @@ def select(kb: Builder, node: ast.Call) -> Any:
     cond = kb.to_bool(c, node.args[0])
     if type(a) is VecVal or type(b) is VecVal:
         return vectors.select(kb, cond, a, b, node)
-    exprs.require_scalar(kb, a, node.args[1])
-    exprs.require_scalar(kb, b, node.args[2])
+    scalars.require_scalar(kb, a, node.args[1])
+    scalars.require_scalar(kb, b, node.args[2])
     if is_const(cond):
         return a if cond else b
-    dtype, weak = exprs.common(kb, a, b)
+    dtype, weak = scalars.common(kb, a, b)
     va, vb = kb.cast_to(a, dtype), kb.cast_to(b, dtype)
     return TVal(kb.emit(Op.SELECT, (cond.value, va.value, vb.value), (), dtype), weak)  # type: ignore
 

@@ -17,7 +17,7 @@ from typing import Any
 from ... import _dtypes
 from ..error_record import MAX_NEST  # the thread indices an error record holds
 from ..ir import For, If, Op, Value, While
-from . import exprs
+from . import exprs, scalars
 from .builder import Builder, Visit, contains_return
 from .scope import Loop, after_loop
 from .values import TVal, describe, is_const
@@ -94,7 +94,7 @@ def range_loop(kb: Builder, node: ast.For, call: ast.Call) -> None:
     names = target_names(kb, node.target)
     if len(names) != 1:
         kb.fail("range() gives one loop variable.", "Use `for i in range(n)`.", node.target)
-    dtype, weak = exprs.common(kb, begin, end)
+    dtype, weak = scalars.common(kb, begin, end)
     b = kb.cast_to(begin, dtype)
     e = kb.cast_to(end, dtype)
     name = names[0]
@@ -180,7 +180,7 @@ def ndrange_loop(kb: Builder, node: ast.For, call: ast.Call) -> None:
             hi = int_operand(kb, v[1], a, "An ndrange bound")
         else:
             lo, hi = 0, int_operand(kb, v, a, "An ndrange extent")
-        dtype, weak = exprs.common(kb, lo, hi)
+        dtype, weak = scalars.common(kb, lo, hi)
         bounds.append((kb.cast_to(lo, dtype), kb.cast_to(hi, dtype), weak))
     names = target_names(kb, node.target)
     if len(names) != len(bounds):

@@ -13,13 +13,13 @@ from typing import Any
 
 from ... import _dtypes
 from .. import types as T
-from ..ir import Break, Continue, If, Op, Value
+from ..ir import Break, Continue, If, Op
 from ..vector_types import VectorType
-from . import exprs, vectors
+from . import exprs, scalars, vectors
 from .builder import Builder, Visit
-from .exprs import BINOPS
+from .scalars import BINOPS, atomic_update, store
 from .scope import MISSING, merge
-from .values import MemRef, TVal, VarRef, VecVal, describe, is_const
+from .values import TVal, VarRef, VecVal, describe, is_const
 
 
 def visit_Pass(kb: Builder, node: ast.Pass) -> None:
@@ -130,13 +130,6 @@ def vector_field(kb: Builder, target: ast.Attribute) -> tuple[VecVal, int] | Non
     return base, "xyzw".index(name)
 
 
-def store(kb: Builder, ref: Any, indices: tuple[TVal, ...], value: Any, node: ast.AST) -> None:
-    what = f"An element of {describe(ref)}"
-    v = kb.implicit(value, ref.dtype, "same_kind", what)
-    kb.emit(Op.STORE, (ref.value,) + tuple(i.value for i in indices) + (v.value,))
-    kb.note_write(ref)
-
-
 def assign_name(kb: Builder, name: str, value: Any, node: ast.AST) -> None:
     ctx = kb.ctx
     for loop in ctx.loops:
@@ -232,35 +225,8 @@ def visit_AugAssign(kb: Builder, node: ast.AugAssign) -> None:
         atomic_update(kb, ref, indices, op, value, node)
         return
     kb.node = target
-    old = exprs.load(kb, ref, indices)
+    old = scalars.load(kb, ref, indices)
     store(kb, ref, indices, exprs.binop(kb, op, old, value, node), target)
-
-
-def atomic_update(
-    kb: Builder, ref: MemRef, indices: tuple[TVal, ...], op: Op, value: Any, node: ast.AST
-) -> None:
-    """`x[i] += v` / `x[i] -= v` in the parallel loop: one ATOMIC_ADD."""
-    exprs.require_scalar(kb, value, node)
-    dtype = ref.dtype
-    if dtype.kind == "b":
-        kb.type_fail(
-            f"+= and -= on bool array '{ref.name}' are not supported.",
-            "Use an integer array.",
-            node,
-        )
-    common, _ = exprs.common(kb, TVal(Value(-1, dtype)), value)  # a typed stand-in for x[i]
-    if not T.can_cast(common, dtype, "same_kind"):
-        kb.type_fail(
-            f"An element of {describe(ref)} has type {dtype.name}, but adding "
-            f"{describe(value)} gives {common.name}.",
-            f"Use qd.{dtype.name}(...) or int(...) to convert the value explicitly.",
-            node,
-        )
-    v = kb.cast_to(value, dtype)
-    if op is Op.SUB:
-        v = TVal(kb.emit(Op.NEG, (v.value,), (), dtype))  # type: ignore[arg-type]
-    kb.emit(Op.ATOMIC_ADD, (ref.value,) + tuple(i.value for i in indices) + (v.value,), (), dtype)
-    kb.note_write(ref)
 
 
 def visit_If(kb: Builder, node: ast.If) -> None:

@@ -17,7 +17,7 @@ from ..._dtypes import DType
 from .. import vecmath
 from ..ir import Op
 from ..vector_types import VectorType
-from . import exprs, vectors
+from . import scalars, vectors
 from .builder import Builder
 from .values import TVal, VecVal, describe, is_const
 
@@ -43,7 +43,7 @@ class Scalar:
             if op is Op.SUB and o == 0.0 and not reverse:
                 return self
         a, b = (o, self.v) if reverse else (self.v, o)
-        return Scalar(self.kb, exprs.binop(self.kb, op, a, b, self.kb.node))
+        return Scalar(self.kb, scalars.binop(self.kb, op, a, b, self.kb.node))
 
     def __add__(self, o: Any) -> Any:
         return self._op(Op.ADD, o)
@@ -254,7 +254,7 @@ def call(kb: Builder, fn: Any, node: ast.Call) -> Any:
         if fn is vecmath.norm:
             return _scalar(vecmath.norm_(kit, _list(kb, v, kit)))
         eps = args[1] if len(args) == 2 else 0.0
-        exprs.require_scalar(kb, eps, node)
+        scalars.require_scalar(kb, eps, node)
         return _pack_vec(kb, vecmath.normalize_(kit, _list(kb, v, kit), kit.wrap(eps)),
                          kit.dtype)
     sizes: tuple[int, ...] = {vecmath.trace: tuple(range(1, 17)),

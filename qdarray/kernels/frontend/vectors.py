@@ -3,7 +3,7 @@ array of vectors, ...).
 
 A vector or matrix value is a `VecVal`: an SSA Value of a `VectorType`, made by VEC_PACK from
 its components and read by VEC_ELEM (`ops/vector.py`). Every operation here is written on the
-components with the scalar helpers of the frontend (`exprs.binop`, ...), so promotion and
+components with the scalar helpers of the frontend (`scalars.binop`, ...), so promotion and
 errors are those of scalars, and the result is packed again; `passes/scalarize.py` then
 removes the packing, leaving scalar code. Vector locals are Vars of the vector type (split
 per component by the same pass), so loops, branches and funcs need nothing of their own.
@@ -25,7 +25,7 @@ from .. import types as T
 from .. import vector_types
 from ..ir import If, Op, Stmt, Value
 from ..vector_types import VectorType
-from . import exprs
+from . import scalars
 from .builder import Builder
 from .values import PY_CONSTANTS, MemRef, PartialIndex, TVal, VecVal, describe, is_const
 
@@ -64,7 +64,7 @@ def common_dtype(kb: Builder, comps: Sequence[Any]) -> DType:
 
     acc = stand_in(comps[0])
     for c in comps[1:]:
-        dtype, weak = exprs.common(kb, acc, stand_in(c))
+        dtype, weak = scalars.common(kb, acc, stand_in(c))
         acc = TVal(Value(-1, dtype), weak)
     return acc.dtype
 
@@ -222,7 +222,7 @@ def with_component(kb: Builder, v: VecVal, index: Any, value: Any, node: ast.AST
 
 def binop(kb: Builder, op: Op, a: Any, b: Any, node: ast.AST | None) -> VecVal:
     """`a op b` elementwise; one side may be a scalar."""
-    spelled = exprs.SPELLING.get(op, op.name)
+    spelled = scalars.SPELLING.get(op, op.name)
     for x in (a, b):
         if type(x) is not VecVal and type(x) is not TVal and type(x) not in PY_CONSTANTS:
             kb.type_fail(f"The operator {spelled} takes vectors, matrices and scalars; got "
@@ -239,7 +239,7 @@ def binop(kb: Builder, op: Op, a: Any, b: Any, node: ast.AST | None) -> VecVal:
     n = (a if type(a) is VecVal else b).vtype.size
     ca = parts(kb, a) if type(a) is VecVal else [a] * n
     cb = parts(kb, b) if type(b) is VecVal else [b] * n
-    out = [exprs.binop(kb, op, x, y, node) for x, y in zip(ca, cb, strict=True)]
+    out = [scalars.binop(kb, op, x, y, node) for x, y in zip(ca, cb, strict=True)]
     return pack(kb, out, shape)
 
 
@@ -298,9 +298,9 @@ def transpose(kb: Builder, m: VecVal) -> VecVal:
 
 def _sum_products(kb: Builder, xs: Sequence[Any], ys: Sequence[Any], node: ast.AST | None
                   ) -> Any:
-    acc = exprs.binop(kb, Op.MUL, xs[0], ys[0], node)
+    acc = scalars.binop(kb, Op.MUL, xs[0], ys[0], node)
     for x, y in zip(xs[1:], ys[1:], strict=True):
-        acc = exprs.binop(kb, Op.ADD, acc, exprs.binop(kb, Op.MUL, x, y, node), node)
+        acc = scalars.binop(kb, Op.ADD, acc, scalars.binop(kb, Op.MUL, x, y, node), node)
     return acc
 
 
@@ -367,7 +367,7 @@ def is_element(ref: Any, indices: tuple[TVal, ...]) -> bool:
 
 
 def load(kb: Builder, ref: MemRef, indices: tuple[TVal, ...]) -> VecVal:
-    comps = [exprs.load(kb, ref, idx) for idx in element_indices(kb, ref, indices)]
+    comps = [scalars.load(kb, ref, idx) for idx in element_indices(kb, ref, indices)]
     return pack(kb, comps, ref.elem, ref.dtype)
 
 
@@ -385,27 +385,22 @@ def _element_value(kb: Builder, ref: MemRef, value: Any, node: ast.AST) -> list[
 
 def store(kb: Builder, ref: MemRef, indices: tuple[TVal, ...], value: Any, node: ast.AST
           ) -> None:
-    from .stmts import store as store_scalar
-
     comps = _element_value(kb, ref, value, node)
     for idx, c in zip(element_indices(kb, ref, indices), comps, strict=True):
-        store_scalar(kb, ref, idx, c, node)
+        scalars.store(kb, ref, idx, c, node)
 
 
 def update(kb: Builder, ref: MemRef, indices: tuple[TVal, ...], op: Op, value: Any,
            node: ast.AST) -> None:
     """`x[i] op= v` of an array of vectors: per component, atomic for += / -= in the
     parallel loop (as for scalars)."""
-    from .stmts import atomic_update
-    from .stmts import store as store_scalar
-
     comps = _element_value(kb, ref, value, node)
     for idx, c in zip(element_indices(kb, ref, indices), comps, strict=True):
         if op in (Op.ADD, Op.SUB) and kb.in_parallel:
-            atomic_update(kb, ref, idx, op, c, node)
+            scalars.atomic_update(kb, ref, idx, op, c, node)
         else:
-            old = exprs.load(kb, ref, idx)
-            store_scalar(kb, ref, idx, exprs.binop(kb, op, old, c, node), node)
+            old = scalars.load(kb, ref, idx)
+            scalars.store(kb, ref, idx, scalars.binop(kb, op, old, c, node), node)
 
 
 def atomic(kb: Builder, op: Op, ref: MemRef, indices: tuple[TVal, ...], value: Any,
