@@ -105,8 +105,10 @@ def test_client_suite_passes_with_the_default_device(suite: str, device: str,
                    "    skip_xp_backends\n    xfail_xp_backends\n")
     # SciPy's cpu_only tests run off the CPU too: their functions convert to NumPy inside,
     # which works on every device by the host-export rule (docs/numpy.md).
+    # (the caller's PYTHONPATH stays behind ours: the packages may come from it)
+    path = [str(ROOT), str(HERE), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     env = dict(os.environ, QDARRAY_DEFAULT_DEVICE=device, SCIPY_ARRAY_API="1",
-               QDARRAY_SCIPY_CPU_ONLY="run", PYTHONPATH=os.pathsep.join([str(ROOT), str(HERE)]))
+               QDARRAY_SCIPY_CPU_ONLY="run", PYTHONPATH=os.pathsep.join(path))
     cmd = [sys.executable, "-m", "pytest", "-c", str(ini), "--rootdir", str(tmp_path),
            "-p", "qdarray_backend", "-p", "no:cacheprovider", "-q", "-k", "qdarray", "-rf",
            "-W", "ignore::pytest.PytestRemovedIn10Warning", "--pyargs",
