@@ -30,15 +30,13 @@ blocks push.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import _dtypes
 from ..kernels.emit import block
 from ..kernels.ir import Block, Break, Continue, For, If, Instr, Op, Stmt, Value, Var, While
-
-if TYPE_CHECKING:
-    from .structure import Node
-    from .transform import Env, Gen
+from .structure import Node
+from .sweep import Env, Sweep
 
 
 @dataclass(frozen=True)
@@ -66,13 +64,13 @@ def applies(item: Node) -> bool:
     return isinstance(item.stmt, For) and item.is_loop and not item.exit
 
 
-def stride(gen: Gen) -> Value:
+def stride(gen: Sweep) -> Value:
     if gen.stride is None:
         gen.stride = gen.em.value(_dtypes.int64)
     return gen.stride
 
 
-def forward(gen: Gen, item: Node) -> None:
+def forward(gen: Sweep, item: Node) -> None:
     """The forward sweep of a checkpointed loop `item` (module docstring)."""
     em = gen.em
     i64 = _dtypes.int64
@@ -110,10 +108,8 @@ def forward(gen: Gen, item: Node) -> None:
                                               dict(gen.captured[id(item)]))
 
 
-def reverse(gen: Gen, item: Node, env: Env) -> None:
+def reverse(gen: Sweep, item: Node, env: Env) -> None:
     """The reverse of a checkpointed loop `item`: its blocks, last first."""
-    from .transform import Env
-
     em = gen.em
     ck = gen.checkpointed[id(item)]
     s = item.stmt
@@ -158,7 +154,7 @@ class Renamer:
     outside (the loop index), and a load of a Var in `loads` becomes the value given there
     (the Var's value when the loop ran)."""
 
-    def __init__(self, gen: Gen, mapping: dict[int, Value],
+    def __init__(self, gen: Sweep, mapping: dict[int, Value],
                  loads: dict[int, Value] | None = None) -> None:
         self.em = gen.em
         self.map = dict(mapping)

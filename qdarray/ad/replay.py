@@ -13,16 +13,13 @@ locals), noting the value each segment starts from, then runs the body's reverse
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .._dtypes import DType
 from ..kernels.emit import block
 from ..kernels.ir import For, If, Op, Value
 from .activity import Activity
 from .structure import RECOMPUTE_OPS, Node, Region, Seg, Structure, entry_reads, nodes, segments
-
-if TYPE_CHECKING:
-    from .transform import Env, Gen
+from .sweep import Env, Sweep
 
 
 @dataclass
@@ -122,15 +119,13 @@ def plan(st: Structure, act: Activity, top: Node) -> Replay | None:
     return Replay(local, conds)
 
 
-def emit(gen: Gen, top: Node, rep: Replay, env: Env) -> None:
+def emit(gen: Sweep, top: Node, rep: Replay, env: Env) -> None:
     """The replay of one iteration of `top`, in the reverse sweep (`env`: the iteration's,
     with the loop index)."""
     _region(gen, top, rep, top.children[0], env)
 
 
-def _region(gen: Gen, top: Node, rep: Replay, reg: Region, parent: Env) -> None:
-    from .transform import Env
-
+def _region(gen: Sweep, top: Node, rep: Replay, reg: Region, parent: Env) -> None:
     em = gen.em
     env = Env(gen, parent, top)
     check = _Check(gen.st, top, rep.vars)
@@ -168,7 +163,7 @@ def _region(gen: Gen, top: Node, rep: Replay, reg: Region, parent: Env) -> None:
             em.stmt(If(c, block(kids[0]), block(kids[1]), item.stmt.loc))
 
 
-def _entry(gen: Gen, rep: Replay, seg: Seg) -> None:
+def _entry(gen: Sweep, rep: Replay, seg: Seg) -> None:
     """Copies of the replayed locals `seg` reads before assigning them."""
     em = gen.em
     with em.at(seg.instrs[0].loc):

@@ -48,44 +48,7 @@ from .adstack import StackInfo, Stacks
 from .exits import has_exit_test
 from .memory import GradMemory
 from .structure import EXTREMA, WRITES, Node, Region, Seg, Structure, entry_reads, stored_vars
-
-
-class Env:
-    """Reverse-sweep values of forward Values, for one emitted region (and its parents)."""
-
-    def __init__(self, gen: Gen, parent: Env | None, top_node: Node | None,
-                 mapping: dict[int, Value] | None = None) -> None:
-        self.gen = gen
-        self.parent = parent
-        self.top_node = top_node
-        self.map: dict[int, Value] = dict(mapping or {})
-
-    def lookup(self, vid: int) -> Value | None:
-        env: Env | None = self
-        while env is not None:
-            v = env.map.get(vid)
-            if v is not None:
-                return v
-            env = env.parent
-        return None
-
-    def get(self, v: Value) -> Value:
-        found = self.lookup(v.id)
-        if found is not None:
-            return found
-        gen = self.gen
-        if gen.st.is_top_value(v):
-            return gen.subst.get(v.id, v)
-        instr = gen.st.instr_of.get(v.id)
-        if instr is None:
-            raise AssertionError(f"{v} is not available in the reverse sweep")
-        if instr.op is Op.LOAD_VAR:
-            out = gen.captured_value(self.top_node, instr.attrs[0])
-        else:
-            gen.check_recompute(instr)
-            out = gen.clone(instr, self)
-        self.map[v.id] = out
-        return out
+from .sweep import Env
 
 
 class Gen:

@@ -5,9 +5,9 @@
 construct: `exprs.py` (operators, names, subscripts), `stmts.py` (assignments, if, return),
 `loops.py` (for, while, static unrolling), `calls.py` (casts, math, atomics, func inlining)
 and `views.py` (kernel-side BufferView subviews); all of them, and the vector forms
-(`vectors.py`, `vector_calls.py`), build on the scalar operators of `scalars.py`. Types come from the argument specs of the
-call; every error is raised as a `KernelSyntaxError` or `KernelTypeError` carrying the source
-line and a caret.
+(`vectors.py`, `vector_calls.py`), build on the scalar operators of `scalars.py`. Types come
+from the argument specs of the call; every error is raised as a `KernelSyntaxError` or
+`KernelTypeError` carrying the source line and a caret.
 """
 
 from __future__ import annotations
