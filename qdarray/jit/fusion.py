@@ -38,7 +38,8 @@ from .reverse import ReversePlan, ReverseSpec, differentiable
 MIN_RUN = 2  # a single elementwise call stays the namespace's own
 # Whether functions computed by scalar libm calls in generated CPU code fuse on the CPU
 # (elementwise.LIBM; off: NumPy's SIMD loops are faster; tests turn it on to check their fused
-# semantics). Other devices fuse them: their eager functions are kernels of the same maths.
+# semantics). Other devices fuse them: there the eager functions are kernels of the same IR
+# (OpenCL, Vulkan) or CuPy's calls into the same CUDA maths library (docs/jit.md).
 FUSE_LIBM = False
 # Whether a sum, mean, max or min over every element of a run's result joins the run's kernel
 # (ReduceKernel). Off: on this CPU `qd.sum((a * x + b) * x - a)` at N = 1e7 float32 takes
