@@ -28,12 +28,37 @@ check returns from inside the loops), guard every loop.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 from .spirv_enums import Op
 
-if TYPE_CHECKING:
-    from .spirv_module import Function
+
+class Function(Protocol):
+    """What the constructs write through: the function under construction
+    (spirv_module.Function, which opens them)."""
+
+    m: Any  # its Module
+    guard: LoopGuard | None
+
+    @property
+    def open(self) -> bool: ...
+
+    def label(self, label_id: int) -> None: ...
+
+    def _terminate(self, opcode: int, operands: list[int]) -> None: ...
+
+    def op(self, opcode: int, result_type: int, *operands: int) -> int: ...
+
+    def op_void(self, opcode: int, *operands: int) -> None: ...
+
+    def load(self, result_type: int, pointer: int, *memory: int) -> int: ...
+
+    def store(self, pointer: int, value: int, *memory: int) -> None: ...
+
+    def branch(self, target: int) -> None: ...
+
+    def if_(self, cond: int) -> AbstractContextManager[Selection]: ...
 
 
 class Selection:
