@@ -130,11 +130,14 @@ class Packer:
         self.device = device
         self.buffers = DeviceBuffers(target.buffer_device(device))
         self.chunk = CHUNK_STRIDED if target.reduction.strided else CHUNK_CONTIGUOUS
+        self.launchers: dict[str, Any] = {}  # by kernel name
 
     def run(self, name: str, *args: Any) -> None:
         """Launch pack kernel `name` (compiled once per target and device)."""
-        launcher: Any = internal_launcher(f"qdarray.ad.pack_kernels.{name}", BUILDERS[name],
-                                          self.target, self.device)
+        launcher: Any = self.launchers.get(name)
+        if launcher is None:
+            launcher = self.launchers[name] = internal_launcher(
+                f"qdarray.ad.pack_kernels.{name}", BUILDERS[name], self.target, self.device)
         launcher(list(args))
 
     def empty(self, n: int) -> Any:
