@@ -152,3 +152,43 @@ def test_gradients_through_a_jitted_function_equal_the_eager_tape(device):
     np.testing.assert_allclose(host(got), host(want), rtol=1e-6)
     np.testing.assert_allclose(host(got), (host(x) ** 2 - 1) * 0.5, rtol=1e-5, atol=1e-6)
 
+
+@qd.kernel
+def _step(x: qd.Array[qd.vec3, 2], v: qd.Array[qd.vec3, 1], t: int):
+    for i in range(x.shape[1]):
+        p = x[t, i]
+        x[t + 1, i] = p + v[i] * 0.1 - p * 0.05 * qd.math.dot(p, p)
+
+
+def _simulate(x0, v, steps=6):
+    x = qd.zeros((steps + 1, x0.shape[0], 3), dtype=qd.float32, device=x0.device)
+    x[0] = x0
+    for t in range(steps):
+        _step(x, v, t)  # time-indexed state: x[t + 1] from x[t]
+    y = x[steps] * 2.0 + 1.0
+    y *= 0.5  # an in-place update
+    return qd.sum(y * y)
+
+
+def test_a_time_stepped_vec3_program_replays_and_differentiates(device):
+    x0h, vh = (RNG.standard_normal((16, 3)).astype(np.float32) for _ in range(2))
+    x0, v = (qd.asarray(h, device=device) for h in (x0h, vh))
+    want = float(_simulate(x0, v))
+    jf = qd.jit(_simulate)
+    assert [float(jf(x0, v)) for _ in range(3)] == [want] * 3
+    jg = qd.jit(qd.ad.grad(_simulate, argnums=(0, 1)))
+    for _ in range(3):
+        got = jg(x0, v)
+    for g, e in zip(got, qd.ad.grad(_simulate, argnums=(0, 1))(x0, v), strict=True):
+        np.testing.assert_allclose(host(g), host(e), rtol=1e-5, atol=1e-6)
+
+    def loss64(vv):  # the same program in float64 NumPy
+        x = x0h.astype(np.float64)
+        for _ in range(6):
+            x = x + vv * 0.1 - x * 0.05 * (x * x).sum(1, keepdims=True)
+        return (((x * 2 + 1) * 0.5) ** 2).sum()
+
+    dv = np.zeros((16, 3))
+    dv[3, 1] = 1e-6
+    central = (loss64(vh + dv) - loss64(vh - dv)) / 2e-6
+    assert abs(host(got[1])[3, 1] - central) <= 1e-3 * max(1.0, abs(central))

@@ -14,4 +14,5 @@ globals().update(shared("cuda", "test_jit_devices", [
     "test_a_result_kept_by_the_caller_is_not_reused",
     "test_runs_split_by_device_and_zero_d_operands_stay_eager",
     "test_gradients_through_a_jitted_function_equal_the_eager_tape",
+    "test_a_time_stepped_vec3_program_replays_and_differentiates",
 ], "jit"))
