@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import qdarray as qd
-from qdarray.ad import sizing
+from qdarray.ad.sizing import bounds as sizing
 
 
 @qd.kernel

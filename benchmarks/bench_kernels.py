@@ -189,7 +189,7 @@ COMPILE_SCRIPT = textwrap.dedent('''
     import time
     import numpy as np
     import qdarray as qd
-    from qdarray.kernels.codegen.numba_cpu_runtime import ipow
+    from qdarray.kernels.codegen.numba.cpu_runtime import ipow
 
     @qd.kernel
     def small(x: qd.Array[qd.float64, 1], s: float):

@@ -191,8 +191,8 @@ def section_namespace(n: int, dev: str) -> None:
 
 def section_reducer(n: int, dev: str) -> None:
     from qdarray import _dtypes
-    from qdarray.ad.reducer import Reducer, chain_of
-    from qdarray.ad.sizing import Const, LoopVar, MaxOverRange, Read
+    from qdarray.ad.sizing.bounds import Const, LoopVar, MaxOverRange, Read
+    from qdarray.ad.sizing.max_reducer import Reducer, chain_of
     from qdarray.kernels.types import ArrayType
 
     print(f"\n3. The max-reducer over {n:.0e} int32 (4 bytes per element)")

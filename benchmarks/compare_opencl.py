@@ -29,7 +29,7 @@ import pyopencl.array as cla
 import pyopencl.clmath as clmath
 
 import qdarray as qd
-from qdarray.backends.opencl_xp import _runtime
+from qdarray.backends.opencl import _runtime
 
 
 @qd.kernel

@@ -25,8 +25,8 @@ import numpy as np
 import qdarray as qd
 from qdarray import _dtypes
 from qdarray._devices import as_device
-from qdarray.ad.reducer import INT64_MIN, STRIDED_ITEMS, Reducer, chain_of, split
-from qdarray.ad.sizing import Const, LoopVar, MaxOverRange, Read
+from qdarray.ad.sizing.bounds import Const, LoopVar, MaxOverRange, Read
+from qdarray.ad.sizing.max_reducer import INT64_MIN, STRIDED_ITEMS, Reducer, chain_of, split
 from qdarray.kernels.types import ArrayType
 
 

@@ -48,8 +48,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from bench_ad import logistic  # noqa: E402
 
 import qdarray as qd  # noqa: E402
-from qdarray.ad import adstack  # noqa: E402
 from qdarray.ad.device_buffers import pool_for  # noqa: E402
+from qdarray.ad.transform import adstack  # noqa: E402
 from qdarray.kernels.target import StackLayout  # noqa: E402
 
 RESULTS: dict[str, Any] = {}

@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from qdarray.kernels.codegen.spirv_enums import SC, BuiltIn, Cap, Dec, Op
-from qdarray.kernels.codegen.spirv_module import Module
+from qdarray.kernels.codegen.spirv.enums import SC, BuiltIn, Cap, Dec, Op
+from qdarray.kernels.codegen.spirv.module import Module
 
 LOCAL = 256
 

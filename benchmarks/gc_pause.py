@@ -1,4 +1,4 @@
-"""What the tapes' garbage-collector pause (qdarray/ad/gc_pause.py) saves a simulation.
+"""What the tapes' garbage-collector pause (qdarray/ad/tape/gc_pause.py) saves a simulation.
 
     NUMBA_NUM_THREADS=1 python benchmarks/gc_pause.py [--programs mass_spring electric]
                                                       [--iters 16] [--steps N]

@@ -17,7 +17,7 @@ from . import _dtypes
 from ._devices import CPU, Device, as_device
 from ._dtypes import DType
 from ._errors import DeviceUnavailableError
-from ._numpy_methods import NumpyMethods
+from ._numpy.methods import NumpyMethods
 
 _PY_SCALARS = (bool, int, float, complex)
 # Hooks that the layers above this one register, so that it imports none of them: the
@@ -137,7 +137,7 @@ class Array(NumpyMethods):
     _device: Device
     _shared: Buffer | None  # see _buffer
     _grad: Array | None
-    _base: Array | None  # set on views only (x.base: _numpy_methods.py)
+    _base: Array | None  # set on views only (x.base: _numpy/methods.py)
     # The tape node of an array computed from arrays with gradients inside a `qd.ad.Tape`
     # (qdarray/_autodiff.py); None for every other array.
     _node: Any
@@ -787,12 +787,7 @@ def _whole(data: Any) -> Any:
 
 # Operators, indexing and the NumPy protocols call these; they import Array. Bound once, since
 # a function-level import costs about 0.5 us per call.
-from . import (  # noqa: E402
-    _autodiff,
-    _dispatch,
-    _indexing,
-    _memory,
-    _numpy_operands,
-    _numpy_protocols,
-)
+from . import _autodiff, _dispatch, _indexing, _memory  # noqa: E402
 from . import _elementwise_functions as _elementwise  # noqa: E402
+from ._numpy import operands as _numpy_operands  # noqa: E402
+from ._numpy import protocols as _numpy_protocols  # noqa: E402

@@ -3,7 +3,7 @@
 Inside a `qd.ad.Tape` every namespace operation whose inputs include an array that gradients
 flow to is recorded with its vector-Jacobian product (VJP). Each operation's rule sits next to
 its namespace function, registered here with `defvjp` (one table, `VJPS`, as `defop` is for
-kernel ops); the tape (qdarray/ad/tape.py) keeps the records and runs them last first. Outside
+kernel ops); the tape (qdarray/ad/tape/tape.py) keeps the records and runs them last first. Outside
 a tape a namespace function pays one check, whether `TAPES` is empty.
 
 Gradients flow to two kinds of arrays ("tracked" arrays):

@@ -148,7 +148,7 @@ def rule_tests(rules: ModuleType) -> Callable[..., None]:
 @pytest.fixture(autouse=True)
 def no_capacity_override() -> Iterator[None]:
     """Clears the adstack capacity a test forced (`sizer._TEST_CAPACITY_OVERRIDE`)."""
-    from qdarray.ad import sizer
+    from qdarray.ad.sizing import at_launch as sizer
 
     yield
     sizer._TEST_CAPACITY_OVERRIDE = None

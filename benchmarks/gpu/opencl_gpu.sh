@@ -53,7 +53,7 @@ import numpy, pyopencl
 print("python", sys.version.split()[0], "numpy", numpy.__version__, "pyopencl",
       pyopencl.VERSION_TEXT)
 import qdarray as qd
-from qdarray.backends.opencl_xp import _runtime
+from qdarray.backends.opencl.namespace import _runtime
 print("OpenCL devices:", [s.name for s in _runtime.devices()], "left out:", _runtime.unusable())
 PY
 

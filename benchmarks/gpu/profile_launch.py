@@ -112,7 +112,7 @@ def section_launch(cp: Any, dev: str) -> None:
 
 
 def section_grid(cp: Any, dev: str, n: int) -> None:
-    from qdarray.backends import cuda_kernels
+    from qdarray.backends.cuda import target as cuda_kernels
 
     print(f"\n2. saxpy over {n:.0e} float32, grid configurations (kernel + launch + sync)")
     rng = np.random.default_rng(0)
@@ -132,9 +132,9 @@ def section_grid(cp: Any, dev: str, n: int) -> None:
 
 def section_reducer(cp: Any, dev: str, n: int) -> None:
     from qdarray import _dtypes
-    from qdarray.ad.reducer import STRIDED_ITEMS, Reducer, chain_of
-    from qdarray.ad.sizing import Const, LoopVar, MaxOverRange, Read
-    from qdarray.backends import cuda_kernels
+    from qdarray.ad.sizing.bounds import Const, LoopVar, MaxOverRange, Read
+    from qdarray.ad.sizing.max_reducer import STRIDED_ITEMS, Reducer, chain_of
+    from qdarray.backends.cuda import target as cuda_kernels
     from qdarray.kernels.types import ArrayType
 
     print(f"\n3. The max-reducer over {n:.0e} int32")

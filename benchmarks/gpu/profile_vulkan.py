@@ -12,7 +12,7 @@ compare.py and compare_reducer.py time (device times from timestamp queries).
    device memory); then a profile of synchronised launches, the functions with the most time
    of their own.
 2. saxpy over --saxpy-n float32: the qdarray kernel with its dispatch capped at 1,024 to
-   65,535 workgroups (GROUPS, backends/vulkan/_kernels.py), its wall time per synchronised
+   65,535 workgroups (GROUPS, backends/vulkan/target.py), its wall time per synchronised
    call against its device time, and the runtime's hand-written grid-stride shader
    (benchmarks/compare_vulkan_runtime.py) for reference.
 3. The dynamic-loop kernel (`y[0] += v` after a[i] logistic steps, N = --n) forward under the
@@ -20,7 +20,7 @@ compare.py and compare_reducer.py time (device times from timestamp queries).
    own dispatch (each dispatch of the call between two timestamps), also compiled without
    the unit-stride indexing, to see what it is worth.
 4. The max-reducer over --saxpy-n int32 with 2**16 to 2**22 work-items (STRIDED_ITEMS,
-   ad/reducer.py).
+   ad/sizing/max_reducer.py).
 5. compare.py's own qdarray cases (benchmarks/_workloads.py: launch16, saxpy, fwd, rev,
    fwd+rev, each call synchronised) timed as compare.py times them, with how many of their
    waits for the device blocked in vkWaitForFences instead of seeing the fence signalled
@@ -49,8 +49,9 @@ sys.path.insert(0, os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
 import qdarray as qd  # noqa: E402
-from qdarray.ad import reducer as R  # noqa: E402
-from qdarray.backends.vulkan import _instance, _kernels, _pipelines, _stream  # noqa: E402
+from qdarray.ad.sizing import max_reducer as R  # noqa: E402
+from qdarray.backends.vulkan import _instance, _pipelines, _stream  # noqa: E402
+from qdarray.backends.vulkan import target as _kernels  # noqa: E402
 
 RESULTS: dict[str, Any] = {}
 
@@ -290,7 +291,7 @@ def reducer(dev: qd.Device, stream: _stream.Stream, n: int) -> None:
     from compare_reducer import launch_tail
 
     from qdarray import _dtypes
-    from qdarray.ad.sizing import Const, LoopVar, MaxOverRange, Read
+    from qdarray.ad.sizing.bounds import Const, LoopVar, MaxOverRange, Read
     from qdarray.kernels.types import ArrayType
 
     host = np.random.default_rng(0).integers(0, 1 << 30, n).astype(np.int32)

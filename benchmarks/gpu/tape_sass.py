@@ -4,7 +4,7 @@
 
 Builds the reverse of the dynamic-loop kernel of benchmarks/gpu/tapes_gpu.py
 (`v = v - 0.1*v*v + 0.01` repeated a[i] times, float32; bench_ad.logistic) as the CUDA target
-generates it (ad/launch.py's IR, the compile pipeline, codegen/numba_cuda.py), compiles its
+generates it (ad/launch.py's IR, the compile pipeline, codegen/numba/gpu.py), compiles its
 stages with numba-cuda for compute capability 9.0, assembles the PTX with `ptxas
 -arch=sm_90` and disassembles it with `cuobjdump -sass`. Then, for each loop of the reverse
 stage (a backward branch), it prints the loop's instructions and how many steps of the
@@ -95,7 +95,7 @@ def compile_sass(ir: Any, workdir: str) -> list[list[tuple[int, str]]]:
     from numba.np import numpy_support
 
     from qdarray.kernels.cache import load_module
-    from qdarray.kernels.codegen.numba_cuda import render_numba_cuda
+    from qdarray.kernels.codegen.numba.gpu import render_numba_cuda
     from qdarray.kernels.passes.stages import plan_stages
     from qdarray.kernels.types import ArrayType
 

@@ -12,7 +12,7 @@ N = 1e7 threads on cuda:0.
    pops 1 + a[i] float32 values, so the adstacks move 2 x 4 x sum(1 + a[i]) bytes; at the
    copy bandwidth that takes the bound's time. Goal: reverse within 2x of it (both printed).
    Beside it: whether the reverse ran its threads sorted by capacity, the group efficiency
-   before and after (ad/reorder.py), and the reverse's time with sorting off.
+   before and after (ad/transform/reorder.py), and the reverse's time with sorting off.
 2. Forward + reverse (a Tape) against JAX's `jax.grad` of the masked `fori_loop` (64 steps,
    `jnp.where(k < a, ...)`): goal qdarray at least 4x faster. Both gradients against the
    float64 reference (forward-mode derivative in NumPy).
@@ -74,9 +74,9 @@ def copy_bandwidth(cupy: Any, nbytes: int = 1 << 30) -> float:
 
 
 def unsorted_reverse(n: int) -> float:
-    """The reverse's time with thread sorting off (ad/reorder.py's threshold out of reach),
-    on fresh arrays of the same problem (so it is sized and laid out again)."""
-    from qdarray.ad import reorder
+    """The reverse's time with thread sorting off (ad/transform/reorder.py's threshold out of
+    reach), on fresh arrays of the same problem (so it is sized and laid out again)."""
+    from qdarray.ad.transform import reorder
 
     saved = reorder.THRESHOLD
     reorder.THRESHOLD = float("inf")
@@ -119,7 +119,7 @@ def main() -> None:
     sorted_tasks = stats["reordered_tasks"]
     eff, eff_sorted = stats["group_efficiency"], stats["group_efficiency_reordered"]
     print(f"threads sorted by capacity: {'yes' if sorted_tasks else 'no'}; group efficiency "
-          f"{eff:.3f} -> {eff_sorted:.3f} (ad/reorder.py)")
+          f"{eff:.3f} -> {eff_sorted:.3f} (ad/transform/reorder.py)")
     rev_unsorted = unsorted_reverse(args.n)
     print(f"reverse without sorting {rev_unsorted * 1e3:.3f} ms; sorted / unsorted = "
           f"{rev / rev_unsorted:.2f}")

@@ -97,7 +97,7 @@ export PYTHONPATH="$SITE:$PWD" PYTHONUNBUFFERED=1
     cat "$ICD"
     python3 - <<'PY'
 import qdarray as qd
-from qdarray.backends.vulkan import _instance
+from qdarray.backends.vulkan.backend import _instance
 print("vulkan devices:", [(p.name, p.driver) for p in _instance.physical_devices()])
 print("left out:", _instance.unusable())
 st = _instance.state(0)

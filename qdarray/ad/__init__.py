@@ -9,9 +9,9 @@
   gradients (`Tape(zero_grads=True)` clears those of every array it recorded).
 
 Loop-carried locals of dynamic loops live on per-thread adstacks sized exactly at launch from
-the loop bounds (`qdarray.ad.sizing`, `qdarray.ad.sizer`): max-reducer kernels evaluate the
-bounds, a counting pass sizes what they cannot express, and a cache keyed by the arrays'
-write generations makes repeated launches free. A push beyond capacity raises
+the loop bounds (`qdarray.ad.sizing.bounds`, `qdarray.ad.sizing.at_launch`): max-reducer kernels
+evaluate the bounds, a counting pass sizes what they cannot express, and a cache keyed by the
+arrays' write generations makes repeated launches free. A push beyond capacity raises
 `AdStackOverflowError` after the launch. See docs/autodiff.md.
 """
 
@@ -21,12 +21,12 @@ from typing import Any
 
 from .._errors import AdStackOverflowError, AdStackSizingError, AutodiffError
 from ..kernels.kernel import set_reverse
-from . import tape as _tape
-from .checkpoint_launch import memory_limit, set_memory_limit
-from .functional import grad, stop_gradient, value_and_grad
-from .gc_pause import pause_gc
-from .snapshots import zero_grad
-from .tape import Tape
+from .sizing.checkpoint_stride import memory_limit, set_memory_limit
+from .tape import tape as _tape
+from .tape.functional import grad, stop_gradient, value_and_grad
+from .tape.gc_pause import pause_gc
+from .tape.snapshots import zero_grad
+from .tape.tape import Tape
 
 __all__ = ["Tape", "AdStackOverflowError", "AdStackSizingError", "AutodiffError", "grad",
            "memory_limit", "pause_gc", "reset_stats", "set_memory_limit", "stats", "stop_gradient",
@@ -45,7 +45,7 @@ def stats() -> dict[str, Any]:
         launch's: every k-th iteration of its dynamic loops kept, the rest recomputed; 0
         when all are kept), `adstack_position_bits` (32 where the last reverse launch ran
         the variant with 32-bit tape positions, else 64; 0 before any), `reorderings`
-        (thread orders computed, ad/reorder.py: once per sizing of a launch whose groups
+        (thread orders computed, ad/transform/reorder.py: once per sizing of a launch whose groups
         waste lanes), the last reverse launch's `reordered_tasks` (parallel loops whose
         threads ran sorted by capacity), `group_efficiency` and
         `group_efficiency_reordered` (Σ entries / Σ_groups threads x largest entries,
@@ -64,7 +64,7 @@ def stats() -> dict[str, Any]:
         kern.grad(x, a, y)            # a unchanged: nothing is dispatched
         assert qd.ad.stats()["max_reducer_dispatches"] == 1
     """
-    from . import sizer
+    from .sizing import at_launch as sizer
 
     return {**sizer.STATS, **_tape.COUNTS, "tape_bytes_held": _tape.bytes_held()}
 
@@ -81,7 +81,7 @@ set_reverse(_grad_kernel)
 
 def reset_stats() -> None:
     """Set every counter of `stats()` to 0."""
-    from . import sizer
+    from .sizing import at_launch as sizer
 
     for k in sizer.STATS:
         sizer.STATS[k] = 0

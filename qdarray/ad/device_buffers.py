@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._array import Array
-from .adstack import POOL, HeapPool
+from .transform.adstack import POOL, HeapPool
 
 _POOLS: dict[Any, HeapPool] = {None: POOL}
 

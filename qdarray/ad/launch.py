@@ -2,10 +2,10 @@
 
 `kernel.grad(*args)` (and `kernel.grad.interpret(*args)`) land in `launch_reverse`. A
 `ReverseLauncher` is built once per (signature, which arguments have gradients, debug mode,
-kernel target) from the kernel's `ReversePlan` (`ad/plan.py`): it holds the compiled reverse
-kernel, the compiled counting kernel and the stacks' `Sizer`. On targets that keep their
+kernel target) from the kernel's `ReversePlan` (`ad/transform/plan.py`): it holds the compiled
+reverse kernel, the compiled counting kernel and the stacks' `Sizer`. On targets that keep their
 modules in the disk cache (`KernelTarget.caches_modules`) the plan is stored there too
-(`ad/plan_json.py`), so another process builds the launcher from it without running the
+(`ad/transform/plan_json.py`), so another process builds the launcher from it without running the
 reverse-mode transform. Everything device-specific comes from the kernel target: how kernels
 compile and launch, where the launch's own buffers live, how the max-reducer is laid out.
 
@@ -44,20 +44,20 @@ from ..kernels.ir import KernelIR, Param, Value
 from ..kernels.launch import compile_ir, compile_pack, packer, signature, written_paths
 from ..kernels.target import KernelTarget, target_of
 from ..kernels.types import ArrayType, ViewType
-from . import sizer as sizer_mod
-from .adstack import check_overflow, heap_sizes
 from .aliasing import check_pairs, check_wrappers, wrapper_pairs
-from .checkpoint_launch import Checkpointer, uncountable
 from .device_buffers import DeviceBuffers
-from .packing import Packed, Packer, TooLarge
-from .plan import COUNT_SLOTS, KernelRecord, ReversePlan, launcher_of, plan_of, record_of
-from .plan_json import load_plan, store_plan
-from .sizer import STATS, Sizer
-from .snapshots import refuse_own_overwrites
-from .thread_caps import ThreadCaps
+from .sizing import at_launch as sizer_mod
+from .sizing.at_launch import STATS, Sizer
+from .sizing.checkpoint_stride import Checkpointer, uncountable
+from .sizing.packed_layout import Packed, Packer, TooLarge
+from .sizing.thread_caps import ThreadCaps
+from .tape.snapshots import refuse_own_overwrites
+from .transform.adstack import check_overflow, heap_sizes
+from .transform.plan import COUNT_SLOTS, KernelRecord, ReversePlan, launcher_of, plan_of, record_of
+from .transform.plan_json import load_plan, store_plan
 
 if TYPE_CHECKING:
-    from .reverse import Reverse
+    from .transform.reverse_kernel import Reverse
 
 # Heaps of this many bytes or more are never attempted (nor their offsets put in int64).
 MAX_HEAP_BYTES = 1 << 62
@@ -120,7 +120,8 @@ class ReverseLauncher:
                  device: Any, rev: Any = None, checkpointed: bool = False) -> None:
         """`rev` is the Reverse the plan comes from, or a function building it (called only
         when a kernel the plan records is not in the disk cache any more); `checkpointed`:
-        the plan's loops keep every k-th state, k the launch's stride (ad/checkpoint.py)."""
+        the plan's loops keep every k-th state, k the launch's stride
+        (ad/transform/checkpoint.py)."""
         self.name = kernel.__name__
         self.kernel = kernel
         self.plan = plan
@@ -395,7 +396,7 @@ class ReverseLauncher:
         return self.narrow
 
     def checkpointed(self, args: Sequence[Any]) -> ReverseLauncher:
-        """The launcher of this signature's checkpointed reverse (ad/checkpoint.py)."""
+        """The launcher of this signature's checkpointed reverse (ad/transform/checkpoint.py)."""
         return prepare_reverse(self.kernel, args, self.target, self.debug, checkpoint=True)
 
     def fits(self, caps: list[int], threads: list[int]) -> bool:
@@ -570,7 +571,7 @@ def _build_reverse(kernel: Any, specs: list[tuple[str, ArgSpec]], debug: bool,
     # none of them.
     from ..kernels.frontend import build
     from ..kernels.passes import resolve_views, scalarize, simplify
-    from .reverse import build_reverse
+    from .transform.reverse_kernel import build_reverse
 
     built = build(kernel.source(), specs, recorder, default_float=kernel.resolved_float())
     written = dict(built.meta).get("written", ())

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from .base import Backend
 
 # kind -> (module defining BACKEND, DLPack device type code of its arrays, from dlpack.h)
-_KINDS = {"cpu": ("cpu", 1), "cuda": ("cuda", 2), "opencl": ("opencl", 4),
-          "vulkan": ("vulkan", 7)}
+_KINDS = {"cpu": ("cpu.backend", 1), "cuda": ("cuda.backend", 2), "opencl": ("opencl.backend", 4),
+          "vulkan": ("vulkan.backend", 7)}
 
 
 def backend_for(device: Device) -> Backend:

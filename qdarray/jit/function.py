@@ -20,7 +20,7 @@ import numpy as np
 from .._array import Array
 from .._creation_functions import asarray
 from .._errors import DonatedArrayError
-from ..ad.functional import GRADIENTS
+from ..ad.tape.functional import GRADIENTS
 from .program import build, slots_in
 from .signature import Binder
 from .trace import Tracer, tracing

@@ -22,7 +22,7 @@ import numpy as np
 from .._array import Array
 from .._autodiff import record
 from .._devices import CPU
-from ..backends.cpu_kernels import PARALLEL_MIN, NumbaLauncher
+from ..backends.cpu.target import PARALLEL_MIN, NumbaLauncher
 from . import fused_kernel
 from .fused_kernel import LANES, FusedSpec
 from .program import build

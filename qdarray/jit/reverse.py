@@ -25,7 +25,7 @@ from .. import _dtypes
 from .._array import Array
 from .._autodiff import defvjp
 from .._devices import CPU
-from ..ad.adjoint import AdjMap, AdjointBuilder
+from ..ad.transform.adjoint import AdjMap, AdjointBuilder
 from ..kernels.emit import block
 from ..kernels.ir import For, Instr, KernelIR, Op, Value
 from ..kernels.ops import OPS

@@ -7,8 +7,8 @@ so numba's own disk cache (`cache=True`) can store the machine code next to it: 
 process finds both and does not recompile.
 
 Records derived by qdarray's own code rather than spelled out in a generated source (the
-plans of reverse kernels, `qdarray/ad/plan.py`, and the entries of `kernels/entries.py`) are
-JSON files beside the modules (`write_record` / `read_record`); their keys include
+plans of reverse kernels, `qdarray/ad/transform/plan.py`, and the entries of `kernels/entries.py`)
+are JSON files beside the modules (`write_record` / `read_record`); their keys include
 `code_fingerprint()`, a hash of qdarray's source files, so a changed compiler never reads an
 old record.
 

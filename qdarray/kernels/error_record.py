@@ -15,7 +15,7 @@ A debug-mode launch passes its kernel one int64 array of `LENGTH` elements, zero
 
 After the launch `Launcher.decode` (target.py) turns a claimed record into the exception.
 `fill` is the record's writer in Python, which the numba targets compile for their devices
-(codegen/numba_cpu_runtime.py, codegen/numba_cuda_runtime.py); the OpenCL C and SPIR-V
+(codegen/numba/cpu_runtime.py, codegen/numba/gpu_runtime.py); the OpenCL C and SPIR-V
 renderers spell the same slots from these constants.
 """
 

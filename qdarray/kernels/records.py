@@ -6,7 +6,7 @@ lowering and its check sites. A launcher built from a record (`launcher_of`, thr
 kernel target's `cached_launcher`) is the same as one built from IR; it holds a *skeleton* of
 the kernel's IR (parameters and check sites, no body), which is all a compiled launcher
 reads. Only targets that keep their modules in the disk cache (`KernelTarget.caches_modules`)
-record kernels. Kernel entries (`entries.py`) and reverse plans (`ad/plan.py`)
+record kernels. Kernel entries (`entries.py`) and reverse plans (`ad/transform/plan.py`)
 store records, so a second process launches without building IR.
 
 The JSON form is explicit: every node is a JSON list whose first element names its kind,

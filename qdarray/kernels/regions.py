@@ -1,6 +1,6 @@
 """What part of each array argument a kernel reads and writes, and in which order.
 
-`derive(kernel)` summarises a kernel's IR for the tape (qdarray/ad/tape.py): its accesses to
+`derive(kernel)` summarises a kernel's IR for the tape (qdarray/ad/tape/tape.py): its accesses to
 array parameters (loads, stores and atomic updates, each with its index expressions, each
 index an *interval expression* over the kernel's scalar arguments, the arrays' shapes and the
 ranges of the loops around the access); and, for every pair (a load, a store), whether within

@@ -26,7 +26,7 @@ from .ir import For, KernelIR, Op, instrs, walk
 
 @dataclass(frozen=True)
 class ReductionLayout:
-    """How the max-reducer (qdarray/ad/reducer.py) lays out a reduction on a target.
+    """How the max-reducer (qdarray/ad/sizing/max_reducer.py) lays out a reduction on a target.
 
     Attributes:
         strided: each work-item c reads elements c, c + n, c + 2n, ... (neighbouring
@@ -56,7 +56,7 @@ class ReductionLayout:
 
 @dataclass(frozen=True)
 class StackLayout:
-    """Where reverse mode keeps adstack entries on a target (qdarray/ad/adstack.py).
+    """Where reverse mode keeps adstack entries on a target (qdarray/ad/transform/adstack.py).
 
     Packed (`scratch` False): the whole launch's entries live in one heap per dtype. The
     threads of a parallel loop are taken in groups of `group` consecutive threads (flat
@@ -112,9 +112,10 @@ class Launcher:
     # What the kernel reads and writes of each array parameter (regions.derive; None for
     # kernels qdarray builds itself)
     access: Any = None
-    regions: Any = None  # the tape's evaluator of `access` (ad/snapshots.py), made on first use
+    # the tape's evaluator of `access` (ad/tape/snapshots.py), made on first use
+    regions: Any = None
     leaves: Any = None  # args.array_leaves for this signature, made on first use
-    recorder: Any = None  # the tape's recording function (ad/recorder.py; False: none)
+    recorder: Any = None  # the tape's recording function (ad/tape/kernel_records.py; False: none)
     reverses: Any = None  # the reverse launchers of this signature (ad/launch.py)
     # Set by the kernel that compiled it (kernel.py): whether arguments have its signature
     # (args.compile_fits), and the note of what a launch read (bound_reads.compile_record)

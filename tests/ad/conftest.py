@@ -9,7 +9,7 @@ import pytest
 from gradcheck import Grad
 
 import qdarray as qd
-from qdarray.ad import sizer
+from qdarray.ad.sizing import at_launch as sizer
 
 BACKENDS = ["interp", "cpu"]
 

@@ -9,9 +9,10 @@ import pytest
 from gradcheck import host
 
 import qdarray as qd
-from qdarray.ad import adstack, sizer
-from qdarray.ad.adstack import HeapPool
-from qdarray.backends.cpu_kernels import TARGET
+from qdarray.ad.sizing import at_launch as sizer
+from qdarray.ad.transform import adstack
+from qdarray.ad.transform.adstack import HeapPool
+from qdarray.backends.cpu.target import TARGET
 from qdarray.kernels.ir import Op
 from qdarray.kernels.ops import OPS
 from qdarray.kernels.ops.adstack import AdStack

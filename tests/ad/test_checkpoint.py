@@ -1,5 +1,5 @@
-"""Checkpointed dynamic loops (ad/checkpoint.py, ad/checkpoint_launch.py): under a memory
-limit (`qd.ad.set_memory_limit`) or the memory guard, a reverse launch keeps every k-th
+"""Checkpointed dynamic loops (ad/transform/checkpoint.py, ad/sizing/checkpoint_stride.py): under a
+memory limit (`qd.ad.set_memory_limit`) or the memory guard, a reverse launch keeps every k-th
 loop state and recomputes the rest; its gradients equal the stored run's bit for bit, its
 adstacks fit the limit, `qd.ad.stats()` reports the stride, and what cannot be
 checkpointed raises a MemoryError that says why. The tests taking `grad` run on the
@@ -15,7 +15,7 @@ import pytest
 from gradcheck import host
 
 import qdarray as qd
-from qdarray.ad import adstack
+from qdarray.ad.transform import adstack
 
 
 @qd.kernel

@@ -1,5 +1,5 @@
 """Tapes pause CPython's cyclic garbage collector while they record and run their reverses
-(qdarray/ad/gc_pause.py), and give it back as it was: after the block, after an error in it,
+(qdarray/ad/tape/gc_pause.py), and give it back as it was: after the block, after an error in it,
 after nested tapes and tapes of other threads, and not at all when the user turned it off."""
 
 from __future__ import annotations

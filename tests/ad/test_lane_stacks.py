@@ -18,9 +18,9 @@ import pytest
 from test_scratch import central_differences, gradients, same_bits
 
 import qdarray as qd
-from qdarray.ad import sizer
 from qdarray.ad.launch import _CACHE
-from qdarray.backends.cpu_kernels import PARALLEL_MIN, SCALAR, TARGET
+from qdarray.ad.sizing import at_launch as sizer
+from qdarray.backends.cpu.target import PARALLEL_MIN, SCALAR, TARGET
 
 PAR = PARALLEL_MIN + 1237  # the parallel entry, and not a multiple of any group width
 SHARED = "a lane group shares its adstack depths"
@@ -257,7 +257,7 @@ def test_overflow_of_a_shared_depth_is_reported(n):
 def test_packed_stacks_keep_per_lane_depths():
     """A lane group shares its depths only in the scratch layout: in the packed one each
     thread's entries are where its group's table row says."""
-    from qdarray.backends.cpu_kernels import CpuKernels
+    from qdarray.backends.cpu.target import CpuKernels
     from qdarray.kernels.target import StackLayout
 
     packed = CpuKernels()

@@ -1,6 +1,6 @@
 """Reverse mode through qd.ndrange nests whose body keeps values across branches: a local
 assigned in a branch and read in a nested one becomes a local of its own in the reverse
-(ad/materialize.py), which must keep every loop of the nest (it once dropped the inner
+(ad/transform/materialize.py), which must keep every loop of the nest (it once dropped the inner
 loops, so the reverse lost their indices). The same body over one flattened index is the
 oracle's twin; the gradients are checked against their closed form."""
 

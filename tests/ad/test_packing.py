@@ -1,6 +1,6 @@
-"""Packed adstack layouts (ad/packing.py, ad/adstack.py): the arrays the packer builds, read
-back on the host, place every entry of every thread exactly once within the sum of the
-capacities, keep the entries of one depth of a group adjacent (coalesced), and refuse the
+"""Packed adstack layouts (ad/sizing/packed_layout.py, ad/transform/adstack.py): the arrays the
+packer builds, read back on the host, place every entry of every thread exactly once within the sum
+of the capacities, keep the entries of one depth of a group adjacent (coalesced), and refuse the
 entries past a thread's capacity; reverse kernels give the same gradients in every layout
 (groups of 1, 8 and 32 threads on the interpreter and on numba), zero-trip groups included,
 and report overflows in each."""
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray.ad import thread_caps
-from qdarray.ad.adstack import POS_BITS
 from qdarray.ad.launch import launch_reverse
-from qdarray.ad.packing import Packer
-from qdarray.ad.plan import StackRecord
-from qdarray.backends.cpu_kernels import CpuKernels
+from qdarray.ad.sizing import thread_caps
+from qdarray.ad.sizing.packed_layout import Packer
+from qdarray.ad.transform.adstack import POS_BITS
+from qdarray.ad.transform.plan import StackRecord
+from qdarray.backends.cpu.target import CpuKernels
 from qdarray.kernels.interp import InterpTarget
 from qdarray.kernels.ops.adstack import AdStack, entry, own_depths
 from qdarray.kernels.target import StackLayout
@@ -258,7 +258,7 @@ def test_narrow_positions_run_only_where_the_tape_fits_31_bits(monkeypatch):
     bits, and the 64-bit kernel otherwise; both give the same gradients."""
     from qdarray import _dtypes
     from qdarray.ad import launch
-    from qdarray.ad.packing import Packed
+    from qdarray.ad.sizing.packed_layout import Packed
 
     class Table:
         def __init__(self, size: int) -> None:

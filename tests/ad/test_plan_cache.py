@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 import qdarray as qd
 from qdarray.ad import launch as ad_launch
-from qdarray.ad import plan_json
-from qdarray.ad.plan import plan_of
-from qdarray.ad.reverse import Reverse
-from qdarray.ad.sizing import Arg, Bin, Const, LoopVar, MaxOverRange, Read, Shape, Slot
+from qdarray.ad.sizing.bounds import Arg, Bin, Const, LoopVar, MaxOverRange, Read, Shape, Slot
+from qdarray.ad.transform import plan_json
+from qdarray.ad.transform.plan import plan_of
+from qdarray.ad.transform.reverse_kernel import Reverse
 from qdarray.kernels import cache
 from qdarray.kernels.interp import INTERP
 
@@ -29,8 +29,9 @@ SCRIPT = '''
 import json, sys
 import numpy as np
 import qdarray as qd
-import qdarray.ad.reverse as R  # the transform (reverse mode imports it where it runs it)
-from qdarray.ad import sizer
+# the transform (reverse mode imports it where it runs it)
+import qdarray.ad.transform.reverse_kernel as R
+from qdarray.ad.sizing import at_launch as sizer
 from qdarray.kernels import cache
 
 # The plan key includes a hash of qdarray's sources; pinned here so that edits elsewhere in

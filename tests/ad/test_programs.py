@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from programs import load_program, program_sources
 
-from qdarray.ad.exits import lower_exits
+from qdarray.ad.transform.exits import lower_exits
 from qdarray.kernels import interp
 from qdarray.kernels.emit import Emitter
 from qdarray.kernels.ir import Break, Continue, walk

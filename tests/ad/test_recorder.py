@@ -1,5 +1,5 @@
-"""The recording function written per kernel signature (qdarray/ad/recorder.py) against the
-general path it stands in for: the same records (inputs, snapshots, written memory), the
+"""The recording function written per kernel signature (qdarray/ad/tape/kernel_records.py) against
+the general path it stands in for: the same records (inputs, snapshots, written memory), the
 same gradients, and the same refusals, on the patterns simulations write (time-indexed state,
 in-place steps, one array for two parameters, dataclass state, several writes into one
 memory)."""
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray.ad.recorder import Launch
+from qdarray.ad.tape.kernel_records import Launch
 
 
 @qd.kernel

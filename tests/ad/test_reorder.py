@@ -1,6 +1,6 @@
-"""Reordering threads by capacity (ad/reorder.py): where the groups of a packed layout waste
-lanes, the reverse runs logical thread order[t] on hardware thread t, with its stacks packed in
-that order. Its gradients equal the unreordered reverse's bit for bit (per-thread gradients),
+"""Reordering threads by capacity (ad/transform/reorder.py): where the groups of a packed layout
+waste lanes, the reverse runs logical thread order[t] on hardware thread t, with its stacks packed
+in that order. Its gradients equal the unreordered reverse's bit for bit (per-thread gradients),
 for skewed and uniform workloads, zero-trip threads, thread counts that are not a multiple of
 the group, 2-D launches, two dynamic loops and the counting pass; overflows are still
 reported; the threshold decides both ways; the order is computed once per sizing and reused
@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray.ad import reorder, thread_caps
 from qdarray.ad.launch import launch_reverse
-from qdarray.ad.packing import Packer
-from qdarray.backends.cpu_kernels import CpuKernels
+from qdarray.ad.sizing import thread_caps
+from qdarray.ad.sizing.packed_layout import Packer
+from qdarray.ad.transform import reorder
+from qdarray.backends.cpu.target import CpuKernels
 from qdarray.kernels.interp import InterpTarget
 from qdarray.kernels.target import StackLayout, target_of
 

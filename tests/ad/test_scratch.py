@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray.ad import sizer
 from qdarray.ad.launch import launch_reverse
-from qdarray.backends.cpu_kernels import PARALLEL_MIN, SCALAR, TARGET, CpuKernels
+from qdarray.ad.sizing import at_launch as sizer
+from qdarray.backends.cpu.target import PARALLEL_MIN, SCALAR, TARGET, CpuKernels
 from qdarray.kernels.interp import INTERP
 from qdarray.kernels.target import StackLayout
 

@@ -10,10 +10,10 @@ import pytest
 from gradcheck import host
 
 import qdarray as qd
-from qdarray.ad import sizer as sizer_mod
 from qdarray.ad.launch import prepare_reverse
-from qdarray.ad.reducer import Unsized
-from qdarray.ad.sizing import MaxOverRange
+from qdarray.ad.sizing import at_launch as sizer_mod
+from qdarray.ad.sizing.bounds import MaxOverRange
+from qdarray.ad.sizing.max_reducer import Unsized
 from qdarray.kernels.interp import INTERP
 
 CPU_TARGET = qd.Device("cpu").backend.target

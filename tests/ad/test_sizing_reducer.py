@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 import qdarray as qd
 from qdarray import _dtypes
-from qdarray.ad.reducer import Reducer, Unsized, chain_of, split
-from qdarray.ad.sizer import Sizer
-from qdarray.ad.sizing import Arg, Bin, Const, LoopVar, MaxOverRange, Read, Shape, subexprs
-from qdarray.backends.cpu_kernels import PARALLEL_MIN
-from qdarray.backends.cpu_kernels import TARGET as CPU_TARGET
+from qdarray.ad.sizing.at_launch import Sizer
+from qdarray.ad.sizing.bounds import Arg, Bin, Const, LoopVar, MaxOverRange, Read, Shape, subexprs
+from qdarray.ad.sizing.max_reducer import Reducer, Unsized, chain_of, split
+from qdarray.backends.cpu.target import PARALLEL_MIN
+from qdarray.backends.cpu.target import TARGET as CPU_TARGET
 from qdarray.kernels.interp import INTERP
 from qdarray.kernels.ir import Block, KernelIR, Param, Value
 from qdarray.kernels.types import ArrayType
@@ -222,7 +222,7 @@ def test_reducers_run_on_the_arrays_device(n):
 def test_strided_layout_with_few_work_items(shape, monkeypatch):
     """The GPU layout on the interpreter: each of 9 work-items takes every 9th position
     (unrolled groups and a remainder), several axes advanced by carries."""
-    import qdarray.ad.reducer as reducer_mod
+    import qdarray.ad.sizing.max_reducer as reducer_mod
 
     monkeypatch.setattr(reducer_mod, "STRIDED_ITEMS", 9)
     rng = np.random.default_rng(len(shape))

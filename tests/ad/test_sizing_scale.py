@@ -8,9 +8,9 @@ import pytest
 from gradcheck import host
 
 import qdarray as qd
-from qdarray.ad import adstack
 from qdarray.ad.launch import prepare_reverse
-from qdarray.backends.cpu_kernels import TARGET
+from qdarray.ad.transform import adstack
+from qdarray.backends.cpu.target import TARGET
 from qdarray.kernels.interp import INTERP
 
 

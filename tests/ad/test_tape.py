@@ -270,7 +270,7 @@ def test_a_reverse_running_in_another_thread_hides_no_launch(grad, monkeypatch):
     # stack; a launch another thread makes inside its own tape then still goes on that tape.
     import threading
 
-    from qdarray.ad import tape as tape_module
+    from qdarray.ad.tape import tape as tape_module
 
     entered, release = threading.Event(), threading.Event()
     run = tape_module.Tape._run

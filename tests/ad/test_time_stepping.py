@@ -1,5 +1,5 @@
 """Time-stepped state on one tape: the regions kernels read and write (kernels/regions.py),
-and the snapshots the tape keeps of what later writes overwrite (ad/snapshots.py). Gradients
+and the snapshots the tape keeps of what later writes overwrite (ad/tape/snapshots.py). Gradients
 against float64 central differences; the device directories run the tests taking `device`
 (tests/device_suites.py: TIME_STEPPING)."""
 

@@ -1,4 +1,4 @@
-"""NumPy's methods without a function in the standard (`_numpy_methods.py`): `trace`,
+"""NumPy's methods without a function in the standard (`_numpy/methods.py`): `trace`,
 `repeat`, `diagonal`, `compress`, `put`, `partition`, `flat`, `flags` and `base`, against
 NumPy on the CPU and on an OpenCL device."""
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray._numpy_functions import FUNCTIONS, LIKE_FUNCTIONS, UFUNC_METHODS, UFUNCS
+from qdarray._numpy.functions import FUNCTIONS, LIKE_FUNCTIONS, UFUNC_METHODS, UFUNCS
 
 OPENCL = next((str(d) for d in qd.__array_namespace_info__().devices() if d.kind == "opencl"),
               None)

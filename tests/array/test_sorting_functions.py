@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as npst
 
 import qdarray as qd
-from qdarray.backends import cpu_sort
+from qdarray.backends.cpu import sort as cpu_sort
 
 NONEMPTY = npst.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=6)
 DTYPES = st.sampled_from(["bool", "int8", "uint16", "int64", "float32", "float64"])

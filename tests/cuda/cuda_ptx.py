@@ -18,7 +18,7 @@ from numba import types as nt
 from numba.np import numpy_support
 
 from qdarray.kernels.cache import load_module
-from qdarray.kernels.codegen.numba_cuda import render_numba_cuda
+from qdarray.kernels.codegen.numba.gpu import render_numba_cuda
 from qdarray.kernels.ir import KernelIR
 from qdarray.kernels.passes.stages import plan_stages
 from qdarray.kernels.types import ArrayType

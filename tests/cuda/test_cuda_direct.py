@@ -1,4 +1,4 @@
-"""Direct CUDA launches (backends/cuda_direct.py) without a GPU: the contiguity that picks a
+"""Direct CUDA launches (backends/cuda/direct_launch.py) without a GPU: the contiguity that picks a
 recorded overload, numba's parameter layout packed into 8-byte slots (read back through the
 `kernelParams` pointers, as the driver reads them), and the overloads taken from numba.
 
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from numba.core import types as nt
 
-from qdarray.backends.cuda_direct import (
+from qdarray.backends.cuda.direct_launch import (
     DirectLaunch,
     compile_fast,
     contiguity,

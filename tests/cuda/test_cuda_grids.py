@@ -1,4 +1,4 @@
-"""Grids of CUDA launches (backends/cuda_kernels.py), without a GPU: a reverse kernel's
+"""Grids of CUDA launches (backends/cuda/target.py), without a GPU: a reverse kernel's
 parallel stage that keeps adstacks gets one thread per iteration, every other parallel stage
 at most SMs x 32 blocks with a grid stride."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import qdarray as qd
-from qdarray.backends.cuda_kernels import stage_blocks, whole_grid_stages
+from qdarray.backends.cuda.target import stage_blocks, whole_grid_stages
 from qdarray.kernels.passes import pipeline
 from qdarray.kernels.passes.stages import plan_stages
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from qdarray.backends.cuda_namespace import checked_pow
+from qdarray.backends.cuda.namespace import checked_pow
 
 calls: list[tuple[Any, Any]] = []
 

@@ -126,13 +126,13 @@ def test_one_address_atomics_are_reduced_per_block():
 
 
 def test_the_single_pass_reducer_compiles_with_one_atomic_per_block():
-    """The CUDA max-reducer (ad/reducer.py): strided reads folded in a register, the atomic
-    max of the encoded result reduced within each block, and nothing else written but the
+    """The CUDA max-reducer (ad/sizing/max_reducer.py): strided reads folded in a register, the
+    atomic max of the encoded result reduced within each block, and nothing else written but the
     zeroed other element."""
     from qdarray import _dtypes
-    from qdarray.ad.reducer import Reducer, chain_of
-    from qdarray.ad.sizing import Const, LoopVar, MaxOverRange, Read
-    from qdarray.backends import cuda_kernels
+    from qdarray.ad.sizing.bounds import Const, LoopVar, MaxOverRange, Read
+    from qdarray.ad.sizing.max_reducer import Reducer, chain_of
+    from qdarray.backends.cuda import target as cuda_kernels
     from qdarray.kernels.types import ArrayType
 
     i, j = LoopVar(1, "i"), LoopVar(2, "j")

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from qdarray.backends.cuda_kernels import upload
+from qdarray.backends.cuda.target import upload
 
 
 def _asarray_like_cupy(host: Any) -> np.ndarray:

@@ -122,7 +122,7 @@ def test_grad_of_jit_is_the_eager_gradient():
 
 
 def test_jit_of_grad_compiles_the_function_it_differentiates():
-    from qdarray.ad.functional import GRADIENTS
+    from qdarray.ad.tape.functional import GRADIENTS
 
     w, x = _data()
     jg = qd.jit(qd.ad.grad(loss))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray.backends.cpu_kernels import PARALLEL_MIN
+from qdarray.backends.cpu.target import PARALLEL_MIN
 
 
 @pytest.fixture

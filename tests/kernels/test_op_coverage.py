@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from qdarray.kernels import interp
-from qdarray.kernels.codegen import numba_cpu, numba_cuda, opencl_ops
+from qdarray.kernels.codegen.c import opencl_ops
+from qdarray.kernels.codegen.numba import cpu as numba_cpu
+from qdarray.kernels.codegen.numba import gpu as numba_cuda
 from qdarray.kernels.ir import Op
 from qdarray.kernels.ops import OPS
 
@@ -28,7 +30,7 @@ DOCUMENTED_GAPS: dict[str, dict[Op, str]] = {
     "numba_cuda": {**BEFORE_CODEGEN, **HOST_WORKERS},
     "numba_cuda (simulator)": {**BEFORE_CODEGEN, **HOST_WORKERS},
     "opencl_c": {**BEFORE_CODEGEN, **HOST_WORKERS}}
-# Statements the C walker (codegen/csource.py) writes itself.
+# Statements the C walker (codegen/c/csource.py) writes itself.
 STATEMENTS = {Op.IF, Op.FOR, Op.WHILE, Op.BREAK, Op.CONTINUE}
 
 

@@ -211,7 +211,7 @@ def test_a_tape_keeps_what_an_in_place_update_overwrites_through_the_backend(stu
 
 
 def test_the_stub_devices_adstack_overflow_is_reported(stub, monkeypatch):
-    from qdarray.ad import sizer
+    from qdarray.ad.sizing import at_launch as sizer
 
     monkeypatch.setattr(sizer, "_TEST_CAPACITY_OVERRIDE", 2)  # v is pushed 1 + n[i] times
     x, y = on(stub, np.full(3, 0.5), True), on(stub, np.zeros(1), True)

@@ -18,7 +18,7 @@ from device_harness import skip_without_device
 
 def _first_device() -> tuple[str | None, str]:
     try:
-        from qdarray.backends.opencl_xp import _runtime
+        from qdarray.backends.opencl import _runtime
     except ImportError as exc:
         return None, f"pyopencl is not installed ({exc}); pip install 'qdarray[pocl]'"
     states = _runtime.devices()

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray.backends.opencl_xp import _runtime
-from qdarray.kernels.codegen.opencl_c import render_opencl_c
+from qdarray.backends.opencl import _runtime
+from qdarray.kernels.codegen.c.opencl_c import render_opencl_c
 from qdarray.kernels.ir import Op
 from qdarray.kernels.launch import build_ir, signature
 from qdarray.kernels.passes.stages import plan_stages
@@ -140,10 +140,10 @@ def test_reverse_mode_runs_on_the_device(device):
 
 
 def test_the_code_generator_spells_what_the_cpu_generator_spells():
-    from qdarray.kernels.codegen import numba_cpu
-    from qdarray.kernels.codegen.opencl_ops import TABLE
+    from qdarray.kernels.codegen.c.opencl_ops import TABLE
+    from qdarray.kernels.codegen.numba import cpu as numba_cpu
 
-    # the C walker (codegen/csource.py) writes the structured statements itself; the host's
+    # the C walker (codegen/c/csource.py) writes the structured statements itself; the host's
     # worker and lane (per-worker adstack scratch) exist on the CPU only
     statements = {Op.IF, Op.FOR, Op.WHILE, Op.BREAK, Op.CONTINUE}
     assert set(TABLE) | statements == set(numba_cpu.TABLE) - {Op.WORKER, Op.LANE}

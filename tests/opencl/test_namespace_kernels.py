@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray.kernels.codegen.opencl_c import render_opencl_c
+from qdarray.kernels.codegen.c.opencl_c import render_opencl_c
 from qdarray.kernels.library.maps import MapSpec, Operand, map_kernel
 from qdarray.kernels.ops.math import fma_value
 from qdarray.kernels.passes import pipeline

@@ -16,12 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import qdarray as qd
-from qdarray.ad import sizer
 from qdarray.ad.device_buffers import pool_for
 from qdarray.ad.launch import prepare_reverse
-from qdarray.backends.opencl_kernels import OpenCLLauncher
-from qdarray.backends.opencl_xp import ClArray
-from qdarray.backends.opencl_xp import _runtime as runtime
+from qdarray.ad.sizing import at_launch as sizer
+from qdarray.backends.opencl import _runtime as runtime
+from qdarray.backends.opencl.namespace import ClArray
+from qdarray.backends.opencl.target import OpenCLLauncher
 
 _transform = load("opencl", "test_transform", "ad")
 _sizing = load("opencl", "test_sizing", "ad")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray.ad.validate import check_launch
+from qdarray.ad.tape.validate import check_launch
 
 
 @qd.kernel

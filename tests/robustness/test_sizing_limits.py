@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray.ad import adstack
 from qdarray.ad.launch import prepare_reverse
+from qdarray.ad.transform import adstack
 
 INT64_MAX = (1 << 63) - 1
 

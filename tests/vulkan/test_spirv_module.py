@@ -1,4 +1,4 @@
-"""The SPIR-V module writer (kernels/codegen/spirv_module.py): every module built here passes
+"""The SPIR-V module writer (kernels/codegen/spirv/module.py): every module built here passes
 `spirv-val` for Vulkan 1.2, disassembles to the instructions meant, and computes the right
 values on the Vulkan device."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from qdarray.kernels.codegen.spirv_enums import GLSL, SC, BuiltIn, Cap, Dec, Op
-from qdarray.kernels.codegen.spirv_module import Function, Module
+from qdarray.kernels.codegen.spirv.enums import GLSL, SC, BuiltIn, Cap, Dec, Op
+from qdarray.kernels.codegen.spirv.module import Function, Module
 
 
 def validate(tool: str, words: bytes, tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ overflow flags read back after the launch, the max-reducer and the counting pass
 kernels, the sizing cache and the loop-bound mutation check.
 
 The shared suites run whole, the adjoint-rule table of math functions included (float64
-transcendental functions are qdarray's own in SPIR-V, kernels/codegen/spirv_libm.py).
+transcendental functions are qdarray's own in SPIR-V, kernels/codegen/spirv/libm.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Parallel stages on Vulkan: grid-stride loops, atomics that every iteration aims at one
-element reduced per workgroup (kernels/codegen/spirv_blocks.py), the max-reducer's single
+element reduced per workgroup (kernels/codegen/spirv/blocks.py), the max-reducer's single
 pass, and 32-bit element offsets, against NumPy. The dispatch is also capped at 2
 workgroups, so that each invocation runs many iterations."""
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray.backends.vulkan import _kernels
+from qdarray.backends.vulkan import target as _kernels
 
 
 @pytest.fixture(params=[None, 2], ids=["groups-default", "groups-2"])
@@ -115,12 +115,12 @@ def test_each_iteration_of_an_invocation_starts_its_locals_afresh(device, groups
 
 @pytest.mark.parametrize("n", [1, 5_000, 70_001])
 def test_the_max_reducer_is_one_pass_with_one_atomic_per_workgroup(device, groups, n):
-    """ad/reducer.py on a device with 64-bit atomics: one launch folding the strided maxima
-    of each work-item into one uint64 element, reduced per workgroup first; the 2-D chain's
+    """ad/sizing/max_reducer.py on a device with 64-bit atomics: one launch folding the strided
+    maxima of each work-item into one uint64 element, reduced per workgroup first; the 2-D chain's
     maximum is over the cross product of its axes."""
     from qdarray import _dtypes
-    from qdarray.ad.reducer import Reducer, chain_of
-    from qdarray.ad.sizing import Const, LoopVar, MaxOverRange, Read
+    from qdarray.ad.sizing.bounds import Const, LoopVar, MaxOverRange, Read
+    from qdarray.ad.sizing.max_reducer import Reducer, chain_of
     from qdarray.backends.vulkan import _instance
     from qdarray.kernels.types import ArrayType
 

@@ -75,7 +75,7 @@ class _Variant:
 def test_a_parameter_block_in_a_buffer_is_read_once_at_the_top(device):
     # A block past the device's push constants lives in a storage buffer (binding n + 2):
     # every slot read once at the top of the stage, none in the loops.
-    from qdarray.kernels.codegen.spirv import render_spirv
+    from qdarray.kernels.codegen.spirv.render import render_spirv
     from qdarray.kernels.launch import build_ir, signature
 
     args = (np.float32(0.5), qd.zeros(4, dtype=qd.float32, device=device),

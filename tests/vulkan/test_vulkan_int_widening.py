@@ -4,7 +4,7 @@ Mesa 22.3's llvmpipe (the CI's lavapipe) miscompiled the uses of an int64 made b
 from an int32: its signed comparisons against constants came out constant (c > 0 true for
 c = -3 and c = 0), and max / min against constants and floor division with them; a reverse
 with negative int32 trip counts raised a bogus AdStackOverflowError. The generator widens a
-signed integer to 64 bits by a shift pair instead (codegen/spirv_ops.py, _sign_extend_64).
+signed integer to 64 bits by a shift pair instead (codegen/spirv/ops.py, _sign_extend_64).
 """
 
 from __future__ import annotations

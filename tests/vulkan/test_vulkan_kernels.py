@@ -1,7 +1,7 @@
 """The kernel test suite's programs compiled to SPIR-V and run on the Vulkan device, with the
 same NumPy oracles (and interpreter-defined semantics) as on the CPU: the whole shared suite,
 math included (float32 and float64 transcendental functions; GLSL.std.450 has 32-bit ones
-only, so float64 ones are qdarray's own, kernels/codegen/spirv_libm.py)."""
+only, so float64 ones are qdarray's own, kernels/codegen/spirv/libm.py)."""
 
 from __future__ import annotations
 

@@ -133,7 +133,7 @@ def test_narrow_programs_keep_offsets_and_strides_in_4_bytes(device):
     # Five arrays: 5 x (offset, shape, stride) of 8 bytes and the loop's 3 slots are 144
     # bytes, past the 128 bytes of push constants every device has; with the offsets and
     # strides in 4 bytes the block is 104 and goes in push constants, and it still is right.
-    from qdarray.kernels.codegen.spirv import render_spirv
+    from qdarray.kernels.codegen.spirv.render import render_spirv
     from qdarray.kernels.launch import build_ir, signature
 
     hs = [np.random.default_rng(k).random(50, dtype=np.float32) for k in range(4)]
@@ -177,7 +177,7 @@ def test_parameter_blocks_past_push_constants_are_written_in_the_stream(device):
     # (lavapipe's limit): the block goes in the launcher's own buffer, rewritten in the
     # stream before each dispatch. Launches queued in one batch each see their own scalar,
     # and launches on the same arrays write no descriptor set (nothing is allocated).
-    from qdarray.kernels.codegen.spirv import render_spirv
+    from qdarray.kernels.codegen.spirv.render import render_spirv
     from qdarray.kernels.launch import build_ir, signature
 
     s = _stream.stream(_instance.state(qd.Device(device).index))
@@ -236,7 +236,7 @@ def test_a_batch_submitted_before_replays_its_recording(device):
 def test_replayed_reverse_launches_report_overflow_at_their_read(device):
     # The reverse launch's batch (its stages and the overflow flags' read) replays from the
     # second call on; gradients stay right, and an overflow is still raised at the read.
-    from qdarray.ad import sizer
+    from qdarray.ad.sizing import at_launch as sizer
 
     @qd.kernel
     def walk(x: qd.Array[qd.float32, 1], a: qd.Array[qd.int32, 1], y: qd.Array[qd.float32, 1]):
@@ -282,7 +282,7 @@ def test_a_narrow_block_in_push_constants_of_a_larger_limit_validates(device, sp
     # push constants; lavapipe builds no pipeline from that module, so spirv-val checks it.
     import subprocess
 
-    from qdarray.kernels.codegen.spirv import render_spirv
+    from qdarray.kernels.codegen.spirv.render import render_spirv
     from qdarray.kernels.launch import build_ir, signature
 
     arrays = [qd.zeros(8, dtype=qd.float32, device=device) for _ in range(7)]

@@ -256,7 +256,7 @@ def test_a_reverse_whose_sweeps_pass_65535_iterations(device):
 
 def test_only_a_limiting_driver_gets_the_guard(device):
     from qdarray.backends.vulkan import _instance, _probes
-    from qdarray.kernels.codegen.spirv import render_spirv
+    from qdarray.kernels.codegen.spirv.render import render_spirv
     from qdarray.kernels.launch import build_ir, signature
 
     st = _instance.state(0)
@@ -324,7 +324,7 @@ def test_a_parallel_stage_without_loops_in_its_body_is_not_guarded(device):
     # Its grid-stride loop runs once per item; the launcher refuses more items per invocation
     # than the limit, so the guard (a store per item) is left out there, and kept where the
     # body loops (until's while).
-    from qdarray.kernels.codegen.spirv import render_spirv
+    from qdarray.kernels.codegen.spirv.render import render_spirv
     from qdarray.kernels.launch import build_ir, signature
 
     caps = {"max_push": 128, "int64_atomics": True, "loop_guard": 3}
@@ -347,7 +347,7 @@ def test_more_items_per_invocation_than_the_limit_are_refused(device, monkeypatc
     # launcher's bound down to 65,534 items.
     if not LLVMPIPE:
         pytest.skip("only a driver with a loop limit refuses (this device has none)")
-    from qdarray.backends.vulkan import _kernels
+    from qdarray.backends.vulkan import target as _kernels
 
     x = qd.zeros(70_000, dtype=qd.float32, device=device)
     y = qd.zeros(70_000, dtype=qd.float32, device=device)

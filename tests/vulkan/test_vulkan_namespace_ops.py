@@ -38,7 +38,7 @@ def test_complex_products_and_quotients(device):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_fma_rounds_once_whether_or_not_the_driver_fuses(device, dtype):
     # GLSL.std.450's Fma may round the product first (Vulkan allows it; lavapipe does): the
-    # renderer then emulates it (spirv_fma.py). Both paths against the exact result.
+    # renderer then emulates it (spirv/fma.py). Both paths against the exact result.
     rng = np.random.default_rng(7)
     a, b, c = (rng.standard_normal(200).astype(dtype) for _ in range(3))
     a[:40] = 1 + rng.integers(1, 2**12, 40) * np.finfo(dtype).eps  # cancelling products

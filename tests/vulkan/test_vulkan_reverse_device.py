@@ -15,12 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import qdarray as qd
-from qdarray.ad import sizer
 from qdarray.ad.device_buffers import pool_for
 from qdarray.ad.launch import prepare_reverse
+from qdarray.ad.sizing import at_launch as sizer
 from qdarray.backends.vulkan import _instance
 from qdarray.backends.vulkan._array import VkArray
-from qdarray.backends.vulkan._kernels import VulkanLauncher
+from qdarray.backends.vulkan.target import VulkanLauncher
 
 _transform = load("vulkan", "test_transform", "ad")
 _sizing = load("vulkan", "test_sizing", "ad")

@@ -1,7 +1,7 @@
 """What the IR-built namespace needs from a device: allocation, a kernel target, a few facts.
 
 A backend whose device can run kernels of the kernel compiler implements `KernelDevice` for
-each device (OpenCL: `opencl_xp._runtime.DeviceState`) and stores arrays that implement
+each device (OpenCL: `opencl/_runtime.DeviceState`) and stores arrays that implement
 `array.StridedArray`. The namespace builds each operation's IR with `kernels.library`,
 compiles it once per signature through `KernelDevice.launcher` and launches it with
 `launch(device, key, build, args)`: array arguments are `Window`s (buffer, element offset,

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..._devices import Device
-from ..cpu import CpuBackend
+from ..cpu.backend import CpuBackend
 from ..quiet import QuietNamespace
 from .device import KernelDevice
 

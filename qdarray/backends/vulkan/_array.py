@@ -202,7 +202,7 @@ class VkArray(StridedArray):
     def launch_layout(self) -> tuple[Any, ...]:
         """(allocation, (offset, *shape, *strides) in elements, allocation bytes, whether
         the last dimension's stride is one element or it has at most one) as a kernel
-        launch packs them, computed once (backends/vulkan/_kernels.py)."""
+        launch packs them, computed once (backends/vulkan/target.py)."""
         found = self._launch
         if found is None:
             alloc = self.alloc

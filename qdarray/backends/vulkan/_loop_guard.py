@@ -1,7 +1,7 @@
 """Reporting the loops a Vulkan driver ended early (Mesa's llvmpipe: `_probes.loop_limit`).
 
 On such a device every kernel's stages are rendered with a loop guard
-(kernels/codegen/spirv_control.py, `LoopGuard`): a loop that the driver cut writes its
+(kernels/codegen/spirv/control.py, `LoopGuard`): a loop that the driver cut writes its
 kernel's mark (a number per kernel name, given here) into slot `CUT_SLOT` of the buffer
 bound as the stage's error record. A launch in debug mode binds its own record, read after
 the launch: the launch itself raises. Other launches bind the device's guard buffer, which
@@ -18,7 +18,7 @@ import threading
 import numpy as np
 
 from ..._errors import LoopLimitError
-from ...kernels.codegen.spirv import CUT_SLOT
+from ...kernels.codegen.spirv.render import CUT_SLOT
 from ._instance import DeviceState
 from ._memory import Allocation, pool
 

@@ -3,7 +3,7 @@ kernel once per device (the answers are kept in `DeviceState.extra`).
 
 - `fused_fma`: whether GLSL.std.450's Fma rounds once. Vulkan lets a driver round the
   product first (lavapipe does); the SPIR-V renderer emulates a single rounding there
-  (kernels/codegen/spirv_fma.py), which NumPy's complex products need.
+  (kernels/codegen/spirv/fma.py), which NumPy's complex products need.
 - `loop_limit`: the loop passes after which the driver ends a batch of invocations' loops
   early (Mesa's llvmpipe: 65,535, its gallivm loop limiter), or 0. Known from the driver,
   not run: kernels on such a device report cut loops (backends/vulkan/_loop_guard.py).

@@ -5,7 +5,7 @@ explicit operand, so the ops are plain functions of their arguments:
 
 - `heap`: the 1-D buffer of the stack's dtype that every stack of that dtype shares (one per
   launch); `overflow`: an int64 array with one element per stack of the kernel;
-- where this thread's entries are (qdarray/ad/adstack.py builds these when the thread
+- where this thread's entries are (qdarray/ad/transform/adstack.py builds these when the thread
   starts): `table`, an int64 array of heap positions, `row`, where this thread's group's row
   of it starts, `lim`, the depths of the row that hold an entry of this thread, `pos`, the
   thread's place among the threads of its group, `tail` and `end` for depths from `lim` on,
@@ -60,7 +60,7 @@ from . import defop
 
 # Reverse mode names a reverse kernel's adstack parameters (heaps, layout, overflow) with this
 # prefix: a code generator may expect lane-indexed accesses to a heap to form runs (one depth
-# of a lane group's stacks, numba_lanes.py) and check for them at run time.
+# of a lane group's stacks, numba/lanes.py) and check for them at run time.
 PARAM_PREFIX = "@adstack_"
 
 

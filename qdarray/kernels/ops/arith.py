@@ -116,7 +116,7 @@ def _unary(fn: Any) -> Any:
 
 
 # Adjoint rules: `rule(b, instr, g)` adds the op's contribution to its arguments' adjoints
-# given `g`, the adjoint of its result (see qdarray/ad/adjoint.py). Integer results never
+# given `g`, the adjoint of its result (see qdarray/ad/transform/adjoint.py). Integer results never
 # carry gradients, so these rules only ever run on floats.
 
 

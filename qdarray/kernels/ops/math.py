@@ -47,7 +47,7 @@ BINARY: dict[Op, Any] = {
     Op.NEXTAFTER: np.nextafter,
 }
 
-# -- derivatives (reverse mode: qdarray/ad/adjoint.py) ---------------------------------------
+# -- derivatives (reverse mode: qdarray/ad/transform/adjoint.py) -----------------------------
 # d(b, x, y): the derivative of each unary op at x, where y is its result; the rule multiplies
 # it by the result's adjoint. Piecewise-constant ops have derivative 0 wherever it exists.
 

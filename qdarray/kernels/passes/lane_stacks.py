@@ -1,9 +1,9 @@
 """lane_stacks: whether a lane group of a reverse kernel can share one adstack depth.
 
-In the scratch layout (ad/adstack.py `scratch_slice`) the entry of depth d of lane k is at
+In the scratch layout (ad/transform/adstack.py `scratch_slice`) the entry of depth d of lane k is at
 tail_0 + d * G + k: lanes at one depth touch one contiguous run. Each lane keeps its own
 depth in general (a varying local: its pushes and pops are scatters and gathers, checked at
-run time for runs, numba_lanes_memory.py). A group can keep *one* depth for all its lanes
+run time for runs, numba/lanes_memory.py). A group can keep *one* depth for all its lanes
 (a uniform local: every push a masked contiguous store, every pop a contiguous load) when its
 lockstep order pushes and pops exactly as each of its deepest lanes does:
 

@@ -26,11 +26,11 @@ tail branch reads none (a thread whose
 group's row is empty, `lim` 0, as on CPUs, only ever takes it; where `lim` is the constant 0,
 as in the scratch layout, the tail branch is all there is, and its entries are `pos` apart,
 `tail + depth * pos`, unless `pos` is the constant 0: the scratch layout's lanes keep one
-depth's entries side by side, ad/adstack.py `scratch_slice`) and checks the capacity. The
+depth's entries side by side, ad/transform/adstack.py `scratch_slice`) and checks the capacity. The
 overflow branch's atomic carries the stack's `AdStack` in its attrs: it records a rare
 failure, so code generators leave it as it is (no privatized or block-reduced accumulator,
 codegen/block_sums.py) and name reverse mode when the device lacks 64-bit atomics. Where a
-thread's entries are (table, row, lim, pos, tail, end) is reverse mode's (ad/adstack.py).
+thread's entries are (table, row, lim, pos, tail, end) is reverse mode's (ad/transform/adstack.py).
 
 Narrow positions (`narrowed(kernel)`, for a launch whose heap positions, depths below the
 capacities and table indices all fit 31 bits: the launcher checks that and runs this variant,
@@ -216,7 +216,7 @@ class _Lower(Rewriter):
                 self.u32(v) for v in (depth, row, lim, pos, tail, end, run, base, width))
         if no_row:  # no row: every depth in the tail, `pos` apart (0: 1)
             # (the check and the offset computed apart from the thread's position `tail`,
-            # so that lanes at one depth share them: numba_lanes.py)
+            # so that lanes at one depth share them: numba/lanes.py)
             step = depth if pos_zero else em.emit(Op.MUL, depth, pos)
             valid = em.emit(Op.LT, step, em.emit(Op.SUB, end, tail))
             access(em.emit(Op.ADD, tail, step), valid, (tail, step))

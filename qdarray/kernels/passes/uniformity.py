@@ -2,7 +2,7 @@
 lanes, and whether lanes can run the body with the scalar code's results.
 
 The numba CPU generator runs a parallel loop's threads in groups of consecutive threads, one
-thread per lane of a vector (codegen/numba_lanes.py). `uniformity(body, threads, ...)`
+thread per lane of a vector (codegen/numba/lanes.py). `uniformity(body, threads, ...)`
 classifies what the body computes:
 
 - a value is UNIFORM when every lane of a group has the same one (constants, shapes, values

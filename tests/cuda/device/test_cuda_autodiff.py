@@ -11,9 +11,9 @@ from device_suites import ADSTACK, CHECKPOINT, SIZING, TRANSFORM, rule_tests
 from device_suites import no_capacity_override as no_capacity_override
 
 import qdarray as qd
-from qdarray.ad import sizer
 from qdarray.ad.device_buffers import pool_for
 from qdarray.ad.launch import prepare_reverse
+from qdarray.ad.sizing import at_launch as sizer
 
 _sizing = load("cuda", "test_sizing", "ad")
 

@@ -1,6 +1,6 @@
 """Repeated launches on the CUDA device. On a GPU the first launch of a signature with given
 array layouts goes through numba's dispatcher and later ones pack their parameters directly
-(backends/cuda_direct.py); most kernel tests launch a signature once, so this file launches
+(backends/cuda/direct_launch.py); most kernel tests launch a signature once, so this file launches
 each signature several times, with new values every time, against NumPy. Under the simulator
 every launch goes through numba's simulator."""
 
@@ -13,7 +13,7 @@ import pytest
 from conftest import SIMULATED
 
 import qdarray as qd
-from qdarray.backends.cuda_direct import DirectLaunch
+from qdarray.backends.cuda.direct_launch import DirectLaunch
 
 
 @qd.kernel

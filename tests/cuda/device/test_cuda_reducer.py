@@ -1,5 +1,5 @@
-"""The single-pass max-reducer of CUDA devices (ad/reducer.py) against brute force: random
-size expressions, several axes, reads outside arrays, many positions per work-item, and
+"""The single-pass max-reducer of CUDA devices (ad/sizing/max_reducer.py) against brute force:
+random size expressions, several axes, reads outside arrays, many positions per work-item, and
 consecutive dispatches through the two alternating result elements."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from hypothesis import assume, given, settings
 
 import qdarray as qd
 from qdarray import _dtypes
-from qdarray.ad.reducer import Reducer, Unsized, chain_of
-from qdarray.ad.sizing import Bin, Const, LoopVar, MaxOverRange, Read, Shape, subexprs
+from qdarray.ad.sizing.bounds import Bin, Const, LoopVar, MaxOverRange, Read, Shape, subexprs
+from qdarray.ad.sizing.max_reducer import Reducer, Unsized, chain_of
 from qdarray.kernels.types import ArrayType
 
 _brute = load("cuda", "test_sizing_reducer", "ad")
@@ -100,7 +100,7 @@ def test_a_read_outside_an_array_is_never_evaluated_and_the_next_dispatch_is_exa
 def test_many_positions_per_work_item(device, shape, items, monkeypatch):
     """Few work-items (unrolled groups, a remainder, several axes advanced by carries) and
     more work-items than the grid has threads (grid-stride iterations)."""
-    import qdarray.ad.reducer as reducer_mod
+    import qdarray.ad.sizing.max_reducer as reducer_mod
 
     monkeypatch.setattr(reducer_mod, "STRIDED_ITEMS", items)
     rng = np.random.default_rng(len(shape) + items)

@@ -1,4 +1,4 @@
-"""SIMD lanes on the CPU (kernels/codegen/numba_lanes.py): parallel loops run in groups of
+"""SIMD lanes on the CPU (kernels/codegen/numba/lanes.py): parallel loops run in groups of
 consecutive threads, one thread per vector lane, with the thread-by-thread code's results bit
 for bit (cpu_kernels.SCALAR), forward and reverse; loops that lanes cannot run so keep the
 thread-by-thread code."""
@@ -15,12 +15,12 @@ from kernel_programs import arguments, kernel_sources, load_kernel
 
 import qdarray as qd
 from qdarray import _dtypes as D
-from qdarray.ad import sizer
 from qdarray.ad.launch import launch_reverse, prepare_reverse
-from qdarray.backends import cpu_kernels
-from qdarray.backends.cpu_kernels import SCALAR, TARGET, lane_width
+from qdarray.ad.sizing import at_launch as sizer
+from qdarray.backends.cpu import target as cpu_kernels
+from qdarray.backends.cpu.target import SCALAR, TARGET, lane_width
 from qdarray.kernels.args import ArgSpec
-from qdarray.kernels.codegen.numba_cpu import render_numba_cpu
+from qdarray.kernels.codegen.numba.cpu import render_numba_cpu
 from qdarray.kernels.emit import Emitter, block
 from qdarray.kernels.ir import For, KernelIR, Op, Param
 from qdarray.kernels.launch import build_ir, compile_ir, prepare, signature

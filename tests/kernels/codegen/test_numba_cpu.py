@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from kernel_programs import arguments, kernel_sources, load_kernel
 
 import qdarray as qd
-from qdarray.backends import cpu_kernels
+from qdarray.backends.cpu import target as cpu_kernels
 
 
 @settings(max_examples=12)

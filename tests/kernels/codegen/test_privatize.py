@@ -1,4 +1,4 @@
-"""Atomics into one element privatized per chunk of threads (codegen/privatize.py): which
+"""Atomics into one element privatized per chunk of threads (codegen/numba/privatize.py): which
 updates qualify, and that the results stay right (float sums to rounding, integer sums, minima
 and maxima exactly, -0.0, NaN and debug mode included), serial launches in the interpreter's
 order, parallel ones the same for any number of threads."""
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import qdarray as qd
-from qdarray.backends import cpu_kernels
+from qdarray.backends.cpu import target as cpu_kernels
 
 BIG = cpu_kernels.PARALLEL_MIN * 3 + 7  # runs the parallel entry, in uneven chunks
 

@@ -1,0 +1,3 @@
+"""OpenCL devices: pyopencl storage (`backend`), OpenCL C kernels (`target`) and the generated-
+kernel namespace over `ClArray`.
+"""
