@@ -27,16 +27,19 @@ TESTS = Path(__file__).resolve().parent
 
 
 def load(prefix: str, name: str, folder: str = "kernels") -> ModuleType:
-    """The test module tests/<folder>/<name>.py, imported as `<prefix>_<name>`.
+    """The test module <name>.py of tests/<folder>/ or a folder below it (test modules have
+    unique names), imported as `<prefix>_<name>`.
 
     Each prefix gets a copy of its own (its own kernels), so directories that run in one
     session do not share state; a second load with the same prefix returns the first."""
     full = f"{prefix}_{name}"
     if full in sys.modules:
         return sys.modules[full]
-    if str(TESTS / folder) not in sys.path:
-        sys.path.append(str(TESTS / folder))  # its helper modules beside it
-    spec = importlib.util.spec_from_file_location(full, TESTS / folder / f"{name}.py")
+    (path,) = (TESTS / folder).rglob(f"{name}.py")
+    for helpers in (TESTS / folder, path.parent):  # its helper modules beside it and above
+        if str(helpers) not in sys.path:
+            sys.path.append(str(helpers))
+    spec = importlib.util.spec_from_file_location(full, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[full] = module  # dataclasses look their module up by name

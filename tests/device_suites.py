@@ -134,8 +134,8 @@ RULES = ("sin", "exp", "sqrt", "tanh", "log", "atan2", "pow", "hypot", "floor", 
 
 
 def rule_tests(rules: ModuleType) -> Callable[..., None]:
-    """tests/ad/test_rules.py's finite-difference check of the adjoint rules in RULES, as one
-    test parametrized by rule (with the device's `grad` fixture)."""
+    """tests/ad/transform/test_rules.py's finite-difference check of the adjoint rules in RULES, as
+    one test parametrized by rule (with the device's `grad` fixture)."""
     specs = [s for s in rules.SPECS if s.name in RULES]
 
     @pytest.mark.parametrize("spec", specs, ids=[s.name for s in specs])

@@ -1,6 +1,6 @@
 """Reordering threads by capacity (ad/transform/reorder.py) on the OpenCL device (PoCL in CI): the
-tests of tests/ad/test_reorder.py with every launch on the device and the device's own target
-(groups of 32 threads): reordered gradients equal the unreordered ones bit for bit, overflows
+tests of tests/ad/transform/test_reorder.py with every launch on the device and the device's own
+target (groups of 32 threads): reordered gradients equal the unreordered ones bit for bit, overflows
 are reported, the threshold decides both ways, the order is reused from the sizing cache and
 the counting sort runs as device kernels."""
 

@@ -1,8 +1,8 @@
 """Reordering threads by capacity (ad/transform/reorder.py) on the Vulkan device (lavapipe in CI):
-the tests of tests/ad/test_reorder.py with every launch on the device and the device's own target
-(groups of 32 threads): reordered gradients equal the unreordered ones bit for bit, overflows
-are reported, the threshold decides both ways, the order is reused from the sizing cache and
-the counting sort runs as device kernels."""
+the tests of tests/ad/transform/test_reorder.py with every launch on the device and the device's
+own target (groups of 32 threads): reordered gradients equal the unreordered ones bit for bit,
+overflows are reported, the threshold decides both ways, the order is reused from the sizing cache
+and the counting sort runs as device kernels."""
 
 from __future__ import annotations
 

@@ -168,7 +168,7 @@ def _scalar_twice(s):
     return y
 
 
-# -- tapes inside tapes (tests/ad/test_whole_program_nested.py: gradients of gradients) -----
+# -- tapes inside tapes (tests/ad/tape/test_whole_program_nested.py: gradients of gradients) -----
 
 
 def test_an_inner_tape_may_read_but_not_write_the_outer_tapes_results() -> None:

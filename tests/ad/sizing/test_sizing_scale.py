@@ -79,7 +79,8 @@ def long_branch(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int64, 1],
     for i in range(x.shape[0]):
         v = x[i]
         if v > 0.0:
-            for _ in range(a[i]):  # in a branch: not checkpointed (tests/ad/test_checkpoint.py)
+            # in a branch: not checkpointed (tests/ad/transform/test_checkpoint.py)
+            for _ in range(a[i]):
                 v = qd.math.sin(v)
         y[i] = v
 
@@ -87,7 +88,7 @@ def long_branch(x: qd.Array[qd.float64, 1], a: qd.Array[qd.int64, 1],
 def test_the_memory_guard_gives_the_figures(monkeypatch):
     """A launch the device cannot hold and checkpointing cannot shrink (a loop in a branch)
     raises a MemoryError with the figures (a loop it can checkpoint is checkpointed:
-    tests/ad/test_checkpoint.py)."""
+    tests/ad/transform/test_checkpoint.py)."""
     big = (1 << 31) + 5
     x = qd.asarray(np.full(3, 0.5), requires_grad=True)
     a = qd.asarray(np.array([3, big, 7]))
