@@ -104,7 +104,12 @@ _EXPORT_HINT = {
 }
 
 
-_RETURN = dis.opmap["RETURN_VALUE"]  # the last instruction of a frame that returned
+# The instructions a frame that returned (rather than raised) last ran: `return x`, and from
+# Python 3.12 on `return None` / `return <constant>` as RETURN_CONST (the instrumented forms
+# in case an interpreter reports those).
+RETURNS = frozenset(dis.opmap[name] for name in (
+    "RETURN_VALUE", "RETURN_CONST", "INSTRUMENTED_RETURN_VALUE", "INSTRUMENTED_RETURN_CONST")
+    if name in dis.opmap)
 _BESIDE = object()  # the entry of code that runs beside the function (a finalizer)
 _NOT_CALLS = frozenset({_memory._forget.__code__})
 
@@ -256,7 +261,7 @@ class Tracer:
             self.steps.append(Call(fn, targs, tkw, out, (), (shape_of(result),), where))
             return
         if result is None:
-            if frame.f_code.co_code[frame.f_lasti] != _RETURN:
+            if frame.f_code.co_code[frame.f_lasti] not in RETURNS:
                 return  # the call raised (and `f` went on): nothing to replay
             self.steps.append(Call(fn, targs, tkw, None, (), (), where))
             return
