@@ -7,7 +7,9 @@
 Both create a virtual environment in `.venv/` (once) and install qdarray into it. `test` also
 installs the Debian packages the device tests need (PoCL for OpenCL, lavapipe and spirv-tools
 for Vulkan) when run as root on a machine with apt-get, and otherwise says what is missing.
-Extra arguments after `test` go to pytest.
+Extra arguments after `test` go to pytest. The whole suite (`test` alone) also runs the tests
+of `qd.jit`'s tracer and of tapes under each newer CPython on this machine (`python3.12`,
+`python3.13`), which change the frames and bytecode the tracer reads.
 """
 
 from __future__ import annotations
@@ -99,6 +101,51 @@ def setup() -> None:
     STAMP.write_text(wanted)
 
 
+# The tests of code that reads the interpreter's own structures (qd.jit's tracer follows
+# frames and their bytecode, which each CPython release changes), run once more under every
+# newer CPython present here, in `.venv-<version>/` with what those tests need.
+NEWER_PYTHONS = ("3.12", "3.13")
+INTERPRETER_TESTS = ("tests/jit", "tests/ad/tape")
+INTERPRETER_EXTRAS = ("pytest>=8", "pytest-xdist>=3", "hypothesis>=6.100")
+
+
+def _newer_interpreters() -> list[tuple[str, str]]:
+    """(version, path) of each CPython in NEWER_PYTHONS newer than this one that runs here."""
+    found = []
+    for version in NEWER_PYTHONS:
+        if tuple(map(int, version.split("."))) <= sys.version_info[:2]:
+            continue
+        pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+        candidates = [shutil.which(f"python{version}"),  # pyenv's shims run only when chosen
+                      *sorted(map(str, pyenv.glob(f"{version}.*/bin/python{version}")))]
+        for path in filter(None, candidates):
+            if subprocess.run([path, "-c", "import venv"], capture_output=True).returncode == 0:
+                found.append((version, path))
+                break
+    return found
+
+
+def interpreter_tests(version: str, interpreter: str, env: dict[str, str]) -> int:
+    """INTERPRETER_TESTS under CPython `version` (set up once per pyproject.toml)."""
+    venv = ROOT / f".venv-{version}"
+    python = venv / "bin" / "python"
+    stamp = venv / ".qdarray-installed"
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if not (stamp.exists() and stamp.read_text() == wanted):
+        print(f"dev.py: setting up {venv.name} for the tests under Python {version}")
+        try:
+            _run(interpreter, "-m", "venv", venv)
+            _run(python, "-m", "pip", "install", "--quiet", "-e", str(ROOT),
+                 *INTERPRETER_EXTRAS)
+        except subprocess.CalledProcessError:
+            print(f"dev.py: warning: could not set up Python {version}; its tests did not run")
+            return 1
+        stamp.write_text(wanted)
+    print(f"dev.py: {' and '.join(INTERPRETER_TESTS)} under Python {version}")
+    return subprocess.call([str(python), "-m", "pytest", "-n", "2", "-q", "-p",
+                            "no:cacheprovider", *INTERPRETER_TESTS], cwd=ROOT, env=env)
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("demo", "test"):
         print(__doc__)
@@ -110,7 +157,11 @@ def main(argv: list[str]) -> int:
     if argv[0] == "demo":
         return subprocess.call([str(PYTHON), str(ROOT / "examples" / "showcase.py")], env=env)
     cmd = [str(PYTHON), "-m", "pytest", "-n", "2", "-q", *argv[1:]]
-    return subprocess.call(cmd, cwd=ROOT, env=env)
+    status = subprocess.call(cmd, cwd=ROOT, env=env)
+    if len(argv) == 1:  # the whole suite: the interpreter-sensitive tests on newer CPythons
+        for version, interpreter in _newer_interpreters():
+            status = interpreter_tests(version, interpreter, env) or status
+    return status
 
 
 if __name__ == "__main__":
