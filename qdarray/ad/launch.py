@@ -47,7 +47,7 @@ from ..kernels.types import ArrayType, ViewType
 from .aliasing import check_pairs, check_wrappers, wrapper_pairs
 from .device_buffers import DeviceBuffers
 from .sizing import at_launch as sizer_mod
-from .sizing.at_launch import STATS, Sizer
+from .sizing.at_launch import STATS, Entry, Sizer
 from .sizing.checkpoint_stride import Checkpointer, uncountable
 from .sizing.packed_layout import Packed, Packer, TooLarge
 from .sizing.thread_caps import ThreadCaps
@@ -183,7 +183,11 @@ class ReverseLauncher:
         self.no_starts: Any = None
         self.overflow = self.buffers.zeros(max(plan.n_stacks, 1), np.int64)
         self.no_overflow = np.zeros(max(plan.n_stacks, 1), np.int64).tobytes()
+        # (sizing, packed layout, MemoryError message) of the last sizing, and those of the
+        # last few sizings, most recent first (a program alternating between inputs keeps
+        # each one's layout, as the sizer keeps each one's sizing)
         self.sized: tuple[Any, ...] = (None,)
+        self.layouts: list[tuple[Any, ...]] = []
         # A reverse without stacks, heaps or scratch needs no sizing: after its first launch
         # (which records the statistics it leaves) it runs straight (see `launch`).
         self.straight = not (plan.n_stacks or plan.heaps or plan.outer_slots or checkpointed)
@@ -328,8 +332,13 @@ class ReverseLauncher:
             flat = list(flat) + [stride]
         sized = self.sizer.size(flat, args)
         if sized is not self.sized[0]:
-            self.sized = (None,)  # (a layout that fails is not kept)
-            self.sized = (sized,) + self.layout(sized, flat, args)
+            kept = [laid for laid in self.layouts if laid[0] is not sized]
+            if len(kept) < len(self.layouts):  # laid out for this sizing before
+                self.sized = next(laid for laid in self.layouts if laid[0] is sized)
+            else:
+                self.sized = (None,)  # (a layout that fails is not kept)
+                self.sized = (sized,) + self.layout(sized, flat, args)
+            self.layouts = [self.sized, *kept[: Entry.SIZE - 1]]
         return self.sized
 
     def execute(self, args: Sequence[Any], flat: Sequence[Any], stride: int | None) -> None:

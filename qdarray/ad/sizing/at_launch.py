@@ -118,28 +118,53 @@ class Deps:
 
 
 class Entry:
-    """One cached value and the key it was computed for."""
+    """The values last computed, each with the deps and key it was computed for, the most
+    recent first: a program that alternates between inputs (two datasets, or an eager
+    program beside its `qd.jit` twin) keeps each input's value."""
 
-    __slots__ = ("key", "refs", "value")
+    SIZE = 4
+    __slots__ = ("items",)
 
     def __init__(self) -> None:
-        self.key: tuple[Any, ...] | None = None
-        self.refs: list[Any] = []
-        self.value: Any = None
+        self.items: list[tuple[Deps, tuple[Any, ...], list[Any], Any]] = []
 
     def get(self, key: tuple[Any, ...] | None) -> Any:
-        if key is None or key != self.key:
+        """The value stored under `key` (None: none, or one of its arrays is gone)."""
+        if key is None:
             return None
-        for r in self.refs:
-            if r() is None:
+        for i, item in enumerate(self.items):
+            if item[1] == key:
+                return self._hit(i)
+        return None
+
+    def find(self, flat: Sequence[Any]) -> Any:
+        """The value whose key the arguments `flat` have under its own deps (None: none)."""
+        keys: dict[int, Any] = {}  # one key per deps object
+        for i, (deps, key, _, _) in enumerate(self.items):
+            got = keys.get(id(deps), keys)
+            if got is keys:
+                got = keys[id(deps)] = deps.key(flat)
+            if got is not None and got == key:
+                return self._hit(i)
+        return None
+
+    def _hit(self, i: int) -> Any:
+        items = self.items
+        deps, key, refs, value = items[i]
+        for r in refs:
+            if r() is None:  # an array it was computed from is gone (and its id may return)
+                del items[i]
                 return None
-        return self.value
+        if i:
+            items.insert(0, items.pop(i))
+        return value
 
     def put(self, key: tuple[Any, ...] | None, deps: Deps, flat: Sequence[Any],
             value: Any) -> None:
-        self.key = key
-        self.refs = deps.refs(flat) if key is not None else []
-        self.value = value
+        if key is None:  # an argument without a write generation: never cached
+            return
+        kept = [item for item in self.items if item[1] != key][: self.SIZE - 1]
+        self.items = [(deps, key, deps.refs(flat), value), *kept]
 
 
 class Node:
@@ -202,7 +227,6 @@ class Sizer:
         if isinstance(counting, KernelIR):
             counting = counting_deps(self.params, counting)
         self.count_deps = Deps(list(counting))
-        self.entry_deps = self.deps if self.symbolic else self.count_deps
         self.entry = Entry()
         self._slot_reducer: Reducer | None = None
         # whether the sizing in `entry` came from the counting pass (else the expressions)
@@ -232,8 +256,7 @@ class Sizer:
              ) -> tuple[list[int], list[int]]:
         """(capacity per live stack, thread count per task) for one launch; `flat` holds
         the flattened arguments, `args` the kernel's own (for the counting kernel)."""
-        key = self.entry_deps.key(flat)
-        cached = self.entry.get(key)
+        cached = self.entry.find(flat)
         if cached is not None:
             STATS["cache_hits"] += 1
             return _override(cached)
@@ -252,7 +275,6 @@ class Sizer:
         self.counted = result is None
         if result is None:
             result = self._counted(args)
-        self.entry_deps = deps
         self.entry.put(deps.key(flat), deps, flat, result)
         return _override(result)
 
