@@ -48,8 +48,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from bench_ad import logistic  # noqa: E402
 
 import qdarray as qd  # noqa: E402
+from qdarray.ad import heaps  # noqa: E402
 from qdarray.ad.device_buffers import pool_for  # noqa: E402
-from qdarray.ad.transform import adstack  # noqa: E402
 from qdarray.kernels.target import StackLayout  # noqa: E402
 
 RESULTS: dict[str, Any] = {}
@@ -99,7 +99,7 @@ class Run:
         return np.array(self.x.grad.to_device("cpu")._data, copy=True)
 
     def pool(self) -> Any:
-        return adstack.POOL if self.dev == qd.Device("cpu") else pool_for(self.dev)
+        return heaps.POOL if self.dev == qd.Device("cpu") else pool_for(self.dev)
 
 
 def _cupy() -> Any:

@@ -171,6 +171,17 @@ def test_no_import_circle_across_layers(lazy: bool) -> None:
     assert not across, f"import circles across layers: {across}"
 
 
+def test_no_circle_of_files_in_kernels_backends_ad_or_jit() -> None:
+    # Inside a layer too, each file imports only files that do not import it back (lazy
+    # imports included): a package's family files take what they share from a module of
+    # its own, not from the package. The namespace layer (the array and the standard's
+    # functions, which call one another) is the one place left where files form a circle.
+    circles = [c for c in _circles(_import_graph(lazy=True))
+               if any(_group(m) != "root" or m.startswith(("qdarray.jit", "qdarray.dask"))
+                      for m in c)]
+    assert not circles, f"import circles of files: {circles}"
+
+
 def _layer(module: str) -> int:
     """The layers as the imports stand (DESIGN.md section 6): the array and its namespace
     (which every layer imports), kernels/, backends/, ad/, then the package itself, `qd.jit`

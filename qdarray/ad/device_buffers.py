@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 from .._array import Array
-from .transform.adstack import POOL, HeapPool
+from .heaps import POOL, HeapPool
 
 _POOLS: dict[Any, HeapPool] = {None: POOL}
 
 
 def pool_for(device: Any) -> HeapPool:
-    """The heap pool of `device` (None: host memory, whose pool is `adstack.POOL`)."""
+    """The heap pool of `device` (None: host memory, whose pool is `heaps.POOL`)."""
     pool = _POOLS.get(device)
     if pool is None:
         backend: Any = device.backend

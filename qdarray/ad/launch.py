@@ -46,13 +46,13 @@ from ..kernels.target import KernelTarget, target_of
 from ..kernels.types import ArrayType, ViewType
 from .aliasing import check_pairs, check_wrappers, wrapper_pairs
 from .device_buffers import DeviceBuffers
+from .heaps import check_overflow, heap_sizes
 from .sizing import at_launch as sizer_mod
 from .sizing.at_launch import STATS, Entry, Sizer
 from .sizing.checkpoint_stride import Checkpointer, uncountable
 from .sizing.packed_layout import Packed, Packer, TooLarge
 from .sizing.thread_caps import ThreadCaps
 from .tape.snapshots import refuse_own_overwrites
-from .transform.adstack import check_overflow, heap_sizes
 from .transform.plan import COUNT_SLOTS, KernelRecord, ReversePlan, launcher_of, plan_of, record_of
 from .transform.plan_json import load_plan, store_plan
 

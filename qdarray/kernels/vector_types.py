@@ -77,10 +77,8 @@ def _check(n: int, what: str) -> None:
 
 
 def _dtype(dtype: Any) -> DType:
-    from .types import KERNEL_DTYPES
-
     dt = dtype if isinstance(dtype, DType) else _dtypes.normalize_dtype(dtype)
-    if dt not in KERNEL_DTYPES or dt.kind == "b":
+    if dt not in _dtypes.REAL_NUMERIC_DTYPES:  # the kernel dtypes but bool
         raise TypeError(f"Vector and matrix elements must be an integer or float dtype such "
                         f"as qd.float32; got {dtype!r}.")
     return dt

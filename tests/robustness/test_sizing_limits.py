@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import qdarray as qd
+from qdarray.ad import heaps
 from qdarray.ad.launch import prepare_reverse
-from qdarray.ad.transform import adstack
 
 INT64_MAX = (1 << 63) - 1
 
@@ -145,8 +145,8 @@ def test_the_memory_guard_adds_up_the_heaps_of_every_dtype(monkeypatch):
     total = sum(per_dtype.values())
     available = max(per_dtype.values()) + 1  # each heap fits alone, both do not
     assert available < total
-    monkeypatch.setattr(adstack.POOL, "buffers", {})
-    monkeypatch.setattr(adstack.POOL, "available", lambda: available)
+    monkeypatch.setattr(heaps.POOL, "buffers", {})
+    monkeypatch.setattr(heaps.POOL, "available", lambda: available)
     two_stacks(x, a, y)
     y.grad[...] = 1.0
     with pytest.raises(MemoryError, match=f"need {total} bytes in all"):

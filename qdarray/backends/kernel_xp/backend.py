@@ -4,8 +4,8 @@ Their arrays are `StridedArray`s and their namespace is `KernelNamespace`, so st
 conversion, transfers, windows, interchange and reverse mode's region copies are the same
 code over either; a subclass supplies the device facts (`devices`, `description`, `state`,
 `supports_dtype` and the message of `_dtype_refusal`), allocation (`empty`,
-`available_bytes`), `synchronize` and `capabilities`, and names its kind (`label`) and what
-DLPack importers should do instead (`dlpack_hint`).
+`available_bytes`), `synchronize` and its own capabilities (`device_capabilities`), and names
+its kind (`label`) and what DLPack importers should do instead (`dlpack_hint`).
 """
 
 from __future__ import annotations
@@ -109,6 +109,16 @@ class KernelBuiltBackend:
             return native
         raise BufferError(f"qdarray cannot import another library's {self.label} memory "
                           f"through DLPack. {self.dlpack_hint}")
+
+    def capabilities(self, device: Any) -> dict[str, Any]:
+        """What the device offers (docs/opencl.md, docs/vulkan.md): what every kernel-built
+        device has, then the kind's own facts (`device_capabilities`)."""
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64,
+                **self.device_capabilities(device)}
+
+    def device_capabilities(self, device: Any) -> dict[str, Any]:
+        """The kind's own capabilities: device name, float64, atomics, host functions."""
+        raise NotImplementedError
 
     def cuda_array_interface(self, native: Any) -> None:
         return None

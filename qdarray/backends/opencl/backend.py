@@ -88,12 +88,9 @@ class OpenCLBackend(KernelBuiltBackend):
     def synchronize(self, device: Device) -> None:
         self.state(device).queue.finish()
 
-    def capabilities(self, device: Device) -> dict[str, Any]:
+    def device_capabilities(self, device: Device) -> dict[str, Any]:
         st = self.state(device)
         return {
-            "boolean indexing": True,
-            "data-dependent shapes": True,
-            "max dimensions": 64,
             "device name": st.name,
             "float64": runtime.has_fp64(st),
             "int64 atomics": st.int64_atomics,

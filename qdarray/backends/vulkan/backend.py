@@ -103,12 +103,9 @@ class VulkanBackend(KernelBuiltBackend):
     def synchronize(self, device: Device) -> None:
         stream(self.state(device)).finish()
 
-    def capabilities(self, device: Device) -> dict[str, Any]:
+    def device_capabilities(self, device: Device) -> dict[str, Any]:
         st = self.state(device)
         return {
-            "boolean indexing": True,
-            "data-dependent shapes": True,
-            "max dimensions": 64,
             "device name": st.name,
             "device type": st.kind,
             "float64": st.features["float64"],

@@ -56,7 +56,7 @@ import numpy as np
 
 from .. import types as T
 from ..ir import UNKNOWN_LOC, Op, SourceLoc
-from . import defop
+from .table import defop
 
 # Reverse mode names a reverse kernel's adstack parameters (heaps, layout, overflow) with this
 # prefix: a code generator may expect lane-indexed accesses to a heap to form runs (one depth

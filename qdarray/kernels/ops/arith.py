@@ -15,8 +15,8 @@ import numpy as np
 
 from ..ir import Op
 from ..types import is_scalar, type_str
-from . import defop
 from .rules import same
+from .table import defop
 
 
 def _np(rt: Any) -> Any:

@@ -14,8 +14,8 @@ import numpy as np
 
 from .. import types as T
 from ..ir import Op
-from . import defop
 from .memory import _check_indices, element
+from .table import defop
 
 
 def _atomic_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:

@@ -20,7 +20,7 @@ import numpy as np
 from ... import _dtypes
 from .. import types as T
 from ..ir import Op
-from . import defop
+from .table import defop
 
 _PARTS = {"complex64": _dtypes.float32, "complex128": _dtypes.float64}
 _WHOLE = {"float32": _dtypes.complex64, "float64": _dtypes.complex128}

@@ -12,8 +12,8 @@ from typing import Any
 
 from .. import types as T
 from ..ir import Op
-from . import defop
 from .rules import no_result
+from .table import defop
 
 
 def _select_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..ir import Op
-from . import defop
 from .rules import same
+from .table import defop
 
 
 def _unary(fn: Any) -> Any:

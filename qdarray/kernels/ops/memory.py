@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from .. import types as T
 from ..ir import Op
-from . import defop
+from .table import defop
 
 
 def _check_indices(mem: Any, idx: tuple[Any, ...], what: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 from .. import types as T
 from ..ir import Op
 from ..vector_types import VectorType
-from . import defop
+from .table import defop
 
 
 def _pack_rule(types: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:

@@ -9,9 +9,9 @@ import pytest
 from gradcheck import host
 
 import qdarray as qd
+from qdarray.ad import heaps
+from qdarray.ad.heaps import HeapPool
 from qdarray.ad.sizing import at_launch as sizer
-from qdarray.ad.transform import adstack
-from qdarray.ad.transform.adstack import HeapPool
 from qdarray.backends.cpu.target import TARGET
 from qdarray.kernels.ir import Op
 from qdarray.kernels.ops import OPS
@@ -119,7 +119,7 @@ def test_heap_pool_falls_back_to_the_exact_size(monkeypatch):
             raise MemoryError
         return real_empty(n, dtype)
 
-    monkeypatch.setattr(adstack.np, "empty", fake_empty)
+    monkeypatch.setattr(heaps.np, "empty", fake_empty)
     assert pool.get(qd.float64, 1200, None).size == 1200       # 2000 failed, 1200 did not
     with pytest.raises(MemoryError, match="too big"):
         pool.get(qd.float64, 1600, lambda dtype, size, avail: f"{size} {dtype.name} is too big")
@@ -141,7 +141,7 @@ def test_memory_error_gives_the_formula(grad, monkeypatch):
     def refuse(dtype, size, describe):
         raise MemoryError(describe(dtype, size, None))
 
-    monkeypatch.setattr(adstack.POOL, "get", refuse)
+    monkeypatch.setattr(heaps.POOL, "get", refuse)
     x = qd.asarray(np.full(3, 0.5), requires_grad=True)
     y = qd.zeros(1, requires_grad=True)
     a = qd.asarray(np.array([1, 9, 2], np.int32))

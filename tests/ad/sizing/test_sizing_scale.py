@@ -8,8 +8,8 @@ import pytest
 from gradcheck import host
 
 import qdarray as qd
+from qdarray.ad import heaps
 from qdarray.ad.launch import prepare_reverse
-from qdarray.ad.transform import adstack
 from qdarray.backends.cpu.target import TARGET
 from qdarray.kernels.interp import INTERP
 
@@ -93,8 +93,8 @@ def test_the_memory_guard_gives_the_figures(monkeypatch):
     x = qd.asarray(np.full(3, 0.5), requires_grad=True)
     a = qd.asarray(np.array([3, big, 7]))
     y = qd.zeros(3, dtype=qd.float64, requires_grad=True)
-    monkeypatch.setattr(adstack.POOL, "available", lambda: 1 << 30)
-    heaps = dict(adstack.POOL.buffers)
+    monkeypatch.setattr(heaps.POOL, "available", lambda: 1 << 30)
+    before = dict(heaps.POOL.buffers)
     long_branch(x, qd.asarray(np.array([3, 1, 7])), y)
     with pytest.raises(MemoryError) as info:
         long_branch.grad(x, a, y)
@@ -106,6 +106,6 @@ def test_the_memory_guard_gives_the_figures(monkeypatch):
             f"workers' scratch, each the capacity of {lanes} lanes, at most {big + 1}) x 8 "
             "bytes over 1 stacks") in msg
     assert "the device can give about" in msg and "Try" in msg
-    for dtype, buf in adstack.POOL.buffers.items():      # nothing that size was allocated
-        assert buf.nbytes < entries * 8 and (dtype not in heaps or buf is heaps[dtype])
+    for dtype, buf in heaps.POOL.buffers.items():      # nothing that size was allocated
+        assert buf.nbytes < entries * 8 and (dtype not in before or buf is before[dtype])
     assert np.all(host(x.grad) == 0)

@@ -15,7 +15,7 @@ import pytest
 from gradcheck import host
 
 import qdarray as qd
-from qdarray.ad.transform import adstack
+from qdarray.ad import heaps
 
 
 @qd.kernel
@@ -163,7 +163,7 @@ def test_the_memory_guard_checkpoints_without_a_limit(monkeypatch):
     n = 200
     trips = skewed(n, 2000)
     xs = np.random.default_rng(4).uniform(0.1, 0.9, n).astype(np.float32)
-    pool = adstack.POOL
+    pool = heaps.POOL
     pool.clear()
     stored, full = run(_Cpu(), dynamic, xs, trips, 1)
     pool.clear()
