@@ -24,6 +24,7 @@ because numba's own promotion (int8 + int8 -> int64) differs from the IR's.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...._version import __version__
@@ -70,6 +71,7 @@ class NumbaCpuEmitter(PySourceEmitter):
         self.prange = False
         self.width = lanes
         self.loops = [s for s in kernel.body.stmts if isinstance(s, For) and s.parallel]
+        self.lane_names: set[str] = set()  # the lane operations the module calls
         self.nests = {id(s): parallel_nest(s) for s in self.loops}
         self.flat = flatten_nests(kernel)
         self.captures = {id(s): free_values(self.nests[id(s)][-1].body,
@@ -336,7 +338,13 @@ class NumbaCpuEmitter(PySourceEmitter):
         e.depth = self.depth
         nest = self.nests[id(s)]
         e.function(f"_lanes_{k}", self.args_of(s), nest, nest[-1].body, plan.varying_vars)
-        self.lines += e.lines
+        # Lane operations are called through module-level names (`V_add = V.add`): numba
+        # types a global intrinsic directly, where `V.add` is an attribute of a global
+        # module that its constant inference tries, fails and formats an error for, at
+        # every call (a cost that grows faster than the kernel's length).
+        for line in e.lines:
+            self.lane_names.update(_LANE_CALL.findall(line))
+        self.lines += [_LANE_CALL.sub(r"V_\1(", line) for line in e.lines]
 
     def render(self) -> str:
         loc = self.kernel.loc
@@ -369,7 +377,11 @@ class NumbaCpuEmitter(PySourceEmitter):
             self.entry("entry_parallel", True)
         self.work()
         self.lines += self.constant_lines()
+        self.lines += [f"V_{name} = V.{name}" for name in sorted(self.lane_names)]
         return self.source()
+
+
+_LANE_CALL = re.compile(r"\bV\.([a-z_0-9]+)\(")
 
 
 def render_numba_cpu(kernel: KernelIR, *, debug: bool = False, lanes: int | None = None
