@@ -332,13 +332,13 @@ class ReverseLauncher:
             flat = list(flat) + [stride]
         sized = self.sizer.size(flat, args)
         if sized is not self.sized[0]:
-            kept = [laid for laid in self.layouts if laid[0] is not sized]
-            if len(kept) < len(self.layouts):  # laid out for this sizing before
-                self.sized = next(laid for laid in self.layouts if laid[0] is sized)
-            else:
+            laid = next((laid for laid in self.layouts if laid[0] is sized), None)
+            if laid is None:
                 self.sized = (None,)  # (a layout that fails is not kept)
-                self.sized = (sized,) + self.layout(sized, flat, args)
-            self.layouts = [self.sized, *kept[: Entry.SIZE - 1]]
+                laid = (sized,) + self.layout(sized, flat, args)
+            self.sized = laid
+            others = [old for old in self.layouts if old is not laid]
+            self.layouts = [laid, *others[: Entry.SIZE - 1]]
         return self.sized
 
     def execute(self, args: Sequence[Any], flat: Sequence[Any], stride: int | None) -> None:
